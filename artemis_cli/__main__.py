@@ -1,0 +1,3 @@
+from artemis_cli.cli.app import main
+
+main()

@@ -1,0 +1,1 @@
+"""Command-line interface: one Typer sub-app per command group."""

@@ -1,0 +1,1 @@
+"""Device backends: the simulated phone, adb (adbutils) and u2 (uiautomator2)."""

@@ -1,0 +1,73 @@
+"""The one device protocol every backend implements (SPEC §7)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+DeviceKind = Literal["sim", "adb", "u2"]
+KeyName = Literal["back", "home", "enter", "recents", "delete", "tab", "menu", "search"]
+KEY_NAMES: tuple[str, ...] = ("back", "home", "enter", "recents", "delete", "tab", "menu", "search")
+
+# Android KEYCODE_* values for the names above (input keyevent N).
+KEYCODES: dict[str, int] = {
+    "home": 3,
+    "back": 4,
+    "menu": 82,
+    "search": 84,
+    "enter": 66,
+    "delete": 67,
+    "tab": 61,
+    "recents": 187,
+}
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    serial: str
+    kind: DeviceKind
+    model: str
+    width: int
+    height: int
+    sdk: int | None = None
+
+
+@runtime_checkable
+class Device(Protocol):
+    """Synchronous device interface. Coordinates are always physical pixels."""
+
+    def info(self) -> DeviceInfo: ...
+
+    def screenshot(self) -> bytes:
+        """PNG bytes of the current screen. Raises ScreenshotError / DeviceOffline."""
+        ...
+
+    def hierarchy(self) -> str:
+        """uiautomator XML of the current screen. Raises HierarchyError / DeviceOffline."""
+        ...
+
+    def tap(self, x: int, y: int) -> None: ...
+
+    def long_press(self, x: int, y: int, duration_ms: int = 800) -> None: ...
+
+    def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None: ...
+
+    def type_text(self, text: str) -> None:
+        """Type into the focused field. Raises TextInputError when it cannot do so faithfully."""
+        ...
+
+    def key(self, name: str) -> None:
+        """Press one of KEY_NAMES."""
+        ...
+
+    def launch(self, package: str) -> None: ...
+
+    def current_app(self) -> str | None:
+        """Foreground package, when the device can say; None otherwise."""
+        ...
+
+    def shell(self, command: str) -> str:
+        """Run a shell command; returns its combined output. Raises ShellError on failure."""
+        ...
+
+    def close(self) -> None: ...

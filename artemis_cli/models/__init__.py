@@ -1,0 +1,1 @@
+"""Models: gemini (google-genai), heuristic (offline baseline), scripted (plays a list)."""

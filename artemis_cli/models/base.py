@@ -1,0 +1,173 @@
+"""Provider-neutral request/response types and the Model protocol (SPEC §8).
+
+Parts keep everything a provider needs to receive its own content back unchanged: Gemini's
+``thought`` flag and ``thought_signature`` bytes survive a round trip through ``to_dict`` /
+``from_dict`` (signatures as base64), so transcripts rebuilt from the DataEngine echo them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+Role = Literal["user", "model"]
+
+
+@dataclass
+class FunctionCall:
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    id: str | None = None
+
+
+@dataclass
+class FunctionResponse:
+    name: str
+    response: dict[str, Any] = field(default_factory=dict)
+    id: str | None = None
+
+
+@dataclass
+class Part:
+    text: str | None = None
+    image_png: bytes | None = None
+    function_call: FunctionCall | None = None
+    function_response: FunctionResponse | None = None
+    thought: bool = False
+    thought_signature: bytes | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.text is not None:
+            out["text"] = self.text
+        if self.image_png is not None:
+            out["image_sha256"] = hashlib.sha256(self.image_png).hexdigest()
+        if self.function_call is not None:
+            fc = self.function_call
+            out["function_call"] = {"name": fc.name, "args": fc.args, "id": fc.id}
+        if self.function_response is not None:
+            fr = self.function_response
+            out["function_response"] = {"name": fr.name, "response": fr.response, "id": fr.id}
+        if self.thought:
+            out["thought"] = True
+        if self.thought_signature is not None:
+            out["thought_signature"] = base64.b64encode(self.thought_signature).decode("ascii")
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], images: dict[str, bytes] | None = None) -> Part:
+        fc = data.get("function_call")
+        fr = data.get("function_response")
+        sig = data.get("thought_signature")
+        image = None
+        if "image_sha256" in data:
+            image = (images or {}).get(data["image_sha256"])
+        return cls(
+            text=data.get("text"),
+            image_png=image,
+            function_call=FunctionCall(fc["name"], fc.get("args") or {}, fc.get("id")) if fc else None,
+            function_response=FunctionResponse(fr["name"], fr.get("response") or {}, fr.get("id"))
+            if fr
+            else None,
+            thought=bool(data.get("thought", False)),
+            thought_signature=base64.b64decode(sig) if sig else None,
+        )
+
+
+@dataclass
+class Message:
+    role: Role
+    parts: list[Part]
+
+    def function_calls(self) -> list[FunctionCall]:
+        return [p.function_call for p in self.parts if p.function_call is not None]
+
+    def text(self) -> str:
+        return "".join(p.text or "" for p in self.parts if not p.thought)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": self.role, "parts": [p.to_dict() for p in self.parts]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], images: dict[str, bytes] | None = None) -> Message:
+        return cls(role=data["role"], parts=[Part.from_dict(p, images) for p in data["parts"]])
+
+
+@dataclass(frozen=True)
+class ToolDecl:
+    name: str
+    description: str
+    parameters: dict[str, Any]  # JSON schema (type: object)
+
+
+@dataclass
+class ModelRequest:
+    system: str
+    messages: list[Message]
+    tools: list[ToolDecl] = field(default_factory=list)
+    role: str = "operator"  # operator | lens | planner | validator ... (for metering)
+    temperature: float | None = None
+
+    def canonical_json(self) -> str:
+        """Deterministic serialisation; hashed into llm_calls.request_hash."""
+        payload = {
+            "system": self.system,
+            "tools": [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in self.tools],
+            "messages": [m.to_dict() for m in self.messages],
+        }
+        return json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+    def request_hash(self) -> str:
+        return hashlib.sha256(self.canonical_json().encode("utf-8")).hexdigest()
+
+    def prefix_hash(self) -> str:
+        """Hash of the stable prefix (system + tools): equal across a session when S is stable."""
+        payload = {
+            "system": self.system,
+            "tools": [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in self.tools],
+        }
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    thoughts_tokens: int = 0
+
+
+@dataclass
+class CallAttempt:
+    """One HTTP attempt inside ``generate`` (retries and fallbacks are attempts too)."""
+
+    model: str
+    status: str  # ok | error
+    error_class: str | None = None
+    latency_ms: float = 0.0
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass
+class ModelResponse:
+    message: Message
+    usage: Usage
+    model: str
+    latency_ms: float
+    attempts: list[CallAttempt] = field(default_factory=list)
+
+
+class Model(Protocol):
+    """Anything that turns a request into a model message."""
+
+    name: str
+    #: True for heuristic/scripted: shown as "offline" wherever results appear.
+    offline: bool
+    #: Human label, e.g. "heuristic (offline baseline)".
+    label: str
+
+    def generate(self, request: ModelRequest) -> ModelResponse: ...

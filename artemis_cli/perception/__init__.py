@@ -1,0 +1,1 @@
+"""Perception: UI XML parsing, element indexing, hit testing, dHash, action markers."""

@@ -1,0 +1,149 @@
+"""Typed results of perception. Plain frozen dataclasses; JSON-friendly via ``to_dict``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+LabelSource = Literal["index", "hit_test", "none"]
+
+
+@dataclass(frozen=True)
+class Bounds:
+    left: int
+    top: int
+    right: int
+    bottom: int
+
+    @property
+    def width(self) -> int:
+        return max(0, self.right - self.left)
+
+    @property
+    def height(self) -> int:
+        return max(0, self.bottom - self.top)
+
+    @property
+    def area(self) -> int:
+        return self.width * self.height
+
+    @property
+    def center(self) -> tuple[int, int]:
+        return ((self.left + self.right) // 2, (self.top + self.bottom) // 2)
+
+    def contains(self, x: int, y: int) -> bool:
+        return self.left <= x < self.right and self.top <= y < self.bottom
+
+    def as_list(self) -> list[int]:
+        return [self.left, self.top, self.right, self.bottom]
+
+    def __str__(self) -> str:  # uiautomator's own notation
+        return f"[{self.left},{self.top}][{self.right},{self.bottom}]"
+
+
+@dataclass(frozen=True)
+class UINode:
+    """One ``<node>`` of a uiautomator dump. ``path`` is its position in the tree ("0.3.1")."""
+
+    path: str
+    depth: int
+    class_name: str = ""
+    text: str = ""
+    resource_id: str = ""
+    package: str = ""
+    content_desc: str = ""
+    bounds: Bounds = field(default_factory=lambda: Bounds(0, 0, 0, 0))
+    checkable: bool = False
+    checked: bool = False
+    clickable: bool = False
+    enabled: bool = True
+    focusable: bool = False
+    focused: bool = False
+    scrollable: bool = False
+    long_clickable: bool = False
+    password: bool = False
+    selected: bool = False
+    visible_to_user: bool | None = None
+    naf: bool = False
+    hint: str = ""
+
+    @property
+    def interactive(self) -> bool:
+        return self.clickable or self.long_clickable or self.checkable or self.scrollable or self.focusable
+
+    @property
+    def label(self) -> str:
+        """The human label: text, else content-desc, else hint."""
+        return self.text or self.content_desc or self.hint
+
+
+@dataclass(frozen=True)
+class UITree:
+    """A parsed hierarchy: every node in document (pre-)order, plus what the root said."""
+
+    rotation: int
+    nodes: tuple[UINode, ...]
+    screen_width: int
+    screen_height: int
+    warnings: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+@dataclass(frozen=True)
+class Element:
+    """A node worth showing to the model, with its stable index (0..n-1) for this observation."""
+
+    index: int
+    node: UINode
+
+    @property
+    def center(self) -> tuple[int, int]:
+        return self.node.bounds.center
+
+
+@dataclass(frozen=True)
+class Target:
+    """Element semantics of an action's coordinate, recorded with every step."""
+
+    text: str = ""
+    content_desc: str = ""
+    resource_id: str = ""
+    class_name: str = ""
+    bounds: tuple[int, int, int, int] | None = None
+    label_source: LabelSource = "none"
+    element_index: int | None = None
+    password: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["bounds"] = list(self.bounds) if self.bounds else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Target:
+        if not data:
+            return cls()
+        b = data.get("bounds")
+        return cls(
+            text=data.get("text", ""),
+            content_desc=data.get("content_desc", ""),
+            resource_id=data.get("resource_id", ""),
+            class_name=data.get("class_name", ""),
+            bounds=tuple(b) if b else None,  # type: ignore[arg-type]
+            label_source=data.get("label_source", "none"),
+            element_index=data.get("element_index"),
+            password=bool(data.get("password", False)),
+        )
+
+    def describe(self) -> str:
+        """Short phrase for ledgers and progress: 'Button "Wi-Fi" (id wifi_toggle)'."""
+        kind = self.class_name.rsplit(".", 1)[-1] if self.class_name else "element"
+        label = self.text or self.content_desc
+        bits = [kind]
+        if label:
+            bits.append(f'"{label}"')
+        if self.resource_id:
+            bits.append(f"(id {self.resource_id.rsplit('/', 1)[-1]})")
+        return " ".join(bits) if self.label_source != "none" else "(no element)"
