@@ -1,0 +1,593 @@
+"""The DataEngine: one SQLite database (``artemis.db``, WAL) plus a content-addressed blob store.
+
+Threading: one connection (``check_same_thread=False``) shared by the operator thread and the
+background lens workers. Every public method takes ``self._lock`` (an RLock) for its whole
+duration — reads too, because a shared sqlite3 connection has a single transaction state and
+sqlite-utils' ``query`` uses savepoints. Other *processes* are handled by SQLite itself: writes
+use ``BEGIN IMMEDIATE`` and ``busy_timeout`` is 5000 ms.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import threading
+from dataclasses import fields, replace
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+import sqlite_utils
+
+from artemis_cli.errors import SessionNotFound, UsageError
+
+from .blobs import BlobStore, is_sha256
+from .clock import normalize_iso, now_iso, parse_iso, utc_now
+from .errors import BlobMissing, DataEngineError, DuplicateStep, StepNotFound
+from .migrations import migrate
+from .records import (
+    BLOB_FIELDS,
+    FINAL_SESSION_STATUSES,
+    REDACTED,
+    RESULT_STATUSES,
+    SESSION_STATUSES,
+    SUMMARY_STATUSES,
+    EventRecord,
+    LlmCallRecord,
+    SessionRecord,
+    StepRecord,
+)
+from .summaries import SUMMARY_UPDATE_SQL
+from .transaction import write_transaction
+
+DB_FILENAME = "artemis.db"
+BLOB_DIRNAME = "blobs"
+BUSY_TIMEOUT_MS = 5000
+
+# JSON columns per table: name -> whether NULL reads back as {} (else None).
+_SESSION_JSON = {"models": True, "config": True, "result": False}
+_STEP_JSON = {"action_args": True, "target": False, "target_end": False, "verdict": False, "meta": True}
+_EVENT_JSON = {"payload": True}
+_NO_JSON: dict[str, bool] = {}
+
+#: Blob kind recorded for a step field whose sha was given directly (not via ``blobs=``).
+_DEFAULT_BLOB_KIND = {
+    "pre_screenshot": "screenshot",
+    "post_screenshot": "screenshot",
+    "ui_xml": "ui_xml",
+    "post_ui_xml": "ui_xml",
+    "marker": "marker",
+}
+_SESSION_HINT = "list session ids with `artemis sessions list` (a unique prefix of an id is enough)"
+_TYPING_ACTIONS = {"type_text", "type", "input_text"}
+
+R = TypeVar("R")
+
+
+def new_session_id() -> str:
+    """``YYYYMMDD-HHMMSS-xxxx``: UTC start time plus 4 random hex digits; sorts by time."""
+    return f"{utc_now().strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+
+
+def _dump(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _decode(row: dict[str, Any], json_columns: dict[str, bool], record_type: type[R]) -> R:
+    names = {f.name for f in fields(record_type)}  # type: ignore[arg-type]
+    data: dict[str, Any] = {}
+    for key, value in row.items():
+        if key not in names:
+            continue  # a column added by a later migration that this record does not know
+        if key in json_columns:
+            value = json.loads(value) if value is not None else ({} if json_columns[key] else None)
+        data[key] = value
+    return record_type(**data)
+
+
+def _encode(record: Any, json_columns: dict[str, bool], skip: tuple[str, ...] = ("id",)) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    for f in fields(record):
+        if f.name in skip:
+            continue
+        value = getattr(record, f.name)
+        row[f.name] = _dump(value) if f.name in json_columns else value
+    return row
+
+
+class DataEngine:
+    """Sessions, steps, model calls and events in SQLite; screenshots and dumps as blobs."""
+
+    def __init__(self, data_dir: Path, db: sqlite_utils.Database, blobs: BlobStore) -> None:
+        self.data_dir = data_dir
+        self.db = db
+        self._blobs = blobs
+        self._lock = threading.RLock()
+        self._closed = False
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, data_dir: Path | str) -> DataEngine:
+        """Open (creating if needed) ``data_dir/artemis.db`` and ``data_dir/blobs/``; migrate."""
+        root = Path(data_dir).expanduser()
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            blobs = BlobStore(root / BLOB_DIRNAME)
+        except OSError as exc:
+            raise DataEngineError(
+                f"cannot create the data dir {root}: {exc.strerror or exc}",
+                hint="pass a writable --data-dir or set ARTEMIS_HOME",
+            ) from exc
+        path = root / DB_FILENAME
+        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            db = sqlite_utils.Database(conn)
+            if db.journal_mode != "wal":
+                db.enable_wal()
+            migrate(db)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise DataEngineError(
+                f"cannot open {path}: {exc}",
+                hint="the file is not an Artemis database or is damaged; use another --data-dir",
+            ) from exc
+        except BaseException:
+            conn.close()
+            raise
+        return cls(root, db, blobs)
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / DB_FILENAME
+
+    @property
+    def blobs(self) -> BlobStore:
+        return self._blobs
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self.db.close()
+
+    def __enter__(self) -> DataEngine:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _rows(self, sql: str, params: list[Any] | dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        return list(self.db.query(sql, params))
+
+    # --- sessions ------------------------------------------------------------------------
+
+    new_session_id = staticmethod(new_session_id)
+
+    def create_session(self, rec: SessionRecord) -> str:
+        """Store a new session; returns its id (``rec.id``, or a fresh one when empty)."""
+        _check_choice("session status", rec.status, SESSION_STATUSES)
+        generated = not rec.id
+        started_at = normalize_iso(rec.started_at) if rec.started_at else now_iso()
+        with self._lock:
+            for _ in range(20):
+                session_id = new_session_id() if generated else rec.id
+                row = _encode(replace(rec, id=session_id, started_at=started_at), _SESSION_JSON, skip=())
+                try:
+                    with write_transaction(self.db):
+                        self.db.table("sessions").insert(row)
+                    return session_id
+                except sqlite3.IntegrityError as exc:
+                    if "FOREIGN KEY" in str(exc):
+                        raise SessionNotFound(
+                            f"parent session {rec.parent_session!r} does not exist", hint=_SESSION_HINT
+                        ) from exc
+                    if not generated:
+                        raise DataEngineError(f"session {session_id} already exists") from exc
+            raise DataEngineError("could not allocate a unique session id")
+
+    def update_session(self, session_id: str, **changes: Any) -> None:
+        """Set some session columns (JSON columns take dicts)."""
+        allowed = {f.name for f in fields(SessionRecord)} - {"id"}
+        unknown = sorted(set(changes) - allowed)
+        if unknown:
+            raise DataEngineError(f"unknown session field(s): {', '.join(unknown)}")
+        if not changes:
+            return
+        if "status" in changes:
+            _check_choice("session status", changes["status"], SESSION_STATUSES)
+        for key in ("started_at", "ended_at"):
+            if changes.get(key) is not None:
+                changes[key] = normalize_iso(changes[key])
+        params = {k: (_dump(v) if k in _SESSION_JSON else v) for k, v in changes.items()}
+        assignments = ", ".join(f"{k} = :{k}" for k in params)
+        params["_id"] = session_id
+        with self._lock, write_transaction(self.db):
+            cursor = self.db.execute(f"UPDATE sessions SET {assignments} WHERE id = :_id", params)
+            if cursor.rowcount == 0:
+                raise SessionNotFound(f"no session {session_id!r}", hint=_SESSION_HINT)
+
+    def finish_session(self, session_id: str, status: str, result: dict[str, Any] | None = None) -> None:
+        """Mark a session ended: final status, result JSON, ``ended_at`` = now."""
+        _check_choice("final session status", status, FINAL_SESSION_STATUSES)
+        self.update_session(session_id, status=status, result=result or {}, ended_at=now_iso())
+
+    def get_session(self, id_or_prefix: str) -> SessionRecord:
+        """By full id, unique prefix, or ``latest``. Raises ``SessionNotFound`` (with candidates)."""
+        key = (id_or_prefix or "").strip()
+        if not key:
+            raise SessionNotFound("no session id given", hint=_SESSION_HINT)
+        with self._lock:
+            if key in ("latest", "last"):
+                latest = self.latest_session()
+                if latest is None:
+                    raise SessionNotFound("there are no sessions yet", hint="start one with `artemis run`")
+                return latest
+            rows = self._rows("SELECT * FROM sessions WHERE id = ?", [key])
+            if not rows:
+                rows = self._rows(
+                    "SELECT * FROM sessions WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 11", [len(key), key]
+                )
+        if not rows:
+            raise SessionNotFound(f"no session matches {key!r}", hint=_SESSION_HINT)
+        if len(rows) > 1:
+            names = ", ".join(r["id"] for r in rows[:10]) + (", …" if len(rows) > 10 else "")
+            raise SessionNotFound(
+                f"session prefix {key!r} is ambiguous: {names}",
+                hint="type more characters of the session id",
+            )
+        return _decode(rows[0], _SESSION_JSON, SessionRecord)
+
+    def list_sessions(
+        self,
+        limit: int | None = 20,
+        status: str | None = None,
+        task_id: str | None = None,
+        since: str | datetime | None = None,
+    ) -> list[SessionRecord]:
+        """Newest first. ``since``: sessions started at or after this time (ISO string or datetime)."""
+        where: list[str] = []
+        params: list[Any] = []
+        if status is not None:
+            if status not in SESSION_STATUSES:
+                raise UsageError(
+                    f"unknown session status {status!r}", hint=f"use one of: {', '.join(SESSION_STATUSES)}"
+                )
+            where.append("status = ?")
+            params.append(status)
+        if task_id is not None:
+            where.append("task_id = ?")
+            params.append(task_id)
+        if since is not None:
+            try:
+                params.append(normalize_iso(since))
+            except ValueError as exc:
+                raise UsageError(
+                    f"invalid time {since!r}", hint="use ISO-8601, e.g. 2024-05-01T09:30"
+                ) from exc
+            where.append("started_at >= ?")
+        sql = "SELECT * FROM sessions"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY started_at DESC, id DESC"
+        if limit is not None and limit > 0:
+            sql += " LIMIT ?"
+            params.append(limit)
+        with self._lock:
+            rows = self._rows(sql, params)
+        return [_decode(r, _SESSION_JSON, SessionRecord) for r in rows]
+
+    def latest_session(self) -> SessionRecord | None:
+        found = self.list_sessions(limit=1)
+        return found[0] if found else None
+
+    def _require_session(self, session_id: str) -> dict[str, Any]:
+        rows = self._rows("SELECT * FROM sessions WHERE id = ?", [session_id])
+        if not rows:
+            raise SessionNotFound(f"no session {session_id!r}", hint=_SESSION_HINT)
+        return rows[0]
+
+    # --- steps ---------------------------------------------------------------------------
+
+    def record_step(
+        self,
+        step: StepRecord,
+        blobs: dict[str, tuple[bytes, str]] | None = None,
+        events: list[EventRecord] | tuple[EventRecord, ...] = (),
+    ) -> StepRecord:
+        """Commit one step atomically: blob files first, then (one transaction) blob rows, the
+        step row and its events. Returns the stored record (id, blob hashes, times filled in).
+
+        ``blobs`` maps a blob field (``pre_screenshot``, ``post_screenshot``, ``ui_xml``,
+        ``post_ui_xml``, ``marker``) to ``(bytes, kind)``. A duplicate step number raises
+        ``DuplicateStep`` and stores no row. Text typed into a password field is redacted.
+        """
+        blobs = dict(blobs or {})
+        _validate_step(step, blobs)
+        with self._lock:
+            session = self._require_session(step.session_id)
+            if self._step_exists(step.session_id, step.number):
+                raise _duplicate(step)
+            # 1. Blob files, durable before any row refers to them.
+            blob_rows: dict[str, tuple[str, int]] = {}  # sha -> (kind, size)
+            filled: dict[str, Any] = {}
+            for name, (data, kind) in blobs.items():
+                sha = self._blobs.put(data)
+                filled[name] = sha
+                blob_rows.setdefault(sha, (kind, len(data)))
+            for name, sha in step.blob_refs().items():
+                if name in filled:
+                    continue
+                if not self._blobs.exists(sha):
+                    raise BlobMissing(
+                        f"step {step.number}: {name} refers to blob {sha[:12]}… which is not stored"
+                    )
+                blob_rows.setdefault(sha, (_DEFAULT_BLOB_KIND[name], self._blobs.path(sha).stat().st_size))
+            record = _complete_step(replace(step, **filled), session["started_at"])
+            # 2. Rows, all or nothing.
+            created = now_iso()
+            with write_transaction(self.db):
+                for sha, (kind, size) in blob_rows.items():
+                    self.db.table("blobs").insert(
+                        {"sha256": sha, "kind": kind, "size": size, "created_at": created}, ignore=True
+                    )
+                try:
+                    step_id = self.db.table("steps").insert(_encode(record, _STEP_JSON)).last_rowid
+                except sqlite3.IntegrityError as exc:
+                    if "UNIQUE" in str(exc):
+                        raise _duplicate(step) from exc
+                    raise DataEngineError(f"step {step.number} could not be stored: {exc}") from exc
+                for event in events:
+                    self._insert_event(_event_for_step(event, record))
+            return replace(record, id=step_id)
+
+    def _step_exists(self, session_id: str, number: int) -> bool:
+        return bool(
+            self._rows("SELECT 1 AS x FROM steps WHERE session_id = ? AND number = ?", [session_id, number])
+        )
+
+    def get_steps(
+        self, session_id: str, start: int | None = None, end: int | None = None
+    ) -> list[StepRecord]:
+        """Steps ordered by number; ``start``/``end`` are inclusive step numbers."""
+        sql = "SELECT * FROM steps WHERE session_id = ?"
+        params: list[Any] = [session_id]
+        if start is not None:
+            sql += " AND number >= ?"
+            params.append(start)
+        if end is not None:
+            sql += " AND number <= ?"
+            params.append(end)
+        sql += " ORDER BY number"
+        with self._lock:
+            rows = self._rows(sql, params)
+        return [_decode(r, _STEP_JSON, StepRecord) for r in rows]
+
+    def get_step(self, session_id: str, number: int) -> StepRecord:
+        with self._lock:
+            rows = self._rows("SELECT * FROM steps WHERE session_id = ? AND number = ?", [session_id, number])
+            if not rows:
+                last = self.last_step_number(session_id)
+        if not rows:
+            have = f"it has steps 1–{last}" if last else "it has no steps"
+            raise StepNotFound(f"session {session_id} has no step {number}", hint=have)
+        return _decode(rows[0], _STEP_JSON, StepRecord)
+
+    def step_count(self, session_id: str) -> int:
+        with self._lock:
+            rows = self._rows("SELECT count(*) AS n FROM steps WHERE session_id = ?", [session_id])
+        return int(rows[0]["n"])
+
+    def last_step_number(self, session_id: str) -> int:
+        """Highest recorded step number, 0 when the session has no steps."""
+        with self._lock:
+            rows = self._rows("SELECT max(number) AS n FROM steps WHERE session_id = ?", [session_id])
+        return int(rows[0]["n"] or 0)
+
+    # --- summaries -----------------------------------------------------------------------
+
+    def write_summary(
+        self,
+        session_id: str,
+        step_number: int,
+        *,
+        status: str,
+        text: str | None = None,
+        source: str,
+        version: int,
+        model: str | None = None,
+    ) -> bool:
+        """Versioned summary write (SPEC §5 invariant 3; rule in ``engine.summaries``).
+
+        One conditional UPDATE decides and applies; returns whether the write was applied.
+        Raises ``StepNotFound`` when the step does not exist.
+        """
+        _check_choice("summary status", status, SUMMARY_STATUSES)
+        if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+            raise DataEngineError(f"summary version must be a non-negative integer, not {version!r}")
+        params = {
+            "status": status,
+            "version": version,
+            "text": text,
+            "source": source,
+            "model": model,
+            "session_id": session_id,
+            "number": step_number,
+        }
+        with self._lock:
+            with write_transaction(self.db):
+                applied = self.db.execute(SUMMARY_UPDATE_SQL, params).rowcount == 1
+            if not applied and not self._step_exists(session_id, step_number):
+                raise StepNotFound(f"session {session_id} has no step {step_number}")
+        return applied
+
+    # --- model calls and events ----------------------------------------------------------
+
+    def record_llm_call(self, rec: LlmCallRecord) -> int:
+        row = _encode(rec, _NO_JSON)
+        row["created_at"] = normalize_iso(rec.created_at) if rec.created_at else now_iso()
+        with self._lock:
+            try:
+                with write_transaction(self.db):
+                    return int(self.db.table("llm_calls").insert(row).last_rowid or 0)
+            except sqlite3.IntegrityError as exc:
+                raise SessionNotFound(f"no session {rec.session_id!r}", hint=_SESSION_HINT) from exc
+
+    def llm_calls(self, session_id: str) -> list[LlmCallRecord]:
+        with self._lock:
+            rows = self._rows("SELECT * FROM llm_calls WHERE session_id = ? ORDER BY id", [session_id])
+        return [_decode(r, _NO_JSON, LlmCallRecord) for r in rows]
+
+    def record_event(self, rec: EventRecord) -> int:
+        if not rec.session_id:
+            raise DataEngineError(f"event {rec.kind!r} has no session_id")
+        with self._lock:
+            try:
+                with write_transaction(self.db):
+                    return self._insert_event(rec)
+            except sqlite3.IntegrityError as exc:
+                raise SessionNotFound(f"no session {rec.session_id!r}", hint=_SESSION_HINT) from exc
+
+    def _insert_event(self, rec: EventRecord) -> int:
+        if not rec.kind:
+            raise DataEngineError("an event needs a kind")
+        row = _encode(rec, _EVENT_JSON)
+        row["created_at"] = normalize_iso(rec.created_at) if rec.created_at else now_iso()
+        return int(self.db.table("events").insert(row).last_rowid or 0)
+
+    def events(self, session_id: str, kind: str | None = None) -> list[EventRecord]:
+        sql = "SELECT * FROM events WHERE session_id = ?"
+        params: list[Any] = [session_id]
+        if kind is not None:
+            sql += " AND kind = ?"
+            params.append(kind)
+        with self._lock:
+            rows = self._rows(sql + " ORDER BY id", params)
+        return [_decode(r, _EVENT_JSON, EventRecord) for r in rows]
+
+    # --- blobs ---------------------------------------------------------------------------
+
+    def blob(self, sha: str) -> bytes:
+        return self._blobs.get(sha)
+
+    def store_blob(self, data: bytes, kind: str) -> str:
+        """Store bytes outside a step (file, then an ``INSERT OR IGNORE`` row); returns the sha."""
+        with self._lock:
+            sha = self._blobs.put(data)
+            with write_transaction(self.db):
+                self.db.table("blobs").insert(
+                    {"sha256": sha, "kind": kind, "size": len(data), "created_at": now_iso()}, ignore=True
+                )
+        return sha
+
+    # --- health --------------------------------------------------------------------------
+
+    def integrity_check(self) -> list[str]:
+        """Problems found by ``PRAGMA integrity_check`` and ``foreign_key_check``; [] when clean."""
+        with self._lock:
+            rows = [next(iter(r.values())) for r in self._rows("PRAGMA integrity_check")]
+            fk_rows = self._rows("PRAGMA foreign_key_check")
+        problems = [str(r) for r in rows if r != "ok"]
+        problems += [
+            f"foreign key: {r['table']} row {r['rowid']} refers to a missing {r['parent']} row"
+            for r in fk_rows
+        ]
+        return problems
+
+    def missing_blobs(self) -> list[str]:
+        """Hashes referenced by steps (or listed in ``blobs``) whose file is absent."""
+        union = " UNION ".join(
+            f"SELECT {name} AS sha FROM steps WHERE {name} IS NOT NULL" for name in BLOB_FIELDS
+        )
+        with self._lock:
+            rows = self._rows(f"{union} UNION SELECT sha256 AS sha FROM blobs")
+        return sorted(r["sha"] for r in rows if not self._blobs.exists(r["sha"]))
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def _check_choice(what: str, value: object, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise DataEngineError(f"invalid {what} {value!r}; expected one of: {', '.join(allowed)}")
+
+
+def _duplicate(step: StepRecord) -> DuplicateStep:
+    return DuplicateStep(
+        f"session {step.session_id} already has a step {step.number}; nothing was stored",
+        hint="step numbers are unique per session; use last_step_number() + 1",
+    )
+
+
+def _validate_step(step: StepRecord, blobs: dict[str, tuple[bytes, str]]) -> None:
+    if not isinstance(step.number, int) or isinstance(step.number, bool) or step.number < 1:
+        raise DataEngineError(f"step number must be an integer >= 1, not {step.number!r}")
+    if not step.action_type:
+        raise DataEngineError(f"step {step.number} has no action_type")
+    _check_choice("result status", step.result_status, RESULT_STATUSES)
+    _check_choice("summary status", step.summary_status, SUMMARY_STATUSES)
+    unknown = sorted(set(blobs) - set(BLOB_FIELDS))
+    if unknown:
+        raise DataEngineError(
+            f"step {step.number}: {', '.join(unknown)} is not a blob field ({', '.join(BLOB_FIELDS)})"
+        )
+    for name, value in blobs.items():
+        if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], bytes | bytearray)):
+            raise DataEngineError(f"step {step.number}: blobs[{name!r}] must be (bytes, kind)")
+    for name, sha in step.blob_refs().items():
+        if name not in blobs and not is_sha256(sha):
+            raise DataEngineError(f"step {step.number}: {name} is not a SHA-256 hash: {sha!r}")
+
+
+def _complete_step(step: StepRecord, session_started_at: str) -> StepRecord:
+    """Fill times, offset and the flattened target columns; redact password text."""
+    now = now_iso()
+    started = normalize_iso(step.started_at) if step.started_at else now
+    ended = normalize_iso(step.ended_at) if step.ended_at else now
+    offset = step.offset_ms
+    if offset is None:
+        delta = parse_iso(started) - parse_iso(session_started_at)
+        offset = max(0, int(delta.total_seconds() * 1000))
+    target = step.target or {}
+    args = dict(step.action_args)
+    if (
+        step.action_type in _TYPING_ACTIONS
+        and (target.get("password") or args.get("password"))
+        and isinstance(args.get("text"), str)
+    ):
+        args["text"] = REDACTED
+    return replace(
+        step,
+        started_at=started,
+        ended_at=ended,
+        offset_ms=offset,
+        action_args=args,
+        label_source=step.label_source if step.label_source is not None else target.get("label_source"),
+        target_text=step.target_text
+        if step.target_text is not None
+        else (target.get("text") or target.get("content_desc") or None),
+        target_resource_id=step.target_resource_id
+        if step.target_resource_id is not None
+        else (target.get("resource_id") or None),
+        target_class=step.target_class
+        if step.target_class is not None
+        else (target.get("class_name") or None),
+    )
+
+
+def _event_for_step(event: EventRecord, step: StepRecord) -> EventRecord:
+    if event.session_id and event.session_id != step.session_id:
+        raise DataEngineError(
+            f"event {event.kind!r} belongs to session {event.session_id}, not the step's {step.session_id}"
+        )
+    return replace(
+        event,
+        session_id=step.session_id,
+        step=step.number if event.step is None else event.step,
+    )

@@ -1,0 +1,193 @@
+"""Append-only schema migrations, recorded in ``_migrations``.
+
+Rules: never edit or reorder an entry of ``MIGRATIONS`` once released; add a new one at the end.
+Entry *i* (1-based) is recorded with ``id = i`` and its name; ``migrate`` refuses a database whose
+recorded names disagree with this list or that knows more migrations than this build (it was
+written by a newer Artemis).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlite_utils
+
+from .clock import now_iso
+from .errors import SchemaVersionError
+from .transaction import write_transaction
+
+Migration = Callable[[sqlite_utils.Database], None]
+
+_CREATE_MIGRATIONS_TABLE = """
+CREATE TABLE IF NOT EXISTS _migrations (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    applied_at TEXT NOT NULL
+)
+"""
+
+
+def _m001_core_tables(db: sqlite_utils.Database) -> None:
+    statements = [
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            task_id TEXT,
+            goal TEXT NOT NULL DEFAULT '',
+            profile TEXT,
+            loop TEXT,
+            device_serial TEXT,
+            device_kind TEXT,
+            screen_width INTEGER,
+            screen_height INTEGER,
+            models TEXT,            -- JSON object: role -> model name
+            model_label TEXT,
+            status TEXT NOT NULL DEFAULT 'running',
+            started_at TEXT NOT NULL,
+            ended_at TEXT,
+            config TEXT,            -- JSON
+            result TEXT,            -- JSON
+            parent_session TEXT REFERENCES sessions(id) ON DELETE SET NULL
+        )
+        """,
+        "CREATE INDEX idx_sessions_started_at ON sessions(started_at)",
+        "CREATE INDEX idx_sessions_task_id ON sessions(task_id)",
+        """
+        CREATE TABLE steps (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            number INTEGER NOT NULL,
+            started_at TEXT NOT NULL,
+            ended_at TEXT,
+            offset_ms INTEGER,
+            thought TEXT,
+            action_type TEXT NOT NULL,
+            action_args TEXT,       -- JSON object
+            x INTEGER,
+            y INTEGER,
+            x2 INTEGER,
+            y2 INTEGER,
+            target TEXT,            -- JSON: Target.to_dict()
+            target_end TEXT,        -- JSON: swipe end Target
+            label_source TEXT,
+            target_text TEXT,
+            target_resource_id TEXT,
+            target_class TEXT,
+            result_status TEXT NOT NULL DEFAULT 'ok',
+            result_detail TEXT,
+            verdict TEXT,           -- JSON
+            pre_screenshot TEXT,
+            post_screenshot TEXT,
+            ui_xml TEXT,
+            post_ui_xml TEXT,
+            marker TEXT,
+            pre_dhash TEXT,
+            post_dhash TEXT,
+            foreground_app TEXT,
+            subgoal_hash TEXT,
+            milestone TEXT,
+            user_instruction TEXT,
+            summary TEXT,
+            summary_status TEXT NOT NULL DEFAULT 'pending',
+            summary_source TEXT,
+            summary_version INTEGER NOT NULL DEFAULT 0,
+            summary_model TEXT,
+            meta TEXT,              -- JSON
+            UNIQUE (session_id, number)
+        )
+        """,
+        "CREATE INDEX idx_steps_session_number ON steps(session_id, number)",
+        """
+        CREATE TABLE blobs (
+            sha256 TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            created_at TEXT NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE llm_calls (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            step INTEGER,           -- step number (the step row may not exist yet)
+            role TEXT NOT NULL,
+            model TEXT NOT NULL,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            cached_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            thoughts_tokens INTEGER NOT NULL DEFAULT 0,
+            latency_ms REAL NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'ok',
+            error_class TEXT,
+            prefix_hash TEXT,
+            request_hash TEXT,
+            attempt INTEGER NOT NULL DEFAULT 1,
+            created_at TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX idx_llm_calls_session ON llm_calls(session_id, step)",
+        """
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            step INTEGER,           -- step number (nullable: session-level events)
+            kind TEXT NOT NULL,
+            payload TEXT,           -- JSON
+            created_at TEXT NOT NULL
+        )
+        """,
+        "CREATE INDEX idx_events_session ON events(session_id, step)",
+    ]
+    for sql in statements:
+        db.execute(sql)
+
+
+#: Append-only. (name, function); position + 1 is the migration id.
+MIGRATIONS: list[tuple[str, Migration]] = [
+    ("0001_core_tables", _m001_core_tables),
+]
+
+
+def applied_migrations(db: sqlite_utils.Database) -> dict[int, str]:
+    if "_migrations" not in db.table_names():
+        return {}
+    return {row["id"]: row["name"] for row in db.query("SELECT id, name FROM _migrations ORDER BY id")}
+
+
+def migrate(db: sqlite_utils.Database, migrations: list[tuple[str, Migration]] | None = None) -> list[str]:
+    """Apply every missing migration in order, each in its own transaction. Returns names applied.
+
+    Safe to call from several processes at once: the applied set is re-read inside each
+    migration's write transaction, so a migration another process just applied is skipped.
+    """
+    migrations = MIGRATIONS if migrations is None else migrations
+    db.execute(_CREATE_MIGRATIONS_TABLE)
+    _check_known(applied_migrations(db), migrations)
+    done: list[str] = []
+    for number, (name, apply) in enumerate(migrations, start=1):
+        with write_transaction(db):
+            applied = applied_migrations(db)
+            if number in applied:
+                continue
+            apply(db)
+            db.execute(
+                "INSERT INTO _migrations (id, name, applied_at) VALUES (?, ?, ?)",
+                [number, name, now_iso()],
+            )
+        done.append(name)
+    return done
+
+
+def _check_known(applied: dict[int, str], migrations: list[tuple[str, Migration]]) -> None:
+    for number, name in applied.items():
+        if number > len(migrations):
+            raise SchemaVersionError(
+                f"the database has migration {number} ({name}) that this Artemis does not know",
+                hint="it was written by a newer Artemis; upgrade, or use another --data-dir",
+            )
+        expected = migrations[number - 1][0]
+        if name != expected:
+            raise SchemaVersionError(
+                f"migration {number} is recorded as {name!r} but this Artemis calls it {expected!r}",
+                hint="the data dir belongs to an incompatible build; use another --data-dir",
+            )
