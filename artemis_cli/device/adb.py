@@ -1,0 +1,324 @@
+"""The adb backend: a real phone or emulator driven through the adb server with adbutils.
+
+Every command is one ``shell:`` call.  Connection failures before a command reaches the device
+are retried with bounded backoff; a failure after an *action* was sent is never re-sent (its
+effect is unknown: the caller re-observes).  Observations (screenshot, hierarchy, dumpsys,
+getprop) are idempotent and are retried.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import Literal, overload
+
+import adbutils
+
+from artemis_cli.device.adb_link import (
+    adb_server_reachable,
+    require_attached,
+    server_unreachable,
+    wrap_adb_error,
+)
+from artemis_cli.device.adb_output import (
+    DumpKind,
+    DumpOutcome,
+    broadcast_result,
+    classify_dump_output,
+    input_command_failed,
+    parse_current_app,
+    parse_ime_list,
+    parse_sdk,
+    parse_wm_size,
+)
+from artemis_cli.device.protocol import KEY_NAMES, KEYCODES, DeviceInfo
+from artemis_cli.device.text_input import (
+    ADB_KEYBOARD_IME,
+    KEYCODE_ENTER,
+    adb_keyboard_broadcast,
+    needs_ime,
+    plan_text_input,
+    split_lines_for_ime,
+)
+from artemis_cli.errors import (
+    DeviceError,
+    DeviceNotFound,
+    DeviceOffline,
+    HierarchyError,
+    ScreenshotError,
+    ShellError,
+    TextInputError,
+    UsageError,
+)
+
+__all__ = ["AdbDevice", "DumpKind", "DumpOutcome", "classify_dump_output", "png_size"]
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+# pre-Nougat `shell:` runs in a pty that turns every \n into \r\n
+_PNG_MAGIC_CRLF = b"\x89PNG\r\r\n\x1a\r\n"
+DUMP_PATH = "/data/local/tmp/artemis_window_dump.xml"
+_PACKAGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")
+IME_HINT = (
+    "install uiautomator2's AdbKeyboard with `python -m uiautomator2 init`, or use the u2 backend "
+    "(--backend u2)"
+)
+
+
+def png_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG's IHDR chunk."""
+    if len(data) >= 24 and data.startswith(PNG_MAGIC) and data[12:16] == b"IHDR":
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    return None
+
+
+class AdbDevice:
+    """A device reached through the adb server at ``host:port``; see module docstring."""
+
+    kind: Literal["adb"] = "adb"
+
+    def __init__(
+        self,
+        serial: str,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 5037,
+        dump_retries: int = 3,
+        sleep: Callable[[float], None] = time.sleep,
+        timeout: float = 30.0,
+        connect_retries: int = 2,
+        auto_connect: bool = True,
+        dump_path: str = DUMP_PATH,
+    ) -> None:
+        self.serial = serial
+        self.host = host
+        self.port = port
+        self.dump_retries = max(1, dump_retries)
+        self.timeout = timeout
+        self.connect_retries = max(0, connect_retries)
+        self.dump_path = dump_path
+        self._sleep = sleep
+        self._info: DeviceInfo | None = None
+        self.fallback_reason: str | None = None  # set by resolve_device when u2 failed
+        if not adb_server_reachable(host, port):
+            raise server_unreachable(host, port, serial)
+        self._client = adbutils.AdbClient(host=host, port=port, socket_timeout=10)
+        require_attached(self._client, serial, auto_connect=auto_connect)
+        self._dev = self._client.device(serial)
+
+    # --- connection -----------------------------------------------------------------------
+
+    @overload
+    def _run(self, cmd: str, *, what: str, idempotent: bool, raw: Literal[False] = False) -> str: ...
+
+    @overload
+    def _run(self, cmd: str, *, what: str, idempotent: bool, raw: Literal[True]) -> bytes: ...
+
+    def _run(self, cmd: str, *, what: str, idempotent: bool, raw: bool = False) -> str | bytes:
+        """Run ``cmd`` via ``shell:``; retry connection failures within bounds (see module doc)."""
+        last: DeviceError | None = None
+        for attempt in range(self.connect_retries + 1):
+            if attempt:
+                self._sleep(min(0.5 * 2 ** (attempt - 1), 4.0))
+            try:
+                conn = self._dev.open_shell(cmd)
+            except (adbutils.AdbError, OSError, EOFError) as e:
+                last = wrap_adb_error(e, self.serial, what)
+                if isinstance(last, DeviceOffline | DeviceNotFound):
+                    continue  # never reached the device: safe to try again
+                raise last from e
+            try:
+                conn.conn.settimeout(self.timeout)
+                data = conn.read_until_close(encoding=None)
+            except (adbutils.AdbError, OSError, EOFError) as e:
+                last = wrap_adb_error(e, self.serial, what)
+                if idempotent and isinstance(last, DeviceOffline):
+                    continue
+                raise last from e
+            finally:
+                conn.close()
+            assert isinstance(data, bytes)
+            if raw:
+                return data
+            return data.decode("utf-8", errors="replace").replace("\r\n", "\n")
+        assert last is not None
+        raise last
+
+    def _action(self, cmd: str, what: str) -> str:
+        out = self._run(cmd, what=what, idempotent=False)
+        if input_command_failed(out):
+            raise ShellError(
+                f"device {self.serial!r}: {what} failed: {out.strip()[:300]}",
+                hint="the device refused the input command (is USB debugging (Security settings) allowed?)",
+            )
+        return out
+
+    # --- Device protocol ------------------------------------------------------------------
+
+    def info(self) -> DeviceInfo:
+        if self._info is None:
+            model = self._run("getprop ro.product.model", what="getprop", idempotent=True).strip()
+            sdk = parse_sdk(self._run("getprop ro.build.version.sdk", what="getprop", idempotent=True))
+            size = parse_wm_size(self._run("wm size", what="wm size", idempotent=True))
+            if size is None:
+                size = png_size(self.screenshot())
+            if size is None:
+                raise ShellError(f"device {self.serial!r}: cannot read the screen size (`wm size`)")
+            self._info = DeviceInfo(
+                serial=self.serial, kind="adb", model=model or "unknown", width=size[0],
+                height=size[1], sdk=sdk,
+            )
+        return self._info
+
+    def screenshot(self) -> bytes:
+        data = self._run("screencap -p", what="screencap", idempotent=True, raw=True)
+        if data.startswith(PNG_MAGIC):
+            return data
+        if data.startswith(_PNG_MAGIC_CRLF):
+            fixed = data.replace(b"\r\n", b"\n")
+            if fixed.startswith(PNG_MAGIC):
+                return fixed
+        raise ScreenshotError(
+            f"device {self.serial!r}: `screencap -p` returned {len(data)} bytes that are not a PNG: "
+            f"{data[:80]!r}",
+            hint="is the screen on and the device unlocked?",
+        )
+
+    def hierarchy(self) -> str:
+        seen: list[str] = []
+        attempts = [False] * self.dump_retries + [True]  # last: `uiautomator dump --compressed`
+        for n, compressed in enumerate(attempts):
+            if n:
+                self._sleep(min(0.25 * n, 1.0))
+            xml, note = self._dump_once(compressed)
+            if xml is not None:
+                return xml
+            seen.append(f"{'compressed ' if compressed else ''}attempt {n + 1}: {note.detail}")
+            if not note.retryable:
+                break
+        hint = "wake and unlock the screen; animations block idle state"
+        if any("already registered" in s for s in seen):
+            hint = "another UiAutomation (the uiautomator2 server) holds the device: use --backend u2"
+        raise HierarchyError(
+            f"device {self.serial!r}: uiautomator dump failed: " + "; ".join(seen), hint=hint
+        )
+
+    def _dump_once(self, compressed: bool) -> tuple[str | None, DumpOutcome]:
+        path = self.dump_path
+        self._run(f"rm -f {path}", what="rm", idempotent=True)  # never read a stale dump
+        flag = " --compressed" if compressed else ""
+        out = self._run(f"uiautomator dump{flag} {path}", what="uiautomator dump", idempotent=True)
+        outcome = classify_dump_output(out)
+        if outcome.kind is not DumpKind.OK and not outcome.retryable:
+            return None, outcome
+        content = self._run(f"cat {path}", what="cat dump", idempotent=True)
+        if "<hierarchy" in content:
+            start = content.find("<?xml")
+            return (content[start:] if start >= 0 else content[content.find("<hierarchy") :]), outcome
+        if not outcome.ok:
+            return None, DumpOutcome(outcome.kind, True, outcome.detail)
+        if not content.strip() or "no such file" in content.lower():
+            problem = "dump reported success but left no file"
+        else:
+            problem = f"dump file is not a hierarchy: {content.strip()[:80]!r}"
+        return None, DumpOutcome(DumpKind.UNKNOWN, True, problem)
+
+    def tap(self, x: int, y: int) -> None:
+        self._action(f"input tap {int(x)} {int(y)}", "tap")
+
+    def long_press(self, x: int, y: int, duration_ms: int = 800) -> None:
+        x, y = int(x), int(y)
+        self._action(f"input swipe {x} {y} {x} {y} {int(duration_ms)}", "long press")
+
+    def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
+        self._action(
+            f"input swipe {int(x1)} {int(y1)} {int(x2)} {int(y2)} {int(duration_ms)}", "swipe"
+        )
+
+    def key(self, name: str) -> None:
+        code = KEYCODES.get(name)
+        if code is None:
+            raise UsageError(f"unknown key {name!r}; allowed: {', '.join(KEY_NAMES)}")
+        self._action(f"input keyevent {code}", f"key {name}")
+
+    def launch(self, package: str) -> None:
+        if not _PACKAGE_RE.match(package):
+            raise UsageError(f"not a package name: {package!r}")
+        out = self._run(
+            f"monkey -p {package} -c android.intent.category.LAUNCHER 1",
+            what=f"launch {package}", idempotent=False,
+        )
+        if "no activities found" in out.lower() or "monkey aborted" in out.lower():
+            raise ShellError(
+                f"device {self.serial!r}: cannot launch {package}: no launcher activity "
+                "(is the app installed?)",
+                hint=f"check `adb shell pm list packages {package}`",
+            )
+
+    def current_app(self) -> str | None:
+        pkg = parse_current_app(self._run("dumpsys window", what="dumpsys window", idempotent=True))
+        if pkg is None:
+            out = self._run("dumpsys activity activities", what="dumpsys activity", idempotent=True)
+            pkg = parse_current_app(out)
+        return pkg
+
+    def shell(self, command: str) -> str:
+        """Output of ``command`` (stdout and stderr, as `adb shell` shows them).
+
+        Raises ShellError/DeviceOffline when the command cannot be run; the command's own exit
+        status is not available over the legacy ``shell:`` service.
+        """
+        return self._run(command, what=f"shell {command[:40]!r}", idempotent=False)
+
+    def type_text(self, text: str) -> None:
+        if not text:
+            return
+        if needs_ime(text):
+            self._type_with_ime(text)
+            return
+        for step in plan_text_input(text):
+            out = self._run(step.command(), what="type text", idempotent=False)
+            if input_command_failed(out):
+                raise TextInputError(
+                    f"device {self.serial!r}: `input text` failed: {out.strip()[:300]}"
+                )
+
+    def _type_with_ime(self, text: str) -> None:
+        imes = parse_ime_list(self._run("ime list -s -a", what="ime list", idempotent=True))
+        if ADB_KEYBOARD_IME not in imes:
+            raise TextInputError(
+                f"non-ASCII text needs an IME; install {ADB_KEYBOARD_IME} "
+                "(`python -m uiautomator2 init`) or use the u2 backend",
+                hint=IME_HINT,
+            )
+        current = self._run(
+            "settings get secure default_input_method", what="settings get", idempotent=True
+        ).strip()
+        if current != ADB_KEYBOARD_IME:
+            self._run(f"ime enable {ADB_KEYBOARD_IME}", what="ime enable", idempotent=True)
+            self._run(f"ime set {ADB_KEYBOARD_IME}", what="ime set", idempotent=True)
+        for piece in split_lines_for_ime(text):
+            if piece is None:
+                self._action(f"input keyevent {KEYCODE_ENTER}", "key enter")
+                continue
+            result: int | None = None
+            for attempt in range(6):
+                if attempt:
+                    self._sleep(0.2)  # the IME service registers its receiver when it starts
+                out = self._run(adb_keyboard_broadcast(piece), what="AdbKeyboard", idempotent=False)
+                result = broadcast_result(out)
+                if result == -1:
+                    break
+                if result != 0:  # 0: no receiver yet, nothing was typed; anything else: give up
+                    break
+            if result != -1:
+                raise TextInputError(
+                    f"device {self.serial!r}: AdbKeyboard did not accept the text (result={result})",
+                    hint="focus a text field first; " + IME_HINT,
+                )
+
+    def close(self) -> None:
+        """Nothing to release: every command opens and closes its own adb connection."""
+
+    def __repr__(self) -> str:
+        return f"AdbDevice(serial={self.serial!r}, adb={self.host}:{self.port})"
