@@ -97,6 +97,10 @@ class Element:
 
     index: int
     node: UINode
+    # What the element list shows: text, else content-desc, else a label borrowed from descendants.
+    label: str = ""
+    # True when ``label`` was borrowed from descendants (the node has no text/content-desc itself).
+    label_borrowed: bool = False
 
     @property
     def center(self) -> tuple[int, int]:
@@ -131,7 +135,7 @@ class Target:
             content_desc=data.get("content_desc", ""),
             resource_id=data.get("resource_id", ""),
             class_name=data.get("class_name", ""),
-            bounds=tuple(b) if b else None,  # type: ignore[arg-type]
+            bounds=tuple(b) if b else None,
             label_source=data.get("label_source", "none"),
             element_index=data.get("element_index"),
             password=bool(data.get("password", False)),

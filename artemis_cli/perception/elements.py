@@ -1,0 +1,276 @@
+"""Indexed elements: the visible nodes worth showing to the model, one line each.
+
+Line format (pinned by golden tests; :func:`parse_element_lines` is its exact inverse)::
+
+    [{i}] {ShortClass} "{label}" desc="{content_desc}" id={short_id} {flags} @({cx},{cy})
+
+* ``"{label}"`` — text, else content-desc, else the hint of a text field, else a label borrowed
+  from descendants; omitted if none.
+* `` desc="…"`` — only when text and content-desc both exist and differ.
+* `` id=…`` — only with a resource id; the part after ``:id/``.  Ids that contain whitespace or
+  start with a quote (Compose test tags such as ``RCS chat with A``) are JSON-quoted (never cut).
+* `` {click,…}`` — flags in the fixed order of :data:`FLAG_ORDER`; omitted when none apply.
+* ``@(cx,cy)`` — centre of the on-screen part of the bounds, in the model's coordinate space.
+
+Strings are cut to 80 characters (plus "…") and written with ``json.dumps(ensure_ascii=False)``;
+line-separator characters JSON leaves raw (U+0085, U+2028, U+2029) are escaped as well, so device
+text can never break a line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from artemis_cli.perception.coords import CoordinateSpace
+from artemis_cli.perception.structure import (
+    TreeStructure,
+    can_borrow_label,
+    is_actionable,
+    is_edit,
+    own_label,
+    short_class,
+)
+from artemis_cli.perception.types import Bounds, Element, UINode, UITree
+
+__all__ = [
+    "FLAG_ORDER",
+    "MAX_LABEL_CHARS",
+    "ParsedElement",
+    "display_label",
+    "element_flags",
+    "index_elements",
+    "parse_element_lines",
+    "render_element_line",
+    "render_element_list",
+]
+
+MAX_LABEL_CHARS = 80
+FLAG_ORDER = (
+    "click",
+    "long",
+    "scroll",
+    "edit",
+    "checked",
+    "unchecked",
+    "selected",
+    "focused",
+    "password",
+    "disabled",
+)
+_RAW_LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+# --- indexing --------------------------------------------------------------------------------
+
+
+def display_label(node: UINode) -> str:
+    """Text, else content-desc, else (for text fields) the hint."""
+    return own_label(node) or (node.hint if is_edit(node) else "")
+
+
+def _already_in(label: str, node: UINode) -> bool:
+    own = own_label(node).strip()
+    return bool(own) and own in label
+
+
+def index_elements(tree: UITree) -> list[Element]:
+    """Visible, worth-showing nodes in document order with indices 0..n-1.
+
+    Worth showing: actionable (click, long-click, check, scroll, focusable text field) or carrying
+    text/content-desc.  A plain text node is dropped when its nearest actionable ancestor is shown
+    and that ancestor's label already contains the text; an actionable node without a label of its
+    own borrows one from its descendants (``Element.label_borrowed``).
+    """
+    structure = TreeStructure.of(tree)
+    nodes = tree.nodes
+    labels: dict[int, str] = {}  # label of every shown actionable node, for the noise rule
+    chosen: list[tuple[int, str, bool]] = []
+    for i, node in enumerate(nodes):
+        if not structure.visible(i):
+            continue
+        actionable = is_actionable(node)
+        label = display_label(node)
+        borrowed = False
+        if actionable:
+            if not label and can_borrow_label(node):
+                label = structure.borrowed_label(i)
+                borrowed = bool(label)
+            labels[i] = label
+        elif not label:
+            continue
+        else:
+            ancestor = structure.nearest_actionable_ancestor(i)
+            if ancestor in labels and _already_in(labels[ancestor], node):
+                continue
+        chosen.append((i, label, borrowed))
+    return [
+        Element(index=k, node=nodes[i], label=label, label_borrowed=borrowed)
+        for k, (i, label, borrowed) in enumerate(chosen)
+    ]
+
+
+# --- rendering -------------------------------------------------------------------------------
+
+
+def _quote(s: str, limit: int | None = MAX_LABEL_CHARS) -> str:
+    if limit is not None and len(s) > limit:
+        s = s[:MAX_LABEL_CHARS] + "…"
+    out = json.dumps(s, ensure_ascii=False)
+    for raw, escaped in _RAW_LINE_BREAKS.items():
+        out = out.replace(raw, escaped)
+    return out
+
+
+def _bare_token_ok(s: str) -> bool:
+    return bool(s) and not s.startswith('"') and all(ch.isprintable() and not ch.isspace() for ch in s)
+
+
+def _render_short_class(class_name: str) -> str:
+    name = short_class(class_name)
+    name = "".join(ch if ch.isprintable() and not ch.isspace() else "_" for ch in name)
+    return name or "View"
+
+
+def _short_id(resource_id: str) -> str:
+    marker = ":id/"
+    pos = resource_id.find(marker)
+    return resource_id[pos + len(marker) :] if pos >= 0 else resource_id
+
+
+def element_flags(node: UINode) -> tuple[str, ...]:
+    flags: list[str] = []
+    if node.clickable:
+        flags.append("click")
+    if node.long_clickable:
+        flags.append("long")
+    if node.scrollable:
+        flags.append("scroll")
+    if is_edit(node):
+        flags.append("edit")
+    if node.checkable:
+        flags.append("checked" if node.checked else "unchecked")
+    if node.selected:
+        flags.append("selected")
+    if node.focused:
+        flags.append("focused")
+    if node.password:
+        flags.append("password")
+    if not node.enabled:
+        flags.append("disabled")
+    return tuple(flags)
+
+
+def _visible_center(bounds: Bounds, width: int, height: int) -> tuple[int, int]:
+    left, right = max(bounds.left, 0), min(bounds.right, width)
+    top, bottom = max(bounds.top, 0), min(bounds.bottom, height)
+    if right <= left or bottom <= top:  # entirely off screen: fall back to the raw centre
+        return bounds.center
+    return (left + right) // 2, (top + bottom) // 2
+
+
+def render_element_line(element: Element, space: CoordinateSpace) -> str:
+    node = element.node
+    parts = [f"[{element.index}]", _render_short_class(node.class_name)]
+    label = element.label if element.label else display_label(node)
+    if label:
+        parts.append(_quote(label))
+    if node.text and node.content_desc and node.text != node.content_desc:
+        parts.append("desc=" + _quote(node.content_desc))
+    if node.resource_id:
+        sid = _short_id(node.resource_id)
+        parts.append("id=" + (sid if _bare_token_ok(sid) else _quote(sid, limit=None)))
+    flags = element_flags(node)
+    if flags:
+        parts.append("{" + ",".join(flags) + "}")
+    cx, cy = space.from_pixels(*_visible_center(node.bounds, space.width, space.height))
+    parts.append(f"@({cx},{cy})")
+    return " ".join(parts)
+
+
+def render_element_list(elements: list[Element], space: CoordinateSpace) -> str:
+    """One line per element, joined by newlines (no trailing newline; "" for no elements)."""
+    return "\n".join(render_element_line(e, space) for e in elements)
+
+
+# --- parsing back ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ParsedElement:
+    index: int
+    short_class: str
+    label: str
+    desc: str
+    short_id: str
+    flags: tuple[str, ...]
+    center: tuple[int, int]
+
+
+_HEAD = re.compile(r"\[(\d+)\] (\S+)")
+_FLAGS = re.compile(r" \{([a-z]+(?:,[a-z]+)*)\}")
+_ID_BARE = re.compile(r" id=([^\s\"]\S*)")
+_CENTER = re.compile(r" @\((-?\d+),(-?\d+)\)")
+_DECODER = json.JSONDecoder()
+
+
+def _json_string_at(line: str, pos: int) -> tuple[str, int] | None:
+    if pos >= len(line) or line[pos] != '"':
+        return None
+    try:
+        value, end = _DECODER.raw_decode(line, pos)
+    except ValueError:
+        return None
+    return (value, end) if isinstance(value, str) else None
+
+
+def _parse_line(line: str) -> ParsedElement | None:
+    head = _HEAD.match(line)
+    if head is None:
+        return None
+    pos = head.end()
+    label = desc = short_id = ""
+    if line.startswith(' "', pos):
+        got = _json_string_at(line, pos + 1)
+        if got is None:
+            return None
+        label, pos = got
+    if line.startswith(' desc="', pos):
+        got = _json_string_at(line, pos + 6)
+        if got is None:
+            return None
+        desc, pos = got
+    if line.startswith(' id="', pos):
+        got = _json_string_at(line, pos + 4)
+        if got is None:
+            return None
+        short_id, pos = got
+    elif (bare := _ID_BARE.match(line, pos)) is not None:
+        short_id, pos = bare.group(1), bare.end()
+    flags: tuple[str, ...] = ()
+    if (flag_match := _FLAGS.match(line, pos)) is not None:
+        flags, pos = tuple(flag_match.group(1).split(",")), flag_match.end()
+    center = _CENTER.match(line, pos)
+    if center is None or center.end() != len(line):
+        return None
+    return ParsedElement(
+        index=int(head.group(1)),
+        short_class=head.group(2),
+        label=label,
+        desc=desc,
+        short_id=short_id,
+        flags=flags,
+        center=(int(center.group(1)), int(center.group(2))),
+    )
+
+
+def parse_element_lines(text: str) -> list[ParsedElement]:
+    """Inverse of :func:`render_element_list`; lines that are not element lines are ignored.
+    Labels come back as rendered (cut to 80 characters plus "…")."""
+    parsed: list[ParsedElement] = []
+    for raw in text.split("\n"):
+        element = _parse_line(raw.strip())
+        if element is not None:
+            parsed.append(element)
+    return parsed

@@ -1,0 +1,250 @@
+"""Parse ``uiautomator dump`` / uiautomator2 XML into a :class:`UITree`.
+
+Tolerates what real devices and tools produce: BOMs, missing or non-UTF-8 declarations, invalid
+XML characters, text printed after ``</hierarchy>``, empty hierarchies, multi-window dumps,
+reformatted XML and very deep trees (the walk is iterative).  Anything that is not a UI hierarchy
+at all raises :class:`HierarchyParseError`, and nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+from artemis_cli.errors import HierarchyParseError
+from artemis_cli.perception.types import Bounds, UINode, UITree
+
+__all__ = ["parse_hierarchy"]
+
+# Characters XML 1.0 forbids (C0 controls except tab/newline/CR, surrogates, U+FFFE/U+FFFF).
+_INVALID_XML_CHARS = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_CHAR_REF = re.compile(r"&#(?:[xX]([0-9a-fA-F]{1,8})|([0-9]{1,10}));")
+_XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
+_BOUNDS = re.compile(
+    r"^\s*\[\s*(-?\d{1,9})\s*,\s*(-?\d{1,9})\s*\]\s*\[\s*(-?\d{1,9})\s*,\s*(-?\d{1,9})\s*\]\s*$"
+)
+_HIERARCHY_OPEN = re.compile(r"<hierarchy\b")
+_HIERARCHY_CLOSE = "</hierarchy>"
+_MAX_WARNINGS = 50
+_ZERO = Bounds(0, 0, 0, 0)
+
+
+def _valid_xml_codepoint(cp: int) -> bool:
+    return (
+        cp in (0x9, 0xA, 0xD) or 0x20 <= cp <= 0xD7FF or 0xE000 <= cp <= 0xFFFD or 0x10000 <= cp <= 0x10FFFF
+    )
+
+
+def _decode(data: str | bytes, warnings: list[str]) -> str:
+    if isinstance(data, str):
+        return data.lstrip("\ufeff")
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:].decode("utf-8", errors="replace")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace").lstrip("\ufeff")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        warnings.append("input is not valid UTF-8; undecodable bytes were replaced")
+        return data.decode("utf-8", errors="replace")
+
+
+def _clean(text: str, warnings: list[str]) -> str:
+    cleaned = _INVALID_XML_CHARS.sub("", text)
+    removed = len(text) - len(cleaned)
+
+    def _ref(match: re.Match[str]) -> str:
+        hex_part, dec_part = match.group(1), match.group(2)
+        cp = int(hex_part, 16) if hex_part else int(dec_part)
+        return match.group(0) if _valid_xml_codepoint(cp) else ""
+
+    cleaned2 = _CHAR_REF.sub(_ref, cleaned)
+    if cleaned2 != cleaned:
+        removed += 1
+    if removed:
+        warnings.append("removed characters that are not allowed in XML")
+    return cleaned2
+
+
+def _isolate_document(text: str, warnings: list[str]) -> str:
+    """Drop the XML declaration and anything printed before ``<hierarchy`` / after ``</hierarchy>``."""
+    text = _XML_DECL.sub("", text, count=1)
+    opening = _HIERARCHY_OPEN.search(text)
+    if opening is not None:
+        if text[: opening.start()].strip():
+            warnings.append("ignored text before <hierarchy>")
+        text = text[opening.start() :]
+        end = text.rfind(_HIERARCHY_CLOSE)
+        if end >= 0:
+            tail = text[end + len(_HIERARCHY_CLOSE) :]
+            if tail.strip():
+                warnings.append("ignored text after </hierarchy>")
+            text = text[: end + len(_HIERARCHY_CLOSE)]
+    return text.strip()
+
+
+def _parser(recover: bool) -> etree.XMLParser:
+    return etree.XMLParser(
+        recover=recover,
+        resolve_entities=False,
+        no_network=True,
+        huge_tree=True,  # lifts libxml2's depth limit; entities are never expanded
+        remove_comments=True,
+        remove_pis=True,
+    )
+
+
+def _parse_root(text: str, warnings: list[str]) -> etree._Element:
+    if not text:
+        raise HierarchyParseError("UI hierarchy is empty (no XML at all)")
+    try:
+        root = etree.fromstring(text, _parser(recover=False))
+    except (etree.LxmlError, ValueError) as exc:
+        first_error = str(exc) or type(exc).__name__
+        try:
+            root = etree.fromstring(text, _parser(recover=True))
+        except (etree.LxmlError, ValueError):
+            root = None
+        if root is None or root.tag not in ("hierarchy", "node"):
+            raise HierarchyParseError(f"UI hierarchy is not valid XML: {first_error}") from None
+        warnings.append(f"malformed XML ({first_error}); kept what could be recovered")
+    if not isinstance(root.tag, str) or root.tag not in ("hierarchy", "node"):
+        tag = root.tag if isinstance(root.tag, str) else "?"
+        raise HierarchyParseError(f"not a UI hierarchy: root element is <{tag}>, expected <hierarchy>")
+    return root
+
+
+def _bool(value: str | None) -> bool:
+    return value is not None and value.strip().lower() == "true"
+
+
+def _parse_bounds(raw: str | None, path: str, warnings: list[str]) -> Bounds:
+    if raw is None or raw == "":
+        return _ZERO
+    match = _BOUNDS.match(raw)
+    if match is None:
+        _warn(warnings, f"node {path}: malformed bounds {raw[:40]!r}; using [0,0][0,0]")
+        return _ZERO
+    left, top, right, bottom = (int(g) for g in match.groups())
+    if right < left or bottom < top:
+        _warn(warnings, f"node {path}: inverted bounds {raw[:40]!r}; clamped to an empty box")
+        right, bottom = max(left, right), max(top, bottom)
+    return Bounds(left, top, right, bottom)
+
+
+def _warn(warnings: list[str], message: str) -> None:
+    if len(warnings) < _MAX_WARNINGS:
+        warnings.append(message)
+    elif len(warnings) == _MAX_WARNINGS:
+        warnings.append("further warnings suppressed")
+
+
+def _visible(value: str | None) -> bool | None:
+    if value is None:
+        return None
+    return value.strip().lower() != "false"
+
+
+def _node(elem: etree._Element, path: str, depth: int, warnings: list[str]) -> UINode:
+    a = elem.attrib
+
+    def s(key: str) -> str:
+        value = a.get(key)
+        return "" if value is None else str(value)
+
+    return UINode(
+        path=path,
+        depth=depth,
+        class_name=s("class"),
+        text=s("text"),
+        resource_id=s("resource-id"),
+        package=s("package"),
+        content_desc=s("content-desc"),
+        bounds=_parse_bounds(a.get("bounds"), path, warnings),
+        checkable=_bool(a.get("checkable")),
+        checked=_bool(a.get("checked")),
+        clickable=_bool(a.get("clickable")),
+        enabled=not (a.get("enabled") is not None and a.get("enabled", "").strip().lower() == "false"),
+        focusable=_bool(a.get("focusable")),
+        focused=_bool(a.get("focused")),
+        scrollable=_bool(a.get("scrollable")),
+        long_clickable=_bool(a.get("long-clickable")),
+        password=_bool(a.get("password")),
+        selected=_bool(a.get("selected")),
+        visible_to_user=_visible(a.get("visible-to-user")),
+        naf=_bool(a.get("NAF")),
+        hint=s("hint"),
+    )
+
+
+def _node_children(elem: etree._Element) -> list[etree._Element]:
+    return [child for child in elem if child.tag == "node"]
+
+
+def _walk(root: etree._Element, warnings: list[str]) -> list[UINode]:
+    """Pre-order walk with an explicit stack, so depth is only limited by memory."""
+    tops = [root] if root.tag == "node" else _node_children(root)
+    nodes: list[UINode] = []
+    stack: list[tuple[etree._Element, str, int]] = [
+        (elem, str(i), 0) for i, elem in reversed(list(enumerate(tops)))
+    ]
+    while stack:
+        elem, path, depth = stack.pop()
+        nodes.append(_node(elem, path, depth, warnings))
+        children = _node_children(elem)
+        for i in range(len(children) - 1, -1, -1):
+            stack.append((children[i], f"{path}.{i}", depth + 1))
+    return nodes
+
+
+def _rotation(root: etree._Element, warnings: list[str]) -> int:
+    raw = root.attrib.get("rotation") if root.tag == "hierarchy" else None
+    if raw is None:
+        return 0
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        warnings.append(f"malformed rotation {str(raw)[:20]!r}; using 0")
+        return 0
+    if value not in (0, 1, 2, 3):
+        warnings.append(f"unexpected rotation {value}; using 0")
+        return 0
+    return value
+
+
+def _screen_size(nodes: list[UINode], hint: tuple[int, int] | None, warnings: list[str]) -> tuple[int, int]:
+    if hint is not None:
+        width, height = hint
+        if width > 0 and height > 0:
+            return int(width), int(height)
+        warnings.append(f"ignored invalid screen size hint {hint!r}")
+    tops = [n for n in nodes if n.depth == 0]
+    width = max((n.bounds.right for n in tops), default=0)
+    height = max((n.bounds.bottom for n in tops), default=0)
+    return max(0, width), max(0, height)
+
+
+def parse_hierarchy(xml: str | bytes, screen_size: tuple[int, int] | None = None) -> UITree:
+    """Parse a UI dump. ``screen_size`` (width, height) from the device wins over the XML's bounds.
+
+    Bounds are taken as they are: uiautomator already reports them in display coordinates for
+    the current rotation, so nothing is swapped.
+    """
+    if not isinstance(xml, (str, bytes, bytearray)):
+        raise HierarchyParseError(f"UI hierarchy must be text, not {type(xml).__name__}")
+    warnings: list[str] = []
+    text = _decode(bytes(xml) if isinstance(xml, bytearray) else xml, warnings)
+    text = _clean(text, warnings)
+    text = _isolate_document(text, warnings)
+    root = _parse_root(text, warnings)
+    nodes = _walk(root, warnings)
+    rotation = _rotation(root, warnings)
+    width, height = _screen_size(nodes, screen_size, warnings)
+    return UITree(
+        rotation=rotation,
+        nodes=tuple(nodes),
+        screen_width=width,
+        screen_height=height,
+        warnings=tuple(warnings),
+    )
