@@ -1,0 +1,608 @@
+"""A local fake of the Gemini REST API for tests and benchmarks (SPEC §8).
+
+``FakeGeminiServer`` answers ``POST /{version}/models/{model}:generateContent`` (any version; the
+SDK uses ``v1beta``) on 127.0.0.1, so the real google-genai SDK talks to it through
+``HttpOptions(base_url=server.base_url)``. A pluggable *policy* (``FakeRequest -> FakeReply``)
+decides what the "model" says; the server adds what the real service adds around it.
+
+Thought signatures
+    Every ``functionCall`` part the server returns gets a random ``thoughtSignature`` that the
+    server remembers. With ``require_thought_signatures`` (default) each request's *current turn*
+    -- the contents after the last ``user`` content that carries text (a user content holding only
+    ``functionResponse`` parts does not start a turn) -- is checked: every ``model`` functionCall
+    part there must carry a signature the server issued, else HTTP 400 ``INVALID_ARGUMENT`` as the
+    service answers. Earlier turns are not checked (the service does not check them either).
+
+Usage accounting (a documented estimate, not Google's tokenizer)
+    A request is split into an ordered list of *blocks*: the system instruction, the tool
+    declarations, then every part of every content in order. Each block weighs
+
+    * text part / system instruction: ``ceil(chars / 4)``;
+    * tool declarations: ``ceil(len(json) / 4)`` of their compact JSON;
+    * inline image (``inlineData``): 258 tokens, whatever its size;
+    * any other part (functionCall, functionResponse, ...): ``ceil(len(json) / 4)`` of the part's
+      compact JSON (signature included).
+
+    ``promptTokenCount`` is the sum of all block weights. ``cachedContentTokenCount`` is the weight
+    of the longest block prefix this request shares with ANY earlier *successful* request to the
+    same model, reported only when it reaches ``min_cacheable_tokens`` (default 1024), else 0 --
+    implicit caching as the service reports it (``promptTokenCount`` includes the cached tokens).
+    Prefixes are kept in a per-model trie of block hashes, so a request costs O(blocks).
+    ``candidatesTokenCount`` estimates the reply's non-thought parts the same way,
+    ``thoughtsTokenCount`` the thought text (chars / 4), and ``totalTokenCount`` is their sum.
+
+Fault injection
+    ``inject(kind, count=1, model=None)`` queues faults (``"429"``, ``"500"``, ``"503"``,
+    ``"400"``, ``"timeout"``), consumed in order by matching requests (any model, or the given
+    one). A 429 carries a ``google.rpc.RetryInfo`` detail with ``retryDelay`` = ``retry_delay_s``.
+    ``"timeout"`` holds the connection for ``timeout_hold_s`` and then drops it without an answer.
+
+Robustness
+    Malformed JSON or wrongly shaped bodies get a 400 error body; an exception in the policy gets
+    a 500 error body. The server never dies on bad input.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import math
+import re
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+IMAGE_TOKENS = 258
+FAULT_KINDS = ("429", "500", "503", "400", "timeout")
+
+_PATH_RE = re.compile(r"^/(?P<version>[^/]+)/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
+
+
+def estimate_text_tokens(text: str) -> int:
+    """Characters / 4, rounded up."""
+    return math.ceil(len(text) / 4)
+
+
+def _compact(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def estimate_part_tokens(part: dict[str, Any]) -> int:
+    """Token estimate of one REST part (see the module docstring)."""
+    if "inlineData" in part or "inline_data" in part:
+        return IMAGE_TOKENS
+    text = part.get("text")
+    if isinstance(text, str) and not ({"functionCall", "functionResponse"} & part.keys()):
+        return estimate_text_tokens(text)
+    return estimate_text_tokens(_compact(part))
+
+
+def _decode_signature(value: Any) -> bytes | None:
+    """Signatures arrive base64 in either alphabet (the SDK sends URL-safe)."""
+    if not isinstance(value, str):
+        return None
+    text = value.replace("-", "+").replace("_", "/")
+    text += "=" * (-len(text) % 4)
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+# --- request / reply types ------------------------------------------------------------------
+
+
+@dataclass
+class FakeRequest:
+    """One request the server received (recorded in ``server.requests``)."""
+
+    model: str
+    body: dict[str, Any]
+    system: str
+    contents: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    version: str = "v1beta"
+    #: HTTP status the server answered with (filled in after the answer is decided).
+    status: int = 0
+    #: The injected fault this request consumed, if any.
+    fault: str | None = None
+
+    def _last_user_text_index(self) -> int:
+        for i in range(len(self.contents) - 1, -1, -1):
+            content = self.contents[i]
+            if content.get("role", "user") != "user":
+                continue
+            if any(isinstance(p.get("text"), str) for p in _parts_of(content)):
+                return i
+        return -1
+
+    def last_user_text(self) -> str:
+        """The text parts of the last user content that has text, joined by newlines."""
+        i = self._last_user_text_index()
+        if i < 0:
+            return ""
+        texts = [p["text"] for p in _parts_of(self.contents[i]) if isinstance(p.get("text"), str)]
+        return "\n".join(texts)
+
+    def current_turn(self) -> list[dict[str, Any]]:
+        """Contents after the last user content that carries text."""
+        return self.contents[self._last_user_text_index() + 1 :]
+
+    def function_responses_since_last_user(self) -> list[dict[str, Any]]:
+        """``functionResponse`` dicts (name, response, id?) of the current turn, in order."""
+        out: list[dict[str, Any]] = []
+        for content in self.current_turn():
+            for part in _parts_of(content):
+                fr = part.get("functionResponse")
+                if isinstance(fr, dict):
+                    out.append(fr)
+        return out
+
+
+@dataclass
+class FakeReply:
+    """What the policy wants the model to say, in REST part shape."""
+
+    parts: list[dict[str, Any]] = field(default_factory=list)
+    thought_text: str | None = None
+    finish_reason: str = "STOP"
+    #: When set, the reply has no candidates and ``promptFeedback.blockReason`` is this value.
+    block_reason: str | None = None
+
+    @classmethod
+    def call(
+        cls, name: str, args: dict[str, Any] | None = None, *, thought_text: str | None = None
+    ) -> FakeReply:
+        return cls(parts=[{"functionCall": {"name": name, "args": args or {}}}], thought_text=thought_text)
+
+    @classmethod
+    def text(cls, text: str, *, thought_text: str | None = None) -> FakeReply:
+        return cls(parts=[{"text": text}], thought_text=thought_text)
+
+
+Policy = Callable[[FakeRequest], FakeReply]
+
+
+def _parts_of(content: dict[str, Any]) -> list[dict[str, Any]]:
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        return []
+    return [p for p in parts if isinstance(p, dict)]
+
+
+class BadRequest(Exception):
+    """A request the service would reject with 400 INVALID_ARGUMENT."""
+
+
+def _error_body(
+    code: int, status: str, message: str, details: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message, "status": status}
+    if details:
+        error["details"] = details
+    return {"error": error}
+
+
+def _parse_body(model: str, version: str, raw: bytes) -> FakeRequest:
+    try:
+        body = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BadRequest(f"Invalid JSON payload received. {exc}") from exc
+    if not isinstance(body, dict):
+        raise BadRequest("Invalid JSON payload received. Expected an object.")
+    contents = body.get("contents")
+    if not isinstance(contents, list) or not contents:
+        raise BadRequest("* GenerateContentRequest.contents: contents is not specified")
+    for i, content in enumerate(contents):
+        if not isinstance(content, dict):
+            raise BadRequest(f"Invalid value at 'contents[{i}]': expected an object")
+        role = content.get("role", "user")
+        if role not in ("user", "model"):
+            raise BadRequest(f"Please use a valid role: user, model. (contents[{i}].role={role!r})")
+        parts = content.get("parts")
+        if not isinstance(parts, list) or not parts:
+            raise BadRequest(
+                f"* GenerateContentRequest.contents[{i}].parts: contents.parts must not be empty."
+            )
+        for j, part in enumerate(parts):
+            if not isinstance(part, dict):
+                raise BadRequest(f"Invalid value at 'contents[{i}].parts[{j}]': expected an object")
+            for key in ("functionCall", "functionResponse"):
+                if key in part and (
+                    not isinstance(part[key], dict) or not isinstance(part[key].get("name"), str)
+                ):
+                    raise BadRequest(
+                        f"* GenerateContentRequest.contents[{i}].parts[{j}].{key}.name: Name cannot be empty."
+                    )
+            if "text" in part and not isinstance(part["text"], str):
+                raise BadRequest(f"Invalid value at 'contents[{i}].parts[{j}].text': expected a string")
+    system = body.get("systemInstruction", body.get("system_instruction"))
+    system_text = ""
+    if system is not None:
+        if not isinstance(system, dict):
+            raise BadRequest("Invalid value at 'system_instruction': expected an object")
+        system_text = "\n".join(p["text"] for p in _parts_of(system) if isinstance(p.get("text"), str))
+    tools = body.get("tools", [])
+    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+        raise BadRequest("Invalid value at 'tools': expected a list of objects")
+    return FakeRequest(
+        model=model, body=body, system=system_text, contents=contents, tools=tools, version=version
+    )
+
+
+# --- prefix cache accounting ----------------------------------------------------------------
+
+
+def request_blocks(req: FakeRequest) -> list[tuple[bytes, int]]:
+    """The ordered (hash, token weight) blocks of a request (see module docstring)."""
+    blocks: list[tuple[bytes, int]] = []
+
+    def add(kind: str, serialised: str, weight: int) -> None:
+        blocks.append((hashlib.blake2b(f"{kind}\x00{serialised}".encode(), digest_size=16).digest(), weight))
+
+    add("system", req.system, estimate_text_tokens(req.system))
+    tools_json = _compact(req.tools)
+    add("tools", tools_json, estimate_text_tokens(tools_json) if req.tools else 0)
+    for content in req.contents:
+        role = str(content.get("role", "user"))
+        for part in _parts_of(content):
+            add(role, _compact(part), estimate_part_tokens(part))
+    return blocks
+
+
+class _PrefixTrie:
+    """Per-model trie of block hashes: longest shared prefix in O(blocks)."""
+
+    def __init__(self) -> None:
+        self._root: dict[bytes, dict[Any, Any]] = {}
+
+    def longest_prefix_tokens(self, blocks: list[tuple[bytes, int]]) -> int:
+        node = self._root
+        tokens = 0
+        for digest, weight in blocks:
+            child = node.get(digest)
+            if child is None:
+                break
+            tokens += weight
+            node = child
+        return tokens
+
+    def insert(self, blocks: list[tuple[bytes, int]]) -> None:
+        node = self._root
+        for digest, _ in blocks:
+            node = node.setdefault(digest, {})
+
+
+# --- server ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Fault:
+    kind: str
+    remaining: int
+    model: str | None
+
+
+class FakeGeminiServer:
+    """Local Gemini REST fake. Use as a context manager or call ``start()`` / ``stop()``."""
+
+    def __init__(
+        self,
+        policy: Policy,
+        *,
+        min_cacheable_tokens: int = 1024,
+        require_thought_signatures: bool = True,
+        retry_delay_s: float = 0.01,
+        timeout_hold_s: float = 5.0,
+        expected_api_key: str | None = None,
+        keep_requests: int | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.policy = policy
+        self.min_cacheable_tokens = min_cacheable_tokens
+        self.require_thought_signatures = require_thought_signatures
+        self.retry_delay_s = retry_delay_s
+        self.timeout_hold_s = timeout_hold_s
+        self.expected_api_key = expected_api_key
+        #: Every parsed request, oldest first (only the newest ``keep_requests`` when that is set,
+        #: so long benchmark runs do not hold every body in memory).
+        self.requests: list[FakeRequest] = []
+        self.keep_requests = keep_requests
+        self._host = host
+        self._port = port
+        self._lock = threading.Lock()
+        self._faults: list[_Fault] = []
+        self._issued: set[bytes] = set()
+        self._tries: dict[str, _PrefixTrie] = {}
+        self._released = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --
+
+    def start(self) -> FakeGeminiServer:
+        if self._httpd is not None:
+            return self
+        self._released.clear()
+        httpd = ThreadingHTTPServer((self._host, self._port), _make_handler(self))
+        httpd.daemon_threads = True
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-gemini", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        httpd = self._httpd
+        if httpd is None:
+            return
+        self._released.set()  # let held "timeout" connections go
+        httpd.shutdown()
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> FakeGeminiServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("FakeGeminiServer is not running")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self._host}:{self.port}"
+
+    # -- test controls --
+
+    def inject(self, kind: str, count: int = 1, model: str | None = None) -> None:
+        """Queue ``count`` faults of ``kind`` for the next matching requests."""
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {kind!r}; expected one of {', '.join(FAULT_KINDS)}")
+        if count < 1:
+            raise ValueError("count must be >= 1")
+        with self._lock:
+            self._faults.append(_Fault(kind, count, model))
+
+    def pending_faults(self) -> int:
+        with self._lock:
+            return sum(f.remaining for f in self._faults)
+
+    def requests_for(self, model: str) -> list[FakeRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.model == model]
+
+    def issued_signature(self, signature: bytes) -> bool:
+        with self._lock:
+            return signature in self._issued
+
+    # -- request handling (called from handler threads) --
+
+    def _take_fault(self, model: str) -> str | None:
+        with self._lock:
+            for fault in self._faults:
+                if fault.model is None or fault.model == model:
+                    fault.remaining -= 1
+                    if fault.remaining <= 0:
+                        self._faults.remove(fault)
+                    return fault.kind
+        return None
+
+    def _fault_answer(self, kind: str) -> tuple[int, dict[str, Any]]:
+        if kind == "429":
+            delay = f"{self.retry_delay_s:g}s"
+            return 429, _error_body(
+                429,
+                "RESOURCE_EXHAUSTED",
+                "You exceeded your current quota, please check your plan and billing details.",
+                [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}],
+            )
+        if kind == "503":
+            return 503, _error_body(503, "UNAVAILABLE", "The model is overloaded. Please try again later.")
+        if kind == "500":
+            return 500, _error_body(500, "INTERNAL", "An internal error has occurred. Please retry.")
+        return 400, _error_body(400, "INVALID_ARGUMENT", "Request contains an invalid argument.")
+
+    def _check_signatures(self, req: FakeRequest) -> str | None:
+        for content in req.current_turn():
+            if content.get("role") != "model":
+                continue
+            for part in _parts_of(content):
+                if "functionCall" not in part:
+                    continue
+                raw = part.get("thoughtSignature", part.get("thought_signature"))
+                sig = _decode_signature(raw)
+                name = part["functionCall"].get("name")
+                if sig is None:
+                    return (
+                        "Function call is missing a thought_signature in functionCall parts. This is required "
+                        "for tools to work correctly, and missing thought_signature may lead to degraded model "
+                        f"performance. Additional data, function call `{name}`, position 1. Please refer to "
+                        "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
+                    )
+                with self._lock:
+                    known = sig in self._issued
+                if not known:
+                    return f"Corrupted thought signature in functionCall part `{name}`."
+        return None
+
+    def _usage_and_register(self, req: FakeRequest, reply_parts: list[dict[str, Any]]) -> dict[str, int]:
+        blocks = request_blocks(req)
+        prompt = sum(w for _, w in blocks)
+        with self._lock:
+            trie = self._tries.setdefault(req.model, _PrefixTrie())
+            shared = trie.longest_prefix_tokens(blocks)
+            trie.insert(blocks)
+        cached = shared if shared >= self.min_cacheable_tokens else 0
+        thoughts = sum(estimate_text_tokens(p["text"]) for p in reply_parts if p.get("thought"))
+        candidates = sum(
+            estimate_part_tokens({k: v for k, v in p.items() if k != "thoughtSignature"})
+            for p in reply_parts
+            if not p.get("thought")
+        )
+        return {
+            "promptTokenCount": prompt,
+            "cachedContentTokenCount": cached,
+            "candidatesTokenCount": candidates,
+            "thoughtsTokenCount": thoughts,
+            "totalTokenCount": prompt + candidates + thoughts,
+        }
+
+    def _reply_parts(self, reply: FakeReply) -> list[dict[str, Any]]:
+        parts: list[dict[str, Any]] = []
+        if reply.thought_text:
+            parts.append({"text": reply.thought_text, "thought": True})
+        for part in reply.parts:
+            out = dict(part)
+            if "functionCall" in out:
+                sig = secrets.token_bytes(24)
+                with self._lock:
+                    self._issued.add(sig)
+                out["thoughtSignature"] = base64.b64encode(sig).decode("ascii")
+            parts.append(out)
+        return parts
+
+    def handle_generate(self, req: FakeRequest) -> tuple[int, dict[str, Any]]:
+        """Decide the answer to a parsed request (after auth and faults)."""
+        if self.require_thought_signatures:
+            problem = self._check_signatures(req)
+            if problem is not None:
+                return 400, _error_body(400, "INVALID_ARGUMENT", problem)
+        try:
+            reply = self.policy(req)
+            if not isinstance(reply, FakeReply):
+                raise TypeError(f"policy returned {type(reply).__name__}, not FakeReply")
+            parts = self._reply_parts(reply)
+            json.dumps(parts)  # the policy's parts must be JSON
+        except Exception as exc:  # a broken policy is a 500, never a dead server
+            return 500, _error_body(500, "INTERNAL", f"fake policy failed: {type(exc).__name__}: {exc}")
+        usage = self._usage_and_register(req, parts)
+        if reply.block_reason:
+            return 200, {
+                "promptFeedback": {"blockReason": reply.block_reason},
+                "usageMetadata": {
+                    "promptTokenCount": usage["promptTokenCount"],
+                    "totalTokenCount": usage["promptTokenCount"],
+                },
+                "modelVersion": req.model,
+            }
+        return 200, {
+            "candidates": [
+                {
+                    "content": {"role": "model", "parts": parts},
+                    "finishReason": reply.finish_reason,
+                    "index": 0,
+                }
+            ],
+            "usageMetadata": usage,
+            "modelVersion": req.model,
+        }
+
+
+def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "FakeGemini/1.0"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            return
+
+        def _send(self, code: int, body: dict[str, Any]) -> None:
+            data = json.dumps(body).encode("utf-8")
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json; charset=UTF-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _read_body(self) -> bytes:
+            length_header = self.headers.get("Content-Length")
+            try:
+                length = int(length_header) if length_header is not None else 0
+            except ValueError:
+                length = 0
+            return self.rfile.read(length) if length > 0 else b""
+
+        def do_GET(self) -> None:
+            self._read_body()
+            self._send(404, _error_body(404, "NOT_FOUND", "Only POST :generateContent is served here."))
+
+        def do_POST(self) -> None:
+            try:
+                self._handle_post()
+            except (BrokenPipeError, ConnectionResetError):
+                return
+            except Exception as exc:  # last line of defence: answer, don't die
+                try:
+                    self._send(500, _error_body(500, "INTERNAL", f"fake server error: {type(exc).__name__}"))
+                except OSError:
+                    return
+
+        def _handle_post(self) -> None:
+            raw = self._read_body()
+            split = urlsplit(self.path)
+            match = _PATH_RE.match(split.path)
+            if match is None or match.group("method") != "generateContent":
+                self._send(
+                    404, _error_body(404, "NOT_FOUND", f"Requested entity was not found: {split.path}")
+                )
+                return
+            query = parse_qs(split.query)
+            key = self.headers.get("x-goog-api-key") or next(iter(query.get("key", [])), None)
+            if not key:
+                self._send(
+                    403,
+                    _error_body(
+                        403,
+                        "PERMISSION_DENIED",
+                        "Method doesn't allow unregistered callers (callers without established identity). "
+                        "Please use API Key or other form of API consumer identity to call this API.",
+                    ),
+                )
+                return
+            if server.expected_api_key is not None and key != server.expected_api_key:
+                self._send(
+                    400,
+                    _error_body(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key."),
+                )
+                return
+            model, version = match.group("model"), match.group("version")
+            try:
+                req = _parse_body(model, version, raw)
+            except BadRequest as exc:
+                self._send(400, _error_body(400, "INVALID_ARGUMENT", str(exc)))
+                return
+            with server._lock:
+                server.requests.append(req)
+                if server.keep_requests is not None and len(server.requests) > server.keep_requests:
+                    del server.requests[: len(server.requests) - server.keep_requests]
+            fault = server._take_fault(model)
+            req.fault = fault
+            if fault == "timeout":
+                req.status = 0
+                server._released.wait(server.timeout_hold_s)
+                self.close_connection = True
+                return  # drop the connection without an answer
+            if fault is not None:
+                code, body = server._fault_answer(fault)
+            else:
+                code, body = server.handle_generate(req)
+            req.status = code
+            self._send(code, body)
+
+    return Handler

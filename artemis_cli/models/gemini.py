@@ -1,0 +1,346 @@
+"""The Gemini model adapter over the google-genai SDK (SPEC §8).
+
+* Function calling with automatic calling disabled; tool parameters go out as JSON schema
+  (``FunctionDeclaration.parameters_json_schema``).
+* Parts map one to one in both directions, including ``thought`` and ``thought_signature``:
+  the model's own content is appended back unchanged on the next turn, which is what the service
+  requires for the current turn's function calls.
+* Usage from ``usage_metadata``: ``prompt_token_count`` already includes
+  ``cached_content_token_count``; missing counts read as 0.
+* Classified retries (see ``retry.py``): 429/5xx/timeouts/connection errors are retried on the
+  same model with exponential backoff (a 429's ``RetryInfo.retryDelay`` wins, capped), then the
+  next model of the chain is tried; other 4xx raise ``ModelRequestError`` at once. The SDK's own
+  retries are switched off so every HTTP attempt is ours and lands in ``ModelResponse.attempts``
+  (and in ``.attempts`` of the exception raised when a call fails).
+* The API key is never put in an error message, repr or log.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from google import genai
+from google.genai import errors as genai_errors
+from google.genai import types
+
+from artemis_cli.errors import ModelConfigError, ModelError, ModelRequestError, ModelUnavailable
+from artemis_cli.models.base import (
+    CallAttempt,
+    FunctionCall,
+    FunctionResponse,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Part,
+    Usage,
+)
+from artemis_cli.models.retry import (
+    CONNECTION_ERRORS,
+    RETRYABLE_STATUS,
+    TIMEOUT_ERRORS,
+    Failure,
+    backoff_delay,
+    retry_delay_from_details,
+)
+
+API_KEY_ENV_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+_OK_FINISH_REASONS = {"STOP", "MAX_TOKENS", "FINISH_REASON_UNSPECIFIED"}
+
+
+# --- conversion: ours -> SDK ----------------------------------------------------------------
+
+
+def to_sdk_parts(part: Part) -> list[types.Part]:
+    """One of our parts as SDK parts (normally exactly one; a part mixing several kinds of data
+    is split, the signature staying on the first piece)."""
+    pieces: list[dict[str, Any]] = []
+    if part.text is not None:
+        pieces.append({"text": part.text})
+    if part.image_png is not None:
+        pieces.append({"inline_data": types.Blob(mime_type="image/png", data=part.image_png)})
+    if part.function_call is not None:
+        fc = part.function_call
+        pieces.append({"function_call": types.FunctionCall(name=fc.name, args=dict(fc.args), id=fc.id)})
+    if part.function_response is not None:
+        fr = part.function_response
+        pieces.append(
+            {"function_response": types.FunctionResponse(name=fr.name, response=dict(fr.response), id=fr.id)}
+        )
+    if not pieces:
+        pieces.append({})  # signature-only part (the service sends these; echo them)
+    out: list[types.Part] = []
+    for i, piece in enumerate(pieces):
+        if part.thought:
+            piece["thought"] = True
+        if i == 0 and part.thought_signature is not None:
+            piece["thought_signature"] = part.thought_signature
+        out.append(types.Part(**piece))
+    return out
+
+
+def to_sdk_content(message: Message) -> types.Content:
+    parts: list[types.Part] = []
+    for part in message.parts:
+        parts.extend(to_sdk_parts(part))
+    return types.Content(role=message.role, parts=parts)
+
+
+def to_sdk_config(request: ModelRequest) -> types.GenerateContentConfig:
+    tools: list[types.Tool | Any] | None = None
+    if request.tools:
+        tools = [
+            types.Tool(
+                function_declarations=[
+                    types.FunctionDeclaration(
+                        name=t.name, description=t.description, parameters_json_schema=t.parameters
+                    )
+                    for t in request.tools
+                ]
+            )
+        ]
+    return types.GenerateContentConfig(
+        system_instruction=request.system or None,
+        tools=tools,
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+        temperature=request.temperature,
+    )
+
+
+# --- conversion: SDK -> ours ----------------------------------------------------------------
+
+
+def from_sdk_part(part: types.Part) -> Part | None:
+    """An SDK part as ours; None for kinds we do not model (code execution, files...)."""
+    fc = part.function_call
+    fr = part.function_response
+    image: bytes | None = None
+    if part.inline_data is not None and part.inline_data.data is not None:
+        image = part.inline_data.data
+    ours = Part(
+        text=part.text,
+        image_png=image,
+        function_call=FunctionCall(name=fc.name or "", args=dict(fc.args or {}), id=fc.id) if fc else None,
+        function_response=FunctionResponse(name=fr.name or "", response=dict(fr.response or {}), id=fr.id)
+        if fr
+        else None,
+        thought=bool(part.thought),
+        thought_signature=part.thought_signature,
+    )
+    has_data = any(
+        v is not None for v in (ours.text, ours.image_png, ours.function_call, ours.function_response)
+    )
+    if not has_data and ours.thought_signature is None:
+        return None
+    return ours
+
+
+def usage_from_sdk(meta: types.GenerateContentResponseUsageMetadata | None) -> Usage:
+    if meta is None:
+        return Usage()
+    return Usage(
+        prompt_tokens=meta.prompt_token_count or 0,
+        cached_tokens=meta.cached_content_token_count or 0,
+        completion_tokens=meta.candidates_token_count or 0,
+        thoughts_tokens=meta.thoughts_token_count or 0,
+    )
+
+
+def _enum_name(value: Any) -> str:
+    if value is None:
+        return "UNSPECIFIED"
+    return str(getattr(value, "value", None) or getattr(value, "name", None) or value)
+
+
+def message_from_response(response: types.GenerateContentResponse) -> Message:
+    """The first candidate's content as our Message; ModelRequestError when there is none."""
+    candidates = response.candidates or []
+    if not candidates:
+        feedback = response.prompt_feedback
+        reason = _enum_name(feedback.block_reason) if feedback is not None and feedback.block_reason else None
+        detail = (
+            f" ({feedback.block_reason_message})"
+            if feedback is not None and feedback.block_reason_message
+            else ""
+        )
+        if reason:
+            raise ModelRequestError(f"Gemini blocked the prompt: block reason {reason}{detail}")
+        raise ModelRequestError("Gemini returned no candidates")
+    candidate = candidates[0]
+    finish = _enum_name(candidate.finish_reason)
+    parts: list[Part] = []
+    if candidate.content is not None:
+        for sdk_part in candidate.content.parts or []:
+            ours = from_sdk_part(sdk_part)
+            if ours is not None:
+                parts.append(ours)
+    if not parts:
+        extra = f": {candidate.finish_message}" if candidate.finish_message else ""
+        raise ModelRequestError(f"Gemini returned an empty candidate (finish reason {finish}){extra}")
+    return Message(role="model", parts=parts)
+
+
+# --- the model ------------------------------------------------------------------------------
+
+
+def resolve_api_key(explicit: str | None = None) -> str:
+    if explicit:
+        return explicit
+    for var in API_KEY_ENV_VARS:
+        value = os.environ.get(var)
+        if value:
+            return value
+    raise ModelConfigError(
+        "No Gemini API key found.",
+        hint="Set GEMINI_API_KEY (or GOOGLE_API_KEY), or use --model heuristic to run offline.",
+    )
+
+
+class GeminiModel:
+    """``Model`` over google-genai with a fallback chain of model names."""
+
+    offline = False
+
+    def __init__(
+        self,
+        chain: list[str],
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout_s: float = 60,
+        max_retries: int = 2,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        names = [str(m).strip() for m in chain if str(m).strip()]
+        if not names:
+            raise ModelConfigError(
+                "The Gemini model chain is empty.", hint="Name at least one model, e.g. gemini-2.5-flash."
+            )
+        if max_retries < 0:
+            raise ModelConfigError("max_retries must be >= 0")
+        self.chain = names
+        self.name = names[0]
+        self.label = f"gemini ({names[0]})"
+        self.timeout_s = float(timeout_s)
+        self.max_retries = int(max_retries)
+        self.backoff_s = float(backoff_s)
+        self.max_backoff_s = float(max_backoff_s)
+        self._sleep = sleep
+        key = resolve_api_key(api_key)
+        self._secrets = (key,)
+        http_options = types.HttpOptions(
+            base_url=base_url,
+            timeout=max(1, round(self.timeout_s * 1000)),
+            retry_options=types.HttpRetryOptions(attempts=1),  # we classify and retry ourselves
+        )
+        try:
+            self._client = genai.Client(vertexai=False, api_key=key, http_options=http_options)
+        except Exception as exc:
+            raise ModelConfigError(f"Cannot create the Gemini client: {self._scrub(str(exc))}") from None
+
+    def __repr__(self) -> str:
+        return f"GeminiModel(chain={self.chain!r}, timeout_s={self.timeout_s})"
+
+    # -- helpers --
+
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            if secret:
+                text = text.replace(secret, "***")
+        return text
+
+    def _classify(self, exc: BaseException) -> Failure:
+        if isinstance(exc, genai_errors.APIError):
+            code = int(exc.code) if isinstance(exc.code, int) else 0
+            status = exc.status or ""
+            message = self._scrub(str(exc.message or "")).strip()
+            description = self._scrub(f"HTTP {code} {status}".strip() + (f": {message}" if message else ""))
+            return Failure(
+                retryable=code in RETRYABLE_STATUS,
+                error_class=f"http_{code}",
+                description=description,
+                retry_delay_s=retry_delay_from_details(exc.details) if code == 429 else None,
+            )
+        if isinstance(exc, TIMEOUT_ERRORS):
+            return Failure(True, "timeout", f"timed out after {self.timeout_s:g}s ({type(exc).__name__})")
+        if isinstance(exc, CONNECTION_ERRORS):
+            return Failure(
+                True, "connection", self._scrub(f"connection failed ({type(exc).__name__}: {exc})")
+            )
+        return Failure(False, "invalid_request", self._scrub(f"{type(exc).__name__}: {exc}"))
+
+    @staticmethod
+    def _raise(error: ModelError, attempts: list[CallAttempt]) -> NoReturn:
+        error.attempts = list(attempts)  # type: ignore[attr-defined]
+        raise error from None
+
+    # -- the protocol --
+
+    def generate(self, request: ModelRequest) -> ModelResponse:
+        try:
+            config = to_sdk_config(request)
+            contents = [to_sdk_content(m) for m in request.messages]
+        except Exception as exc:
+            raise ModelRequestError(f"Cannot build the Gemini request: {self._scrub(str(exc))}") from None
+        attempts: list[CallAttempt] = []
+        started = time.monotonic()
+        last: Failure | None = None
+        tried: list[str] = []
+        for model in self.chain:
+            tried.append(model)
+            for retry_index in range(self.max_retries + 1):
+                t0 = time.monotonic()
+                try:
+                    response = self._client.models.generate_content(
+                        model=model, contents=contents, config=config
+                    )
+                except Exception as exc:
+                    latency = (time.monotonic() - t0) * 1000
+                    failure = self._classify(exc)
+                    attempts.append(CallAttempt(model, "error", failure.error_class, latency))
+                    if not failure.retryable:
+                        self._raise(
+                            ModelRequestError(
+                                f"Gemini rejected the request to {model}: {failure.description}"
+                            ),
+                            attempts,
+                        )
+                    last = failure
+                    if retry_index < self.max_retries:
+                        self._sleep(
+                            backoff_delay(
+                                retry_index,
+                                base_s=self.backoff_s,
+                                max_s=self.max_backoff_s,
+                                server_delay_s=failure.retry_delay_s,
+                            )
+                        )
+                    continue
+                latency = (time.monotonic() - t0) * 1000
+                usage = usage_from_sdk(response.usage_metadata)
+                try:
+                    message = message_from_response(response)
+                except ModelRequestError as exc:
+                    attempts.append(CallAttempt(model, "error", "empty_response", latency, usage))
+                    self._raise(ModelRequestError(f"{exc} (model {model})"), attempts)
+                attempts.append(CallAttempt(model, "ok", None, latency, usage))
+                return ModelResponse(
+                    message=message,
+                    usage=usage,
+                    model=model,
+                    latency_ms=(time.monotonic() - started) * 1000,
+                    attempts=attempts,
+                )
+        assert last is not None
+        self._raise(
+            ModelUnavailable(
+                f"Gemini unavailable: tried {', '.join(tried)} ({len(attempts)} attempts); "
+                f"last error {last.error_class}: {last.description}",
+                hint="Retry later, or use --model heuristic to run offline.",
+            ),
+            attempts,
+        )
