@@ -1,0 +1,138 @@
+"""A small widget tree: what both the renderer and the uiautomator dump are made from."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+Rect = tuple[int, int, int, int]  # left, top, right, bottom (right/bottom exclusive, like Android)
+Action = Callable[[], None]
+
+TEXT_VIEW = "android.widget.TextView"
+BUTTON = "android.widget.Button"
+IMAGE_BUTTON = "android.widget.ImageButton"
+EDIT_TEXT = "android.widget.EditText"
+SWITCH = "android.widget.Switch"
+CHECK_BOX = "android.widget.CheckBox"
+RADIO_BUTTON = "android.widget.RadioButton"
+FRAME = "android.widget.FrameLayout"
+LINEAR = "android.widget.LinearLayout"
+VIEW_GROUP = "android.view.ViewGroup"
+RECYCLER = "androidx.recyclerview.widget.RecyclerView"
+SCROLL_VIEW = "android.widget.ScrollView"
+IMAGE_VIEW = "android.widget.ImageView"
+
+
+@dataclass(eq=False)
+class Widget:
+    """One view. ``bounds`` is what the dump shows (clipped); ``frame`` is where it is drawn."""
+
+    cls: str
+    bounds: Rect
+    text: str = ""
+    rid: str = ""
+    desc: str = ""
+    checkable: bool = False
+    checked: bool = False
+    clickable: bool = False
+    focusable: bool = False
+    focused: bool = False
+    scrollable: bool = False
+    long_clickable: bool = False
+    password: bool = False
+    selected: bool = False
+    enabled: bool = True
+    children: list[Widget] = field(default_factory=list)
+    # --- render / behaviour only (never dumped) ---
+    kind: str = ""
+    size: int = 0
+    align: str = "left"
+    color: str = ""
+    display: str | None = None  # what the picture shows when it differs from ``text`` (hints)
+    frame: Rect | None = None
+    on_tap: Action | None = None
+    on_long: Action | None = None
+    on_scroll: Callable[[int], None] | None = None
+    field_key: str | None = None
+
+    @property
+    def box(self) -> Rect:
+        return self.frame if self.frame is not None else self.bounds
+
+    def walk(self) -> Iterator[Widget]:
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
+@dataclass(eq=False)
+class Window:
+    """A top-level window: status bar, the app, a dialog, the promotion pop-up."""
+
+    package: str
+    root: Widget
+    modal: bool = False  # dialogs: taps outside them are swallowed, a scrim is drawn below
+
+
+def contains(r: Rect, x: int, y: int) -> bool:
+    return r[0] <= x < r[2] and r[1] <= y < r[3]
+
+
+def intersect(a: Rect, b: Rect) -> Rect | None:
+    r = (max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3]))
+    if r[0] >= r[2] or r[1] >= r[3]:
+        return None
+    return r
+
+
+def area(r: Rect) -> int:
+    return (r[2] - r[0]) * (r[3] - r[1])
+
+
+def shift(w: Widget, dy: int) -> None:
+    """Move a freshly built subtree vertically (both bounds and frame)."""
+    for node in w.walk():
+        b = node.bounds
+        node.bounds = (b[0], b[1] + dy, b[2], b[3] + dy)
+        if node.frame is not None:
+            f = node.frame
+            node.frame = (f[0], f[1] + dy, f[2], f[3] + dy)
+
+
+def clip(w: Widget, viewport: Rect) -> Widget | None:
+    """Clip a subtree to ``viewport``: nodes fully outside disappear, others get clipped bounds."""
+    inter = intersect(w.bounds, viewport)
+    if inter is None:
+        return None
+    if w.frame is None:
+        w.frame = w.bounds
+    w.bounds = inter
+    kept: list[Widget] = []
+    for child in w.children:
+        c = clip(child, viewport)
+        if c is not None:
+            kept.append(c)
+    w.children = kept
+    return w
+
+
+def hit(root: Widget, x: int, y: int) -> Widget | None:
+    """Smallest clickable widget whose bounds contain the point (disabled ones still swallow it)."""
+    best: Widget | None = None
+    for node in root.walk():
+        if not (node.clickable or node.long_clickable):
+            continue
+        if not contains(node.bounds, x, y):
+            continue
+        if best is None or area(node.bounds) <= area(best.bounds):
+            best = node
+    return best
+
+
+def scroll_target(root: Widget, x: int, y: int) -> Widget | None:
+    best: Widget | None = None
+    for node in root.walk():
+        if (node.scrollable and node.on_scroll is not None and contains(node.bounds, x, y)
+                and (best is None or area(node.bounds) <= area(best.bounds))):
+            best = node
+    return best

@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import io
+
+from PIL import Image
+from sim_helpers import bounds, login, node, nodes, tap
+
+from artemis_cli.sim import SimPhone
+
+
+def _img(phone: SimPhone) -> Image.Image:
+    return Image.open(io.BytesIO(phone.screenshot())).convert("RGB")
+
+
+def _crop(phone: SimPhone, box: tuple[int, int, int, int]) -> bytes:
+    return _img(phone).crop(box).tobytes()
+
+
+def test_png_matches_screen_size() -> None:
+    phone = SimPhone(width=720, height=1600, popups=False)
+    im = Image.open(io.BytesIO(phone.screenshot()))
+    assert im.format == "PNG" and im.size == (720, 1600)
+    assert phone.info().width == 720 and phone.info().serial == "sim"
+    assert SimPhone(world="variant").info().serial == "sim:variant"
+
+
+def test_switch_on_and_off_pixels_differ_inside_bounds(phone: SimPhone) -> None:
+    phone.launch("com.android.settings")
+    tap(phone, text="Network & internet")
+    sw = node(phone, resource_id="com.android.settings:id/wifi_switch")
+    box = bounds(sw)
+    on = _crop(phone, box)
+    phone.tap(*(((box[0] + box[2]) // 2), (box[1] + box[3]) // 2))
+    off = _crop(phone, box)
+    assert on != off
+    # and outside the switch, in the title, nothing changed
+    title = bounds(node(phone, text="Mobile data"))
+    assert len(_img(phone).crop(title).getcolors(1 << 16) or []) > 1
+
+
+def test_buttons_and_fields_are_drawn_inside_their_bounds(phone: SimPhone) -> None:
+    login(phone)
+    im = _img(phone)
+    for n in [*nodes(phone, text="Add to cart")[:3], node(phone, resource_id="com.artemis.shop:id/cart_button")]:
+        l_, t, r, b = bounds(n)
+        colours = im.crop((l_ + 2, t + 2, r - 2, b - 2)).getcolors(1 << 16) or []
+        assert len(colours) >= 2  # not plain background
+        outside = im.getpixel((min(1079, r + 1), (t + b) // 2))
+        assert im.getpixel(((l_ + r) // 2, t + 4)) != outside or len(colours) > 2
+
+
+def test_password_field_draws_dots_not_text(phone: SimPhone) -> None:
+    phone.launch("com.artemis.shop")
+    tap(phone, resource_id="com.artemis.shop:id/password")
+    empty = _crop(phone, bounds(node(phone, resource_id="com.artemis.shop:id/password")))
+    phone.type_text("abc")
+    three = _crop(phone, bounds(node(phone, resource_id="com.artemis.shop:id/password")))
+    assert empty != three
+
+
+def test_same_seed_same_actions_identical_bytes() -> None:
+    def run() -> list[bytes]:
+        p = SimPhone(seed=7)
+        shots = []
+        login(p)
+        p.swipe(540, 2000, 540, 1000)
+        shots.append(p.screenshot())
+        p.key("home")
+        shots.append(p.screenshot())
+        return shots
+
+    assert run() == run()
+
+
+def test_keyboard_is_drawn_but_not_dumped(phone: SimPhone) -> None:
+    phone.launch("com.android.contacts")
+    before = _crop(phone, (0, 1900, 1080, 2400))
+    xml_before = phone.hierarchy().count("<node")
+    tap(phone, resource_id="com.android.contacts:id/search_field")
+    assert _crop(phone, (0, 1900, 1080, 2400)) != before
+    assert phone.hierarchy().count("<node") == xml_before
+
+
+def test_dark_theme_changes_picture(phone: SimPhone) -> None:
+    phone.launch("com.android.settings")
+    light = phone.screenshot()
+    phone.shell("settings put secure ui_night_mode 2")
+    dark = phone.screenshot()
+    assert light != dark
+    assert sum(_img(phone).getpixel((540, 1500))) < 200
+
+
+def test_screenshot_cache_returns_same_bytes(phone: SimPhone) -> None:
+    a = phone.screenshot()
+    assert phone.screenshot() is a
