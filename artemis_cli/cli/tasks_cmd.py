@@ -1,5 +1,158 @@
-"""`artemis tasks …` (filled in by the config work)."""
+"""`artemis tasks validate FILE…` and `artemis tasks list [DIR]`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
 
 import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from artemis_cli.config.issues import ConfigIssue, issues_of
+from artemis_cli.config.task import Task, load_task
+from artemis_cli.errors import ConfigError
+from artemis_cli.paths import repo_root
 
 app = typer.Typer(help="Work with task files.", no_args_is_help=True)
+
+TASK_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass
+class TaskCheck:
+    """The outcome of loading one task file."""
+
+    path: str
+    task: Task | None = None
+    issues: list[ConfigIssue] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.task is not None
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "path": self.path,
+            "ok": self.ok,
+            "errors": [{"line": i.line, "field": i.field, "message": i.message} for i in self.issues],
+        }
+        if self.task is not None:
+            out["id"] = self.task.id
+            out["reference_steps"] = len(self.task.reference)
+        return out
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def expand_task_paths(paths: list[Path]) -> tuple[list[Path], list[ConfigIssue]]:
+    """Files as given; directories become every *.yaml/*.yml inside them, recursively."""
+    files: list[Path] = []
+    problems: list[ConfigIssue] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.suffix in TASK_SUFFIXES and p.is_file())
+            if not found:
+                problems.append(ConfigIssue(str(path), None, None, "no task files (*.yaml) in this directory"))
+            files.extend(found)
+        else:
+            files.append(path)
+    return files, problems
+
+
+def check_task_file(path: Path) -> TaskCheck:
+    try:
+        return TaskCheck(str(path), task=load_task(path))
+    except ConfigError as exc:
+        return TaskCheck(str(path), issues=issues_of(exc))
+
+
+def _print_check(console: Console, check: TaskCheck) -> None:
+    if check.task is not None:
+        steps = len(check.task.reference)
+        line = Text("✓ ", style="green")
+        line.append(check.path)
+        line.append(f" ({check.task.id}, {steps} reference step{'s' if steps != 1 else ''})", style="dim")
+        console.print(line)
+        return
+    count = len(check.issues)
+    header = Text("✗ ", style="red")
+    header.append(check.path)
+    header.append(f" ({count} error{'s' if count != 1 else ''})", style="dim")
+    console.print(header)
+    for issue in check.issues:
+        console.print(Text(f"  {issue}", style="red"))
+
+
+@app.command("validate")
+def validate(
+    files: Annotated[list[Path], typer.Argument(help="Task files or directories (searched recursively).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of results.")] = False,
+) -> None:
+    """Check task files; print every error with file:line and field path. Exit 2 if any is invalid."""
+    paths, problems = expand_task_paths(files)
+    checks = [TaskCheck(p.path, issues=[p]) for p in problems]
+    checks += [check_task_file(p) for p in paths]
+    bad = sum(not c.ok for c in checks)
+    if as_json:
+        typer.echo(json.dumps([c.to_json() for c in checks], indent=2, ensure_ascii=False))
+    else:
+        console = _console()
+        for check in checks:
+            _print_check(console, check)
+        if len(checks) > 1:
+            console.print(Text(f"{len(checks) - bad} valid, {bad} invalid", style="bold"))
+    if bad:
+        raise typer.Exit(2)
+
+
+def _default_tasks_dir() -> Path:
+    local = Path("tasks")
+    if local.is_dir():
+        return local
+    root = repo_root()
+    return root / "tasks" if root is not None else local
+
+
+@app.command("list")
+def list_tasks(
+    directory: Annotated[Path | None, typer.Argument(help="Directory of task files (default: ./tasks).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """List the task files in a directory: id, app, max_steps, reference steps, tags."""
+    folder = directory if directory is not None else _default_tasks_dir()
+    if not folder.is_dir():
+        raise ConfigError(str(folder), None, None, "not a directory")
+    paths, _ = expand_task_paths([folder])
+    checks = [check_task_file(p) for p in paths]
+    good = [c for c in checks if c.task is not None]
+    bad = [c for c in checks if c.task is None]
+    if as_json:
+        rows = [
+            {"path": c.path, "id": c.task.id, "app": c.task.app, "max_steps": c.task.max_steps,
+             "reference_steps": len(c.task.reference), "tags": c.task.tags}
+            for c in good if c.task is not None
+        ]
+        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+    else:
+        console = _console()
+        table = Table(title=f"Tasks in {folder}", title_justify="left")
+        for column in ("id", "app", "max_steps", "reference", "tags", "file"):
+            table.add_column(column, overflow="fold")
+        for c in good:
+            assert c.task is not None
+            t = c.task
+            table.add_row(t.id, t.app or "-", str(t.max_steps), str(len(t.reference)),
+                          ", ".join(t.tags) or "-", c.path)
+        console.print(table)
+    if bad:
+        err = _console(stderr=True)
+        for c in bad:
+            err.print(Text(f"✗ {c.issues[0]}", style="red"))
+        err.print(Text(f"{len(bad)} invalid task file(s); run `artemis tasks validate {folder}` for details"))
+        raise typer.Exit(2)

@@ -1,0 +1,381 @@
+"""Task files (``tasks/*.yaml``, SPEC §3.1): schema, loading, and validation with file:line errors.
+
+```yaml
+id: settings-wifi-on            # slug; defaults to the file name (slugified)
+goal: Turn on Wi-Fi             # what the operator is told (required)
+app: com.android.settings       # optional package, launched before step 1
+profile: flash                  # flash | pro | path to a profile
+max_steps: 30                   # 1..10000
+setup: [{shell: settings put global wifi_on 0}]
+success:                        # checked after the run, never shown to the model
+  - {shell: settings get global wifi_on, equals: "1"}   # or contains: / matches: (regex)
+  - visible: Wi-Fi              # | not_visible: … | app: com.android.settings (foreground)
+inject: [{at_step: 5, text: Use the quick settings panel instead}]
+reference: [...]                # see below
+sim: {world: default, seed: 0, popups: true, faults: null}
+tags: [settings]
+description: free text
+```
+
+Unknown keys are errors everywhere.  Field paths in errors are dotted with 0-based indices:
+``success[1].equals``, ``reference[3].tap.text``.
+
+Reference actions (what the scripted model plays; one single-key mapping per list item):
+
+- ``tap: SELECTOR`` / ``long_press: SELECTOR``
+- ``type: {text: "hello", into: SELECTOR?, clear: false, submit: false}`` — ``into`` focuses a
+  field first; ``clear`` empties it; ``submit`` presses enter afterwards.
+- ``swipe: up|down|left|right`` or ``swipe: {direction: up, on: SELECTOR?}`` or
+  ``swipe: {from: [x, y], to: [x, y]}`` — the direction is the finger's movement (``up`` reveals
+  content further down), ``on`` swipes inside that element instead of the whole screen.
+- ``key: back|home|enter|recents|delete``
+- ``launch: com.example.app`` (package, or an app name the device can resolve)
+- ``wait: 1.5`` (seconds, 0..3600)
+- ``note: {key: str, content: str}`` (``save_note``)
+- ``finish: {success: true, answer: ""}`` (``finish:`` alone means success with no answer)
+
+A SELECTOR is a mapping with at least one of ``text`` (exact label), ``text_contains``, ``id``
+(resource-id, full ``pkg:id/name`` or just ``name``), ``desc`` (content-desc), ``class`` (short
+``Button`` or full ``android.widget.Button``), plus ``nth`` (0-based, among matches in screen
+order, default 0); or pixel ``x`` and ``y`` (both).  Whole numbers in label fields are read as
+text (``text: 5`` is the label "5").
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    Strict,
+    field_validator,
+    model_validator,
+)
+
+from .validation import DocumentLocator, PlainLocator, fail, show, validate_model
+from .yaml_source import load_yaml_file
+
+# --- field types -----------------------------------------------------------------------------
+
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_PACKAGE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")
+
+
+def _int_as_text(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _check_slug(value: str) -> str:
+    if not _SLUG.match(value):
+        raise fail(
+            f"must be a slug: lowercase letters, digits, '.', '_' or '-', starting with a letter "
+            f"or digit (got {value!r})"
+        )
+    return value
+
+
+def _check_package(value: str) -> str:
+    if not _PACKAGE.match(value):
+        raise fail(f"must be an Android package name such as com.android.settings (got {value!r})")
+    return value
+
+
+def _check_point(value: Any) -> Any:
+    if not (isinstance(value, list | tuple) and len(value) == 2):
+        raise fail(f"must be a point [x, y] (got {show(value)})")
+    return value
+
+
+def _check_not_blank(value: str) -> str:
+    if not value.strip():
+        raise fail("must not be empty")
+    return value
+
+
+Int = Annotated[int, Strict()]
+NonEmpty = Annotated[str, AfterValidator(_check_not_blank)]
+Text = Annotated[str, BeforeValidator(_int_as_text)]
+Label = Annotated[str, BeforeValidator(_int_as_text), AfterValidator(_check_not_blank)]
+Slug = Annotated[str, AfterValidator(_check_slug)]
+Package = Annotated[str, AfterValidator(_check_package)]
+Coordinate = Annotated[int, Strict(), Field(ge=0)]
+Point = Annotated[tuple[Coordinate, Coordinate], Field(strict=False), BeforeValidator(_check_point)]
+Direction = Literal["up", "down", "left", "right"]
+KeyName = Literal["back", "home", "enter", "recents", "delete"]
+
+ACTIONS = ("tap", "long_press", "type", "swipe", "key", "launch", "wait", "note", "finish")
+CHECK_KINDS = ("shell", "visible", "not_visible", "app")
+COMPARATORS = ("equals", "contains", "matches")
+
+
+class StrictModel(BaseModel):
+    """Base of every schema model: unknown keys are errors, no silent type coercion."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _require_mapping(cls, data: Any) -> Any:
+        data = cls._prepare(data)
+        if not isinstance(data, dict | BaseModel):
+            raise fail(f"must be a mapping{cls._mapping_hint()} (got {show(data)})")
+        return data
+
+    @classmethod
+    def _prepare(cls, data: Any) -> Any:
+        """Expand shorthands before validation (overridden by subclasses)."""
+        return data
+
+    @classmethod
+    def _mapping_hint(cls) -> str:
+        return ""
+
+
+# --- selectors and reference actions ------------------------------------------------------------
+
+
+class Selector(StrictModel):
+    """How a reference action finds its element. See the module docstring."""
+
+    text: Label | None = None
+    text_contains: Label | None = None
+    id: Label | None = None
+    desc: Label | None = None
+    class_name: NonEmpty | None = Field(default=None, alias="class")
+    nth: Int = Field(default=0, ge=0)
+    x: Coordinate | None = None
+    y: Coordinate | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Selector:
+        if (self.x is None) != (self.y is None):
+            given, other = ("x", "y") if self.x is not None else ("y", "x")
+            raise fail(f"pixel '{given}' needs '{other}' too", key=given)
+        if not self.has_semantics and self.x is None:
+            raise fail("a selector needs at least one of text, text_contains, id, desc, class, or x and y")
+        return self
+
+    @property
+    def has_semantics(self) -> bool:
+        return any(v is not None for v in (self.text, self.text_contains, self.id, self.desc, self.class_name))
+
+
+class TypeSpec(StrictModel):
+    text: Text
+    into: Selector | None = None
+    clear: Annotated[bool, Strict()] = False
+    submit: Annotated[bool, Strict()] = False
+
+
+class SwipeSpec(StrictModel):
+    """``swipe: up`` is read as ``{direction: up}``."""
+
+    direction: Direction | None = None
+    on: Selector | None = None
+    from_: Point | None = Field(default=None, alias="from")
+    to: Point | None = None
+
+    @classmethod
+    def _prepare(cls, data: Any) -> Any:
+        return {"direction": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _check(self) -> SwipeSpec:
+        if self.from_ is not None or self.to is not None:
+            if self.direction is not None:
+                raise fail("use either 'direction' or 'from'/'to', not both", key="direction")
+            if self.on is not None:
+                raise fail("'on' goes with 'direction', not with 'from'/'to'", key="on")
+            if self.from_ is None or self.to is None:
+                given, other = ("from", "to") if self.from_ is not None else ("to", "from")
+                raise fail(f"'{given}' needs '{other}' too", key=given)
+        elif self.direction is None:
+            raise fail("a swipe needs a direction (up, down, left, right) or 'from: [x, y]' and 'to: [x, y]'")
+        return self
+
+
+class NoteSpec(StrictModel):
+    key: NonEmpty
+    content: Text
+
+
+class FinishSpec(StrictModel):
+    success: Annotated[bool, Strict()] = True
+    answer: Text = ""
+
+
+class ReferenceAction(StrictModel):
+    """One step of a known solution: exactly one of the fields is set; ``kind`` names it."""
+
+    tap: Selector | None = None
+    long_press: Selector | None = None
+    type: TypeSpec | None = None
+    swipe: SwipeSpec | None = None
+    key: KeyName | None = None
+    launch: NonEmpty | None = None
+    wait: float | None = Field(default=None, ge=0, le=3600)
+    note: NoteSpec | None = None
+    finish: FinishSpec | None = None
+
+    @classmethod
+    def _prepare(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "finish" in data and data["finish"] is None:
+            return {**data, "finish": {}}
+        return data
+
+    @classmethod
+    def _mapping_hint(cls) -> str:
+        return f" with one action ({', '.join(ACTIONS)}), e.g. '- tap: {{text: OK}}'"
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ReferenceAction:
+        given = [name for name in ACTIONS if name in self.model_fields_set]
+        if not given:
+            raise fail(f"empty step: expected one action ({', '.join(ACTIONS)})")
+        if len(given) > 1:
+            raise fail(
+                f"one action per step, found '{given[0]}' and '{given[1]}'; put each in its own list item",
+                key=given[1],
+            )
+        if getattr(self, given[0]) is None:
+            raise fail(f"'{given[0]}' needs a value", key=given[0])
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(name for name in ACTIONS if getattr(self, name) is not None)
+
+    @property
+    def value(self) -> Any:
+        return getattr(self, self.kind)
+
+
+# --- other task parts ----------------------------------------------------------------------------
+
+
+class SetupStep(StrictModel):
+    shell: NonEmpty
+
+
+class SuccessCheck(StrictModel):
+    """Exactly one of ``shell`` (with exactly one of equals/contains/matches), ``visible``,
+    ``not_visible`` (text on the final screen) or ``app`` (foreground package). ``kind`` names it.
+    ``equals`` and ``contains`` compare against the command's output with surrounding whitespace
+    stripped; ``matches`` is a Python regex searched in it."""
+
+    shell: NonEmpty | None = None
+    equals: Text | None = None
+    contains: Text | None = None
+    matches: str | None = None
+    visible: Label | None = None
+    not_visible: Label | None = None
+    app: Package | None = None
+
+    @field_validator("matches")
+    @classmethod
+    def _regex(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except (re.error, RecursionError, OverflowError) as exc:
+                raise fail(f"invalid regular expression: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> SuccessCheck:
+        kinds = [name for name in CHECK_KINDS if getattr(self, name) is not None]
+        comparators = [name for name in COMPARATORS if getattr(self, name) is not None]
+        if not kinds:
+            raise fail(f"a success check needs one of {', '.join(CHECK_KINDS)}")
+        if len(kinds) > 1:
+            raise fail(
+                f"one check per item, found '{kinds[0]}' and '{kinds[1]}'; put each in its own list item",
+                key=kinds[1],
+            )
+        if kinds[0] == "shell":
+            if not comparators:
+                raise fail("a shell check needs one of equals, contains, matches")
+            if len(comparators) > 1:
+                raise fail(
+                    f"use one of equals, contains, matches (found '{comparators[0]}' and '{comparators[1]}')",
+                    key=comparators[1],
+                )
+        elif comparators:
+            raise fail(f"'{comparators[0]}' only goes with 'shell'", key=comparators[0])
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(name for name in CHECK_KINDS if getattr(self, name) is not None)
+
+
+class Injection(StrictModel):
+    at_step: Int = Field(ge=1)
+    text: NonEmpty
+
+
+class SimOptions(StrictModel):
+    world: NonEmpty = "default"
+    seed: Int = Field(default=0, ge=0)
+    popups: Annotated[bool, Strict()] = True
+    faults: NonEmpty | None = None
+
+
+class Task(StrictModel):
+    id: Slug
+    goal: NonEmpty
+    app: Package | None = None
+    profile: NonEmpty = "flash"
+    max_steps: Int = Field(default=30, ge=1, le=10000)
+    setup: list[SetupStep] = Field(default_factory=list)
+    success: list[SuccessCheck] = Field(default_factory=list)
+    inject: list[Injection] = Field(default_factory=list)
+    reference: list[ReferenceAction] = Field(default_factory=list)
+    sim: SimOptions | None = None
+    tags: list[NonEmpty] = Field(default_factory=list)
+    description: str | None = None
+
+    _source_path: Path | None = PrivateAttr(default=None)
+
+    @property
+    def source_path(self) -> Path | None:
+        """The file this task was loaded from (None for ``--goal`` tasks)."""
+        return self._source_path
+
+
+# --- loading -------------------------------------------------------------------------------------
+
+
+def slugify(text: str, *, max_length: int = 48) -> str:
+    """``"Turn on Wi-Fi!"`` -> ``"turn-on-wi-fi"`` (never empty: falls back to ``"task"``)."""
+    slug = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-._")[:max_length].strip("-._")
+    return slug or "task"
+
+
+def load_task(path: str | Path) -> Task:
+    """Load and validate a task file. Any problem raises one ``ConfigError`` (``.errors`` has all)."""
+    doc = load_yaml_file(path)
+    data = dict(doc.data)
+    data.setdefault("id", slugify(Path(path).stem))
+    task = validate_model(Task, data, DocumentLocator(doc))
+    task._source_path = Path(path)
+    return task
+
+
+def task_from_goal(goal: str, *, app: str | None = None, max_steps: int | None = None) -> Task:
+    """A task for ``artemis run --goal "…"``; errors name ``command line`` instead of a file."""
+    data: dict[str, Any] = {"id": slugify(goal), "goal": goal}
+    if app is not None:
+        data["app"] = app
+    if max_steps is not None:
+        data["max_steps"] = max_steps
+    return validate_model(Task, data, PlainLocator("command line", data))
