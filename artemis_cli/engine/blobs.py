@@ -1,8 +1,10 @@
 """Content-addressed blob store: ``root/ab/<sha256>`` where ``ab`` are the hash's first two hex digits.
 
-Writes are crash-safe: bytes go to a temp file in the destination directory, are fsync'd, and are
-then renamed into place with ``os.replace`` (atomic on POSIX and Windows), so a blob file is either
-absent or complete. Identical bytes are stored once (the write is skipped when the file exists).
+Writes are crash-safe: bytes go to a temp file in the destination directory and are then renamed
+into place with ``os.replace`` (atomic on POSIX and Windows), so a blob file is either absent or
+complete, whenever the process dies. ``fsync`` (durability across power loss, like SQLite's
+``synchronous=FULL``) costs milliseconds per blob on the per-step path, so it is opt-in:
+``BlobStore(root, fsync=True)`` or ``ARTEMIS_FSYNC=1``. Identical bytes are stored once (the write is skipped when the file exists).
 Leftover ``.tmp-*`` files from a crash are never referenced and can be deleted at any time.
 """
 
@@ -30,9 +32,10 @@ def is_sha256(value: object) -> bool:
 
 
 class BlobStore:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, fsync: bool | None = None) -> None:
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+        self.fsync = bool(os.environ.get("ARTEMIS_FSYNC")) if fsync is None else fsync
 
     def path(self, sha: str) -> Path:
         if not is_sha256(sha):
@@ -56,15 +59,17 @@ class BlobStore:
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
+                if self.fsync:
+                    handle.flush()
+                    os.fsync(handle.fileno())
             os.chmod(tmp_name, 0o644)
             os.replace(tmp_name, final)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp_name)
             raise
-        _fsync_dir(final.parent)
+        if self.fsync:
+            _fsync_dir(final.parent)
         return sha
 
     def get(self, sha: str) -> bytes:

@@ -129,6 +129,9 @@ class DataEngine:
             db = sqlite_utils.Database(conn)
             if db.journal_mode != "wal":
                 db.enable_wal()
+            # WAL + NORMAL: a committed step survives any process crash (kill -9); only a power
+            # loss may drop the newest commits. Blob fsync follows the same choice (blobs.py).
+            conn.execute("PRAGMA synchronous = NORMAL")
             migrate(db)
         except sqlite3.DatabaseError as exc:
             conn.close()
