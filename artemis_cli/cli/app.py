@@ -19,8 +19,12 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from artemis_cli.cli import tasks_cmd
+    from artemis_cli.cli import devices_cmd, run_cmd, sessions_cmd, tasks_cmd
 
+    app.command("run")(run_cmd.run)
+    app.add_typer(sessions_cmd.app, name="sessions")
+    app.command("devices")(devices_cmd.devices)
+    app.command("doctor")(devices_cmd.doctor)
     app.add_typer(tasks_cmd.app, name="tasks")
 
 
@@ -29,7 +33,8 @@ _register()
 
 def main() -> None:
     try:
-        app(standalone_mode=False)
+        rc = app(standalone_mode=False)
+        sys.exit(rc if isinstance(rc, int) else 0)
     except ArtemisError as exc:
         if os.environ.get("ARTEMIS_DEBUG"):
             raise

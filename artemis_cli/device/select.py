@@ -127,8 +127,11 @@ def resolve_device(
     backend: Backend = "auto",
     sim_seed: int = 0,
     sim_options: dict[str, Any] | None = None,
+    sim_world: str | None = None,
 ) -> Device:
     """The device ``spec`` names (None: $ANDROID_SERIAL, the single attached device, else the sim).
+
+    ``sim_world`` (a task's ``sim.world``) applies when the spec is plain ``sim``.
 
     Raises UsageError (several devices, bad spec/backend), DeviceNotFound, DeviceOffline.
     """
@@ -148,6 +151,8 @@ def resolve_device(
         spec = ready[0] if ready else "sim"
     world = parse_sim_spec(spec)
     if world is not None:
+        if spec == "sim" and sim_world:
+            world = sim_world
         return _make_sim(world, sim_seed, sim_options)
     return _make_real(spec, backend, host, port)
 

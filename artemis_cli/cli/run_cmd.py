@@ -1,0 +1,124 @@
+"""``artemis run``: run a task (file or --goal) on a device and record every step."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from artemis_cli.cli.console import err, escape, out
+
+
+def run(
+    task_file: Annotated[Path | None, typer.Argument(help="Task YAML file.", show_default=False)] = None,
+    goal: Annotated[str | None, typer.Option("--goal", "-g", help="Run an ad-hoc goal instead of a file.")] = None,
+    device: Annotated[
+        str | None, typer.Option("--device", "-d", help="Serial, 'sim' or 'sim:<world>'. Default: $ANDROID_SERIAL, the one attached device, else sim.")
+    ] = None,
+    profile: Annotated[str | None, typer.Option("--profile", "-p", help="flash | pro | path to a profile.")] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="gemini | <gemini model name> | heuristic | scripted. Default: gemini with an API key, else heuristic.")
+    ] = None,
+    max_steps: Annotated[int | None, typer.Option("--max-steps", min=1, help="Override the task's step budget.")] = None,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")] = False,
+    no_live: Annotated[bool, typer.Option("--no-live", help="Plain progress lines instead of the live display.")] = False,
+    seed: Annotated[int | None, typer.Option("--seed", help="Simulated phone seed (overrides the task's).")] = None,
+) -> None:
+    """Run a task on a phone, an emulator or the simulated phone."""
+    from artemis_cli.config.profile import load_profile
+    from artemis_cli.config.task import load_task, task_from_goal
+    from artemis_cli.device.select import resolve_device
+    from artemis_cli.engine.db import DataEngine
+    from artemis_cli.errors import UsageError
+    from artemis_cli.models.registry import build_model, has_api_key
+    from artemis_cli.paths import data_dir as resolve_data_dir
+    from artemis_cli.runner import run_task
+
+    if (task_file is None) == (goal is None):
+        raise UsageError("give a task file or --goal (exactly one)", hint="artemis run tasks/demo.yaml")
+    task = load_task(task_file) if task_file is not None else task_from_goal(goal or "")
+    prof = load_profile(profile or task.profile)
+    if model is None and not has_api_key():
+        err().print("[yellow]No GEMINI_API_KEY set: using the offline heuristic baseline (not an LLM).[/]")
+    mdl = build_model(model, task=task, profile=prof)
+    sim_opts = task.sim.model_dump() if task.sim is not None else {}
+    world = sim_opts.pop("world", "default")
+    sim_seed = seed if seed is not None else sim_opts.pop("seed", 0)
+    sim_opts.pop("seed", None)
+    dev = resolve_device(device, sim_seed=sim_seed, sim_options=sim_opts, sim_world=world)
+    engine = DataEngine.open(resolve_data_dir(data_dir))
+    progress = err() if as_json else out()
+    plain = no_live or not progress.is_terminal
+
+    info = dev.info()
+
+    def on_start(session_id: str) -> None:
+        progress.print(
+            f"[bold]Session {session_id}[/] · task [cyan]{escape(task.id)}[/] · device {escape(info.serial)} "
+            f"({info.kind}, {info.width}x{info.height}) · model {escape(mdl.label)}"
+        )
+
+    def on_step(rep: object) -> None:
+        from artemis_cli.operators.flash import StepReport
+
+        assert isinstance(rep, StepReport)
+        cache = f"{100 * rep.cached_tokens / rep.prompt_tokens:.0f}%" if rep.prompt_tokens else "-"
+        status = {"ok": "[green]ok[/]", "finished": "[blue]finish[/]"}.get(rep.status, f"[red]{rep.status}[/]")
+        line = (
+            f"{rep.number:>4}  {rep.elapsed_s:7.1f}s  {status:<6} {escape(rep.phrase)[:70]:<70} "
+            f"tok {rep.prompt_tokens:>6} cache {cache:>4}"
+        )
+        if rep.detail and rep.status == "error":
+            line += f"  [red]{escape(rep.detail[:80])}[/]"
+        progress.print(line)
+
+    def on_notice(text: str) -> None:
+        progress.print(f"[yellow]  ! {escape(text)}[/]")
+
+    try:
+        if plain:
+            result = run_task(task, prof, dev, mdl, engine, max_steps=max_steps, on_start=on_start,
+                              on_step=on_step, on_notice=on_notice)
+        else:
+            with progress.status("running…", spinner="dots"):
+                result = run_task(task, prof, dev, mdl, engine, max_steps=max_steps, on_start=on_start,
+                                  on_step=on_step, on_notice=on_notice)
+    finally:
+        dev.close()
+
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        print_summary(result)
+    raise typer.Exit(result.exit_code)
+
+
+def print_summary(result: object) -> None:
+    from rich.table import Table
+
+    from artemis_cli.runner import RunResult
+
+    assert isinstance(result, RunResult)
+    table = Table(title=f"Session {result.session_id}", show_header=False)
+    table.add_column("", style="bold")
+    table.add_column("")
+    colour = "green" if result.success else "red"
+    table.add_row("result", f"[{colour}]{result.status}[/] — {escape(result.message)}")
+    table.add_row("model", escape(result.model_label))
+    table.add_row("steps", str(result.steps))
+    if result.answer:
+        table.add_row("answer", escape(result.answer))
+    for c in result.checks:
+        mark = "[green]✓[/]" if c.passed else "[red]✗[/]"
+        table.add_row("check", f"{mark} {escape(c.check)} ({escape(c.detail)})")
+    cached = f" ({100 * result.cached_tokens / result.prompt_tokens:.0f}% cached)" if result.prompt_tokens else ""
+    table.add_row("tokens", f"{result.prompt_tokens} prompt{cached}, {result.completion_tokens} completion")
+    table.add_row("time", f"{result.elapsed_s:.1f}s")
+    table.add_row("data", escape(result.data_dir))
+    out().print(table)
+    if result.exit_code == 3:
+        out().print("[yellow]The session stopped because the device or model became unavailable; its steps are saved.[/]")

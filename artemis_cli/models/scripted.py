@@ -1,0 +1,214 @@
+"""The scripted model: plays a fixed list of actions (a task's ``reference``, or a test's list).
+
+It is stateless: its position in the script is read back from its own earlier messages
+(``[script k/n]`` markers), so a resumed session continues where it stopped. Selectors are
+resolved against the element list in the current observation — the same text a real model
+reads — so a script exercises exactly the path a model would. A known pop-up ("No thanks",
+"Dismiss"...) covering the screen is dismissed without advancing the script.
+
+Reference vocabulary (see ``artemis_cli.config.task``): ``tap``/``long_press`` a selector,
+``type`` {text, into?, clear?, submit?}, ``swipe`` direction | {direction, on?} | {from, to},
+``key``, ``launch``, ``wait``, ``note`` {key, content}, ``finish`` {success, answer}.
+A selector has ``text``, ``text_contains``, ``id``, ``desc``, ``class``, ``nth`` or ``x``/``y``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from artemis_cli.models.base import FunctionCall, Message, ModelRequest, ModelResponse, Part, Usage
+from artemis_cli.models.conversation import ConversationView, view_from_request, view_from_rest
+from artemis_cli.perception.elements import ParsedElement, parse_element_lines
+
+MARKER_RE = re.compile(r"\[script (\d+)/(\d+)( popup)?\]")
+POPUP_DISMISS_LABELS = ("No thanks", "Not now", "Dismiss", "Close", "Skip")
+POPUP_TITLES = ("Special offer!",)
+
+
+class ScriptError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class ScriptDecision:
+    thought: str
+    call: FunctionCall
+
+
+def _norm(s: str) -> str:
+    return " ".join(s.casefold().split())
+
+
+def _matches(el: ParsedElement, sel: dict[str, Any]) -> bool:
+    label = el.label or ""
+    desc = el.desc or ""
+    # A container borrows its children's texts as "A · B": each part counts as its text.
+    texts = {_norm(label), *(_norm(p) for p in label.split(" · "))}
+    if "text" in sel and sel["text"] is not None and _norm(str(sel["text"])) not in texts:
+        return False
+    if sel.get("text_contains") and _norm(str(sel["text_contains"])) not in _norm(label + " " + desc):
+        return False
+    if sel.get("desc") and _norm(str(sel["desc"])) not in {_norm(desc), _norm(label)}:
+        return False
+    if sel.get("id"):
+        want = str(sel["id"]).rsplit("/", 1)[-1]
+        if (el.short_id or "") != want:
+            return False
+    cls = sel.get("class") or sel.get("class_")
+    return not (cls and (el.short_class or "") != str(cls).rsplit(".", 1)[-1])
+
+
+def find_element(elements: list[ParsedElement], selector: dict[str, Any]) -> ParsedElement | None:
+    hits = [el for el in elements if _matches(el, selector)]
+    nth = int(selector.get("nth") or 0)
+    return hits[nth] if len(hits) > nth else None
+
+
+def _describe(selector: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in selector.items() if v is not None and k != "nth")
+
+
+def _one_key(action: dict[str, Any]) -> tuple[str, Any]:
+    items = [(k, v) for k, v in action.items() if v is not None]
+    if len(items) != 1:
+        raise ScriptError(f"a reference action must have exactly one key, got {sorted(action)}")
+    return items[0]
+
+
+class ScriptPlayer:
+    """Turns (script, conversation view) into the next decision."""
+
+    def __init__(self, script: list[dict[str, Any]]) -> None:
+        self.script = [dict(a) for a in script]
+
+    def position(self, view: ConversationView) -> int:
+        """Number of script entries already played (0-based index of the next one)."""
+        for text in reversed(view.model_texts):
+            m = MARKER_RE.search(text)
+            if m:
+                return int(m.group(1)) - (1 if m.group(3) else 0)
+        return 0
+
+    def decide(self, view: ConversationView) -> ScriptDecision:
+        n = len(self.script)
+        pos = self.position(view)
+        elements = parse_element_lines(view.observation_text)
+        if pos >= n:
+            return ScriptDecision(
+                f"[script {n}/{n}] The script is complete.",
+                FunctionCall("finish", {"success": True, "answer": "reference script completed"}),
+            )
+        kind, value = _one_key(self.script[pos])
+        label = f"[script {pos + 1}/{n}]"
+        try:
+            call = self._call_for(kind, value, elements, view)
+        except ScriptError as exc:
+            popup = self._popup_dismiss(elements)
+            if popup is not None:
+                return ScriptDecision(
+                    f"[script {pos}/{n} popup] A pop-up is in the way; dismissing it.",
+                    FunctionCall("tap", {"index": popup.index}),
+                )
+            return ScriptDecision(
+                f"{label} Cannot play {kind}: {exc}",
+                FunctionCall("finish", {"success": False, "answer": f"script step {pos + 1}: {exc}"}),
+            )
+        return ScriptDecision(f"{label} {kind} {value!r}", call)
+
+    @staticmethod
+    def _popup_dismiss(elements: list[ParsedElement]) -> ParsedElement | None:
+        labels = {el.label for el in elements}
+        if not any(t in labels for t in POPUP_TITLES):
+            return None
+        for el in elements:
+            if el.label in POPUP_DISMISS_LABELS:
+                return el
+        return None
+
+    def _target(self, selector: Any, elements: list[ParsedElement], view: ConversationView) -> dict[str, Any]:
+        if not isinstance(selector, dict):
+            selector = {"text": str(selector)}
+        if selector.get("x") is not None and selector.get("y") is not None:
+            x, y = float(selector["x"]), float(selector["y"])
+            size = view.screen_size
+            if view.normalized and size:
+                x, y = round(x * 1000 / size[0]), round(y * 1000 / size[1])
+            return {"x": x, "y": y}
+        el = find_element(elements, selector)
+        if el is None:
+            raise ScriptError(f"no element matches {_describe(selector)}")
+        return {"index": el.index}
+
+    def _call_for(
+        self, kind: str, value: Any, elements: list[ParsedElement], view: ConversationView
+    ) -> FunctionCall:
+        if kind in ("tap", "long_press"):
+            return FunctionCall(kind, self._target(value, elements, view))
+        if kind == "type":
+            args: dict[str, Any] = {"text": str(value["text"])}
+            if value.get("into"):
+                args.update(self._target(value["into"], elements, view))
+            if value.get("clear"):
+                args["clear"] = True
+            if value.get("submit"):
+                args["submit"] = True
+            return FunctionCall("type_text", args)
+        if kind == "swipe":
+            if isinstance(value, str):
+                return FunctionCall("swipe", {"direction": value})
+            if value.get("direction"):
+                args = {"direction": value["direction"]}
+                if value.get("on"):
+                    args.update(self._target(value["on"], elements, view))
+                return FunctionCall("swipe", args)
+            (x1, y1), (x2, y2) = value["from"], value["to"]
+            return FunctionCall("swipe", {"x1": x1, "y1": y1, "x2": x2, "y2": y2})
+        if kind == "key":
+            return FunctionCall("press_key", {"key": str(value)})
+        if kind == "launch":
+            return FunctionCall("launch_app", {"app": str(value)})
+        if kind == "wait":
+            return FunctionCall("wait", {"seconds": float(value)})
+        if kind == "note":
+            return FunctionCall("save_note", {"key": str(value["key"]), "content": str(value["content"])})
+        if kind == "finish":
+            value = value or {}
+            return FunctionCall(
+                "finish", {"success": bool(value.get("success", True)), "answer": str(value.get("answer", ""))}
+            )
+        raise ScriptError(f"unknown reference action {kind!r}")
+
+
+class ScriptedModel:
+    """Model protocol over a ScriptPlayer; offline and labelled as such."""
+
+    offline = True
+
+    def __init__(self, script: list[dict[str, Any]], *, name: str = "scripted") -> None:
+        self.player = ScriptPlayer(script)
+        self.name = name
+        self.label = "scripted (plays the task's reference solution; offline)"
+
+    def generate(self, request: ModelRequest) -> ModelResponse:
+        t0 = time.perf_counter()
+        decision = self.player.decide(view_from_request(request))
+        message = Message("model", [Part(text=decision.thought), Part(function_call=decision.call)])
+        return ModelResponse(message, Usage(), self.name, (time.perf_counter() - t0) * 1000)
+
+
+def script_policy(script: list[dict[str, Any]]) -> Callable[[Any], Any]:
+    """A FakeGeminiServer policy that plays ``script`` through the real SDK."""
+    from artemis_cli.models.fake_gemini import FakeReply
+
+    player = ScriptPlayer(script)
+
+    def policy(request: Any) -> Any:
+        decision = player.decide(view_from_rest(request.contents))
+        call = {"name": decision.call.name, "args": decision.call.args}
+        return FakeReply(parts=[{"text": decision.thought}, {"functionCall": call}])
+
+    return policy

@@ -1,0 +1,29 @@
+"""The README's two set-up commands stay true: CI runs the test one verbatim."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _readme_commands() -> list[str]:
+    text = (REPO / "README.md").read_text()
+    setup = text.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```sh\n(.+?)\n```", setup, flags=re.S)
+
+
+def test_readme_has_exactly_two_setup_commands() -> None:
+    commands = _readme_commands()
+    assert len(commands) == 2
+    run, test = commands
+    assert "artemis run" in run and "pytest" not in run
+    assert "pytest" in test
+
+
+def test_ci_runs_the_readme_test_command_verbatim() -> None:
+    ci = (REPO / ".ci" / "run").read_text()
+    test_command = _readme_commands()[1]
+    assert f'TEST_COMMAND="{test_command}"' in ci
+    assert 'bash -c "$TEST_COMMAND"' in ci
