@@ -105,7 +105,9 @@ def run_task(
             status="running",
             started_at=now_iso(),
             config={
-                "task": task.model_dump(mode="json") if hasattr(task, "model_dump") else {},
+                # the reference solution may hold credentials: store its length, not its text
+                "task": task.model_dump(mode="json", exclude={"reference"}),
+                "reference_steps": len(task.reference),
                 "profile": profile.model_dump(mode="json") if hasattr(profile, "model_dump") else {},
                 "max_steps": steps_budget,
                 "offline_model": model.offline,

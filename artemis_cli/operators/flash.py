@@ -277,11 +277,13 @@ class FlashLoop:
         users: list[str],
     ) -> None:
         messages = [m.to_dict() for m in turn.messages]
-        if action.secret:
+        thought = turn.thought
+        if action.secret:  # text typed into a password field is never stored (SPEC §5.5)
             raw = json.dumps(messages, ensure_ascii=False).replace(
                 json.dumps(action.secret, ensure_ascii=False)[1:-1], REDACTED
             )
             messages = json.loads(raw)
+            thought = thought.replace(action.secret, REDACTED)
         blobs: dict[str, tuple[bytes, str]] = {
             "pre_screenshot": (pre.png, "screenshot"),
             "ui_xml": (pre.xml.encode("utf-8"), "ui_xml"),
@@ -298,7 +300,7 @@ class FlashLoop:
             started_at=started_at,
             ended_at=now_iso(),
             offset_ms=self.offset_ms(step_t0),
-            thought=turn.thought,
+            thought=thought,
             action_type=action.type,
             action_args=action.recorded_args,
             x=action.x,
