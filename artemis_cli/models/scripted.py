@@ -90,7 +90,8 @@ class ScriptPlayer:
         for text in reversed(view.model_texts):
             m = MARKER_RE.search(text)
             if m:
-                return int(m.group(1)) - (1 if m.group(3) else 0)
+                # "[script k/n]" played entry k; "[script k/n popup]" dismissed a pop-up after k
+                return int(m.group(1))
         return 0
 
     def decide(self, view: ConversationView) -> ScriptDecision:
@@ -104,6 +105,14 @@ class ScriptPlayer:
             )
         kind, value = _one_key(self.script[pos])
         label = f"[script {pos + 1}/{n}]"
+        # A modal pop-up swallows taps meant for what is under it (the element list still shows
+        # those): dismiss it first unless this script step itself targets the pop-up.
+        popup = self._popup_dismiss(elements)
+        if popup is not None and not self._targets_popup(value):
+            return ScriptDecision(
+                f"[script {pos}/{n} popup] A pop-up is in the way; dismissing it.",
+                FunctionCall("tap", {"index": popup.index}),
+            )
         try:
             call = self._call_for(kind, value, elements, view)
         except ScriptError as exc:
@@ -118,6 +127,13 @@ class ScriptPlayer:
                 FunctionCall("finish", {"success": False, "answer": f"script step {pos + 1}: {exc}"}),
             )
         return ScriptDecision(f"{label} {kind} {value!r}", call)
+
+    @staticmethod
+    def _targets_popup(value: Any) -> bool:
+        sel = value if isinstance(value, dict) else {}
+        sel = sel.get("into", sel) if isinstance(sel.get("into"), dict) else sel
+        text = str(sel.get("text") or sel.get("text_contains") or "")
+        return text in POPUP_DISMISS_LABELS or text in ("View offer",) or "promo" in str(sel.get("id") or "")
 
     @staticmethod
     def _popup_dismiss(elements: list[ParsedElement]) -> ParsedElement | None:
