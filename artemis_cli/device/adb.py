@@ -17,6 +17,8 @@ import adbutils
 
 from artemis_cli.device.adb_link import (
     adb_server_reachable,
+    is_network_serial,
+    reconnect_network_device,
     require_attached,
     server_unreachable,
     wrap_adb_error,
@@ -89,6 +91,7 @@ class AdbDevice:
         connect_retries: int = 2,
         auto_connect: bool = True,
         dump_path: str = DUMP_PATH,
+        screencap_retries: int = 1,
     ) -> None:
         self.serial = serial
         self.host = host
@@ -97,6 +100,7 @@ class AdbDevice:
         self.timeout = timeout
         self.connect_retries = max(0, connect_retries)
         self.dump_path = dump_path
+        self.screencap_retries = max(0, screencap_retries)
         self._sleep = sleep
         self._info: DeviceInfo | None = None
         self.fallback_reason: str | None = None  # set by resolve_device when u2 failed
@@ -120,6 +124,8 @@ class AdbDevice:
         for attempt in range(self.connect_retries + 1):
             if attempt:
                 self._sleep(min(0.5 * 2 ** (attempt - 1), 4.0))
+                if is_network_serial(self.serial):  # a dropped `adb connect` device: ask for it back
+                    reconnect_network_device(self._client, self.serial)
             try:
                 conn = self._dev.open_shell(cmd)
             except (adbutils.AdbError, OSError, EOFError) as e:
@@ -171,13 +177,17 @@ class AdbDevice:
         return self._info
 
     def screenshot(self) -> bytes:
-        data = self._run("screencap -p", what="screencap", idempotent=True, raw=True)
-        if data.startswith(PNG_MAGIC):
-            return data
-        if data.startswith(_PNG_MAGIC_CRLF):
-            fixed = data.replace(b"\r\n", b"\n")
-            if fixed.startswith(PNG_MAGIC):
-                return fixed
+        data = b""
+        for attempt in range(self.screencap_retries + 1):  # "Capturing failed." is often transient
+            if attempt:
+                self._sleep(0.2 * attempt)
+            data = self._run("screencap -p", what="screencap", idempotent=True, raw=True)
+            if data.startswith(PNG_MAGIC):
+                return data
+            if data.startswith(_PNG_MAGIC_CRLF):
+                fixed = data.replace(b"\r\n", b"\n")
+                if fixed.startswith(PNG_MAGIC):
+                    return fixed
         raise ScreenshotError(
             f"device {self.serial!r}: `screencap -p` returned {len(data)} bytes that are not a PNG: "
             f"{data[:80]!r}",

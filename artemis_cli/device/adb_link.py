@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
+import time
 
 import adbutils
 
@@ -54,6 +56,34 @@ def wrap_adb_error(exc: BaseException, serial: str, what: str) -> DeviceError:
 
 
 _NETWORK_SERIAL_RE = re.compile(r"^[\w.-]+:\d+$")
+
+
+def is_network_serial(serial: str) -> bool:
+    """``HOST:PORT`` serials are devices attached with `adb connect` (they can be re-connected)."""
+    return _NETWORK_SERIAL_RE.match(serial) is not None
+
+
+def reconnect_network_device(client: adbutils.AdbClient, serial: str) -> bool:
+    """`adb disconnect` + `adb connect` a network serial (after a drop); True when it is back.
+
+    The adb server retries dropped TCP devices by itself, but only every few seconds; asking
+    it directly brings a device that is reachable again back at once. Never raises.
+    """
+    if not is_network_serial(serial):
+        return False
+    with contextlib.suppress(adbutils.AdbError, OSError, EOFError):
+        client.disconnect(serial, raise_error=False)
+    try:
+        client.connect(serial, timeout=3)
+        deadline = time.monotonic() + 2.0
+        while True:  # the CNXN handshake completes just after `connect` returns
+            if any(d.serial == serial and d.state == "device" for d in client.list()):
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+    except (adbutils.AdbError, OSError, EOFError):
+        return False
 
 
 def require_attached(

@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 Backend = Literal["auto", "adb", "u2"]
 BACKENDS: tuple[str, ...] = ("auto", "adb", "u2")
 DEFAULT_WORLD = "default"
+BACKEND_ENV = "ARTEMIS_DEVICE_BACKEND"
 _LIST_TIMEOUT = 2.0
 
 
@@ -131,12 +132,17 @@ def resolve_device(
 ) -> Device:
     """The device ``spec`` names (None: $ANDROID_SERIAL, the single attached device, else the sim).
 
+    ``backend`` "auto" means $ARTEMIS_DEVICE_BACKEND when set, else u2 falling back to adb.
+
     ``sim_world`` (a task's ``sim.world``) applies when the spec is plain ``sim``.
 
     Raises UsageError (several devices, bad spec/backend), DeviceNotFound, DeviceOffline.
     """
+    if backend == "auto":  # `ARTEMIS_DEVICE_BACKEND=adb artemis run …` forces a backend
+        backend = os.environ.get(BACKEND_ENV, "").strip().lower() or "auto"  # type: ignore[assignment]
     if backend not in BACKENDS:
-        raise UsageError(f"unknown device backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+        raise UsageError(f"unknown device backend {backend!r}; choose one of {', '.join(BACKENDS)}",
+                         hint=f"check --backend / ${BACKEND_ENV}")
     host, port = adb_address()
     if spec is not None:
         spec = spec.strip()
@@ -217,6 +223,7 @@ def adb_status() -> AdbStatus:
 
 __all__ = [
     "ADB_HINT",
+    "BACKEND_ENV",
     "AdbStatus",
     "DeviceListing",
     "adb_address",

@@ -7,10 +7,11 @@ cannot, construction raises DeviceOffline/DeviceNotFound and ``resolve_device`` 
 
 from __future__ import annotations
 
+import base64
 import io
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import adbutils
 import uiautomator2
@@ -19,6 +20,8 @@ from PIL import Image
 from artemis_cli.device.adb_link import (
     ADB_HINT,
     adb_server_reachable,
+    is_network_serial,
+    reconnect_network_device,
     require_attached,
     server_unreachable,
     wrap_adb_error,
@@ -43,6 +46,8 @@ _OFFLINE_ERRORS: tuple[type[BaseException], ...] = (
     _u2x.HTTPError,
     _u2x.UiAutomationError,
 )
+T = TypeVar("T")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 U2_HINT = "run `python -m uiautomator2 init` once, or use --backend adb"
 
 
@@ -139,17 +144,53 @@ class U2Device:
         return self._info
 
     def screenshot(self) -> bytes:
-        with self._wrap("screenshot", ScreenshotError):
-            img = self._d.screenshot()  # PIL image (JPEG over JSON-RPC, screencap fallback)
-        if not isinstance(img, Image.Image):
-            raise ScreenshotError(f"device {self.serial!r}: uiautomator2 returned no screenshot")
-        buf = io.BytesIO()
-        img.save(buf, format="PNG", compress_level=1)
-        return buf.getvalue()
+        """PNG of the screen: the server's JPEG (takeScreenshot), else `screencap -p` over adb.
+
+        uiautomator2's own fallback turns a failed screencap into a black image; here a failure
+        is a ScreenshotError, never a picture of nothing.
+        """
+        def take() -> bytes:
+            with self._wrap("screenshot", ScreenshotError):
+                b64 = self._d.jsonrpc.takeScreenshot(1, 80)
+            if isinstance(b64, str) and b64:
+                try:
+                    img = Image.open(io.BytesIO(base64.b64decode(b64)))
+                    img.load()
+                except (ValueError, OSError) as e:
+                    raise ScreenshotError(f"device {self.serial!r}: unreadable screenshot from uiautomator2: {e}") from e
+                buf = io.BytesIO()
+                img.convert("RGB").save(buf, format="PNG", compress_level=1)
+                return buf.getvalue()
+            with self._wrap("screencap", ScreenshotError):
+                data = self._d.adb_device.shell(["screencap", "-p"], encoding=None)
+            if isinstance(data, bytes) and data.startswith(PNG_MAGIC):
+                return data
+            raise ScreenshotError(
+                f"device {self.serial!r}: screenshot failed (uiautomator2 gave none; screencap said "
+                f"{bytes(data or b'')[:60]!r})",
+                hint="is the screen on and the device unlocked?",
+            )
+
+        return self._observe(take)
+
+    def _observe(self, fn: Callable[[], T]) -> T:
+        """Run an idempotent observation; after a drop of a network device, reconnect and retry once."""
+        try:
+            return fn()
+        except DeviceOffline:
+            if not is_network_serial(self.serial):
+                raise
+            client = adbutils.AdbClient(host=self.host, port=self.port, socket_timeout=10)
+            if not reconnect_network_device(client, self.serial):
+                raise
+            return fn()
 
     def hierarchy(self) -> str:
-        with self._wrap("hierarchy dump", HierarchyError):
-            xml = self._d.dump_hierarchy()
+        def dump() -> str:
+            with self._wrap("hierarchy dump", HierarchyError):
+                return str(self._d.dump_hierarchy())
+
+        xml = self._observe(dump)
         if not isinstance(xml, str) or "<hierarchy" not in xml:
             raise HierarchyError(f"device {self.serial!r}: dump is not a hierarchy: {str(xml)[:80]!r}")
         if "<node" not in xml:  # uiautomator2 substitutes an empty hierarchy after 3 null roots
@@ -208,9 +249,12 @@ class U2Device:
             )
 
     def current_app(self) -> str | None:
-        try:
+        def current() -> Any:
             with self._wrap("current app"):
-                pkg = self._d.app_current().get("package")
+                return self._d.app_current().get("package")
+
+        try:
+            pkg = self._observe(current)
         except ShellError as e:
             if "focused app" in str(e):
                 return None  # "Couldn't get focused app": the device cannot say

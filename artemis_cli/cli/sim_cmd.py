@@ -1,0 +1,50 @@
+"""``artemis sim serve``: the simulated phone as an adbd on TCP, for adb, adbutils and uiautomator2."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from types import FrameType
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(help="The simulated phone.", no_args_is_help=True)
+
+
+@app.command("serve")
+def serve(
+    port: Annotated[int, typer.Option("--port", help="TCP port (not 5555-5585: adb probes those as emulators); 0 picks a free one.")] = 7555,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    world: Annotated[str, typer.Option("--world", "-w", help="Sim world.")] = "default",
+    seed: Annotated[int, typer.Option("--seed", help="Seed for pop-ups and faults.")] = 0,
+    faults: Annotated[str | None, typer.Option("--faults", help="e.g. 'idle_state:0.2,drop:0.05,latency_ms:30'.")] = None,
+    adb_keyboard: Annotated[bool, typer.Option("--adb-keyboard", help="Pretend uiautomator2's AdbKeyboard IME is installed.")] = False,
+    popups: Annotated[bool, typer.Option("--popups/--no-popups", help="Promotion pop-ups now and then.")] = True,
+) -> None:
+    """Serve the simulated phone as an adbd until Ctrl-C; then `adb connect HOST:PORT`."""
+    from artemis_cli.cli.console import escape, out
+    from artemis_cli.sim.adbd import SimAdbd
+    from artemis_cli.sim.phone import SimPhone
+
+    phone = SimPhone(world=world, seed=seed, faults=faults, popups=popups)
+    adbd = SimAdbd(phone, host=host, port=port, adb_keyboard=adb_keyboard).start()
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        con = out()
+        con.print(f"Simulated phone (world {escape(world)}, seed {seed}) listening on {adbd.serial}", markup=False)
+        con.print(f"Connect with: adb connect {adbd.serial}", markup=False)
+        con.print("Press Ctrl-C to stop.", markup=False)
+        con.file.flush()
+        while not stop.wait(0.5):
+            pass
+    finally:
+        adbd.stop()
+        for s, h in old.items():
+            signal.signal(s, h)
+        out().print("Stopped.", markup=False)

@@ -1,0 +1,179 @@
+"""SimAdbd: the simulated phone as an adbd on TCP (127.0.0.1 by default).
+
+    with SimAdbd(SimPhone(), port=0) as adbd:      # port 0: pick a free port
+        print(adbd.serial)                          # "127.0.0.1:PORT" -> `adb connect` it
+
+Transport faults for reconnect tests: ``drop(seconds)`` closes every connection and refuses new
+ones for ``seconds``; the ``drop:P`` fault (from ``--faults``) does the same, seeded, before a
+service with probability P.  ``latency_ms:N`` delays every service.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import socket
+import threading
+import time
+from types import TracebackType
+
+from artemis_cli.errors import UsageError
+from artemis_cli.sim.adbd.connection import Connection
+from artemis_cli.sim.adbd.device_shell import DeviceSide
+from artemis_cli.sim.adbd.packets import banner
+from artemis_cli.sim.adbd.services import Services
+from artemis_cli.sim.faults import FaultSpec
+from artemis_cli.sim.phone import SimPhone
+from artemis_cli.sim.shell import PROPS_BASE
+
+log = logging.getLogger(__name__)
+
+# Legacy `shell:` only (no shell_v2), plain STAT/LIST sync; pushes create parent dirs.
+FEATURES: tuple[str, ...] = ("fixed_push_mkdir", "fixed_push_symlink_timestamp")
+EMULATOR_PORTS = range(5555, 5586)
+
+
+class TransportFaults:
+    """Seeded transport-level faults: latency and dropped connections."""
+
+    def __init__(self, spec: FaultSpec, seed: int, server: SimAdbd) -> None:
+        self.spec = spec
+        self._rng = random.Random(f"artemis-adbd-drop|{seed}|{spec!r}")
+        self.server = server
+        self.drops = 0
+
+    def before_service(self) -> None:
+        if self.spec.latency_ms:
+            time.sleep(self.spec.latency_ms / 1000.0)
+        if self.spec.drop > 0 and self._rng.random() < self.spec.drop:
+            self.drops += 1
+            self.server.drop(0.3 * self._rng.randint(1, 3))
+            raise ConnectionAbortedError("simulated connection drop")
+
+
+class SimAdbd:
+    def __init__(self, phone: SimPhone, host: str = "127.0.0.1", port: int = 0, *,
+                 adb_keyboard: bool = False, u2_can_start: bool = True) -> None:
+        if port in EMULATOR_PORTS:
+            raise UsageError(f"port {port} is in 5555-5585, which the adb server probes as emulators",
+                             hint="choose another port, e.g. --port 7555")
+        if not 0 <= port <= 65535:
+            raise UsageError(f"not a TCP port: {port}")
+        self.phone = phone
+        self.host = host
+        self.port = port
+        self.device = DeviceSide(phone, adb_keyboard=adb_keyboard, u2_can_start=u2_can_start)
+        self.faults = TransportFaults(phone.faults.spec, phone.seed, self)
+        self.services = Services(self.device, self.faults)
+        self._listener: socket.socket | None = None
+        self._conns: set[Connection] = set()
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._refuse_until = 0.0
+        self._thread: threading.Thread | None = None
+        self.connections_accepted = 0
+
+    # --- lifecycle ------------------------------------------------------------------------
+    @property
+    def serial(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def banner(self) -> bytes:
+        return banner(dict(PROPS_BASE), FEATURES)
+
+    def start(self) -> SimAdbd:
+        self._listener = self._bind()
+        self.port = self._listener.getsockname()[1]
+        self._stopped.clear()
+        self._thread = threading.Thread(target=self._accept_loop, name=f"adbd-{self.port}", daemon=True)
+        self._thread.start()
+        return self
+
+    def _bind(self) -> socket.socket:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.host, self.port))
+        except OSError as e:
+            sock.close()
+            raise UsageError(f"cannot listen on {self.host}:{self.port}: {e.strerror or e}",
+                             hint="choose another --port") from e
+        sock.listen(16)
+        sock.settimeout(0.2)
+        return sock
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._close_listener()
+        for conn in self.connections():
+            conn.abort()
+        self.device.u2.running = False
+
+    def __enter__(self) -> SimAdbd:
+        return self.start()
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+    def serve_forever(self) -> None:
+        """Block until stop() (or Ctrl-C in the caller)."""
+        while not self._stopped.wait(0.5):
+            pass
+
+    # --- faults ---------------------------------------------------------------------------
+    def drop(self, seconds: float) -> None:
+        """Close every connection now and refuse connections for ``seconds``."""
+        with self._lock:
+            self._refuse_until = time.monotonic() + max(0.0, seconds)
+        self._close_listener()
+        for conn in self.connections():
+            conn.abort()
+
+    # --- internals ------------------------------------------------------------------------
+    def connections(self) -> list[Connection]:
+        with self._lock:
+            return list(self._conns)
+
+    def connection_closed(self, conn: Connection) -> None:
+        with self._lock:
+            self._conns.discard(conn)
+
+    def _close_listener(self) -> None:
+        with self._lock:
+            sock, self._listener = self._listener, None
+        if sock is not None:
+            sock.close()
+
+    def _accept_loop(self) -> None:
+        while not self._stopped.is_set():
+            with self._lock:
+                sock = self._listener
+                refusing = time.monotonic() < self._refuse_until
+            if sock is None:
+                if refusing:
+                    time.sleep(0.05)
+                    continue
+                try:
+                    new = self._bind()
+                except UsageError:
+                    time.sleep(0.1)
+                    continue
+                with self._lock:
+                    self._listener = new
+                continue
+            try:
+                client, _ = sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                continue  # closed by drop()/stop()
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            client.settimeout(None)
+            conn = Connection(client, self)
+            with self._lock:
+                self._conns.add(conn)
+                self.connections_accepted += 1
+            conn.start()

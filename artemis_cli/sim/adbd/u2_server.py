@@ -1,0 +1,221 @@
+"""uiautomator2's on-device server, as reached through ``tcp:9008``: ``GET /ping`` and
+``POST /jsonrpc/0`` with the JSON-RPC methods the uiautomator2 client (3.x) calls for what
+Artemis uses: hierarchy dump, screenshot, click/long click, swipe/drag, key presses, clipboard
+text input (``send_keys`` without the AdbKeyboard IME), touch events and device info.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from artemis_cli.sim.adbd.device_shell import DeviceSide
+from artemis_cli.sim.adbd.stream import Stream, StreamClosed
+
+log = logging.getLogger(__name__)
+
+MAX_HEADER = 64 * 1024
+MAX_BODY = 16 * 1024 * 1024
+_KEY_NAMES = {"home": "home", "back": "back", "enter": "enter", "delete": "delete", "del": "delete",
+              "recent": "recents", "recents": "recents", "menu": "menu", "search": "search"}
+_KEY_CODES = {"left": 21, "right": 22, "up": 19, "down": 20, "center": 23, "volume_up": 24, "volume_down": 25,
+              "volume_mute": 164, "camera": 27, "power": 26}
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class U2Server:
+    def __init__(self, device: DeviceSide) -> None:
+        self.device = device
+        self.methods: dict[str, Callable[..., Any]] = {
+            "deviceInfo": self.device_info, "dumpWindowHierarchy": self.dump_hierarchy,
+            "takeScreenshot": self.take_screenshot, "click": self.click, "swipe": self.swipe,
+            "drag": self.drag, "swipePoints": self.swipe_points, "pressKeyCode": self.press_key_code,
+            "pressKey": self.press_key, "setClipboard": self.set_clipboard, "getClipboard": self.get_clipboard,
+            "pasteClipboard": self.paste_clipboard, "clearInputText": self.clear_input_text,
+            "injectInputEvent": self.inject_input_event, "wakeUp": _true, "sleep": _true,
+            "isScreenOn": _true, "freezeRotation": _none, "setOrientation": _none,
+            "getLastToast": _none, "clearLastToast": _none, "getLastTraversedText": _none,
+            "clearLastTraversedText": _none, "waitForIdle": _true,
+        }
+
+    # --- HTTP over one adb stream ---------------------------------------------------------
+    def serve(self, stream: Stream) -> None:
+        """Answer HTTP/1.x requests on ``stream`` until the client closes it."""
+        while True:
+            head = bytearray()
+            while b"\r\n\r\n" not in head:
+                chunk = stream.recv()
+                if chunk is None:
+                    return
+                head += chunk
+                if len(head) > MAX_HEADER:
+                    self._respond(stream, 431, b"header too large", "text/plain")
+                    return
+            end = head.index(b"\r\n\r\n") + 4
+            stream.unread(bytes(head[end:]))
+            lines = head[:end].decode("latin-1").split("\r\n")
+            parts = lines[0].split(" ")
+            if len(parts) != 3 or not parts[2].startswith("HTTP/"):
+                self._respond(stream, 400, b"bad request line", "text/plain")
+                return
+            method, path, _ = parts
+            headers = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:] if ln)}
+            try:
+                length = int(headers.get("content-length", "0"))
+            except ValueError:
+                length = -1
+            if not 0 <= length <= MAX_BODY:
+                self._respond(stream, 400, b"bad content-length", "text/plain")
+                return
+            body = stream.read_exact(length) if length else b""
+            close = headers.get("connection", "").lower() == "close"
+            if method == "GET" and path == "/ping":
+                self._respond(stream, 200, b"pong", "text/plain", close)
+            elif method == "POST" and path.startswith("/jsonrpc/0"):
+                self._respond(stream, 200, self.handle_jsonrpc(body), "application/json", close)
+            else:
+                self._respond(stream, 404, b"Not Found", "text/plain", close)
+            if close:
+                return
+
+    @staticmethod
+    def _respond(stream: Stream, status: int, body: bytes, ctype: str, close: bool = True) -> None:
+        reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 431: "Request Header Fields Too Large"}[status]
+        head = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: {ctype}; charset=utf-8\r\n"
+                f"Content-Length: {len(body)}\r\n{'Connection: close' + chr(13) + chr(10) if close else ''}\r\n")
+        with contextlib.suppress(StreamClosed):
+            stream.write(head.encode("latin-1") + body)
+
+    def handle_jsonrpc(self, body: bytes) -> bytes:
+        rid: Any = None
+        try:
+            req = json.loads(body.decode("utf-8"))
+            if not isinstance(req, dict) or not isinstance(req.get("method"), str):
+                raise RpcError(-32600, "Invalid Request")
+            rid = req.get("id")
+            fn = self.methods.get(req["method"])
+            if fn is None:
+                raise RpcError(-32601, f"Method not found: {req['method']}")
+            params = req.get("params")
+            args = params if isinstance(params, list) else ([] if params is None else [params])
+            if isinstance(params, dict):
+                result = fn(**params)
+            else:
+                result = fn(*args)
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "result": result}
+        except RpcError as e:
+            reply = {"jsonrpc": "2.0", "id": rid, "error": {"code": e.code, "message": e.message, "data": ""}}
+        except (ValueError, UnicodeDecodeError) as e:
+            reply = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32700, "message": f"Parse error: {e}"}}
+        except TypeError as e:
+            reply = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": f"Invalid params: {e}"}}
+        return json.dumps(reply, ensure_ascii=False).encode("utf-8")
+
+    # --- methods --------------------------------------------------------------------------
+    def device_info(self) -> dict[str, Any]:
+        p = self.device.phone
+        with self.device.lock:
+            pkg = p.current_package()
+        return {"currentPackageName": pkg, "displayHeight": p.height, "displayWidth": p.width,
+                "displayRotation": 0, "displaySizeDpX": round(p.width * 160 / 420),
+                "displaySizeDpY": round(p.height * 160 / 420), "naturalOrientation": True,
+                "productName": "artemis_sim", "screenOn": True, "sdkInt": 34}
+
+    def dump_hierarchy(self, compressed: bool = False, max_depth: int = 50, root_in_active: bool | None = None) -> str:
+        with self.device.lock:
+            fault = self.device.phone.faults.dump_fault()
+            if fault == "null_root":
+                return ""  # what the server answers when UiAutomation has no root node
+            return self.device.phone.dump_xml()
+
+    def take_screenshot(self, scale: float = 1, quality: int = 80) -> str | None:
+        with self.device.lock:
+            if self.device.phone.faults.screencap_fails():
+                return None
+            img = self.device.phone.render_image().convert("RGB")
+        if scale and scale != 1:
+            img = img.resize((max(1, round(img.width * scale)), max(1, round(img.height * scale))))
+        buf = io.BytesIO()
+        img.save(buf, format="JPEG", quality=max(1, min(int(quality), 100)))
+        return base64.b64encode(buf.getvalue()).decode("ascii")
+
+    def click(self, x: int, y: int, duration_ms: int | None = None) -> bool:
+        with self.device.lock:
+            if duration_ms is not None and duration_ms >= 500:
+                self.device.phone.do_long_press(int(x), int(y))
+            else:
+                self.device.phone.do_tap(int(x), int(y))
+        return True
+
+    def swipe(self, fx: int, fy: int, tx: int, ty: int, steps: int = 10) -> bool:
+        with self.device.lock:
+            self.device.phone.do_swipe(int(fx), int(fy), int(tx), int(ty), int(steps) * 5)
+        return True
+
+    def drag(self, sx: int, sy: int, ex: int, ey: int, steps: int = 100) -> bool:
+        return self.swipe(sx, sy, ex, ey, steps)
+
+    def swipe_points(self, points: list[int], steps: int = 100) -> bool:
+        if len(points) < 4:
+            raise RpcError(-32602, "swipePoints needs at least two points")
+        return self.swipe(points[0], points[1], points[-2], points[-1], steps)
+
+    def press_key_code(self, code: int, meta: int | None = None) -> bool:
+        with self.device.lock:
+            err = self.device.phone.sh.keyevent(str(int(code)))
+        if err:
+            raise RpcError(-32001, err.strip())
+        return True
+
+    def press_key(self, name: str) -> bool:
+        key = str(name).lower()
+        with self.device.lock:
+            if key in _KEY_NAMES:
+                self.device.phone.do_key(_KEY_NAMES[key])
+                return True
+        if key in _KEY_CODES:
+            return self.press_key_code(_KEY_CODES[key])
+        raise RpcError(-32001, f"java.lang.IllegalArgumentException: unknown key {name}")
+
+    def set_clipboard(self, label: str | None, text: str) -> None:
+        self.device.u2.clipboard = str(text)
+
+    def get_clipboard(self) -> str:
+        return self.device.u2.clipboard
+
+    def paste_clipboard(self) -> None:
+        with self.device.lock:
+            if self.device.u2.clipboard:
+                self.device.phone.do_type(self.device.u2.clipboard)
+
+    def clear_input_text(self) -> None:
+        self.device.clear_focused_field()
+
+    def inject_input_event(self, action: int, x: float, y: float, meta: int = 0) -> bool:
+        if action == 0:  # ACTION_DOWN
+            self.device.u2.touch_down = (round(x), round(y))
+        elif action == 1 and self.device.u2.touch_down is not None:  # ACTION_UP
+            x0, y0 = self.device.u2.touch_down
+            self.device.u2.touch_down = None
+            with self.device.lock:
+                self.device.phone.do_swipe(x0, y0, round(x), round(y), 100)
+        return True
+
+
+def _true(*_: Any) -> bool:
+    return True
+
+
+def _none(*_: Any) -> None:
+    return None

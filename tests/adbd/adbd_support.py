@@ -1,0 +1,96 @@
+"""Fixtures: Debian's real adb server on its own free port, and the sim adbd on another.
+
+Nothing here touches a developer's adb server on 5037: every adb call gets ``-P PORT`` and
+ANDROID_ADB_SERVER_PORT points adbutils/uiautomator2 at the test server, which is killed at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from artemis_cli.sim.adbd import SimAdbd
+from artemis_cli.sim.phone import SimPhone
+
+ADB = shutil.which("adb")
+needs_adb = pytest.mark.skipif(ADB is None, reason="Debian's `adb` is not installed (apt-get install adb)")
+
+
+def free_port() -> int:
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if not 5555 <= port <= 5585:
+            return port
+
+
+@dataclass
+class AdbServer:
+    port: int
+
+    def run(self, *args: str, serial: str | None = None, timeout: float = 30, check: bool = True,
+            input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+        assert ADB is not None
+        cmd = [ADB, "-P", str(self.port), *(["-s", serial] if serial else []), *args]
+        res = subprocess.run(cmd, capture_output=True, timeout=timeout, input=input,
+                             env={**os.environ, "ANDROID_ADB_SERVER_PORT": str(self.port)})
+        if check and res.returncode != 0:
+            raise AssertionError(f"{' '.join(cmd)} -> {res.returncode}: {res.stdout!r} {res.stderr!r}")
+        return res
+
+    def text(self, *args: str, serial: str | None = None) -> str:
+        return self.run(*args, serial=serial).stdout.decode("utf-8", "replace")
+
+
+@pytest.fixture(scope="session")
+def adb_server() -> Iterator[AdbServer]:
+    if ADB is None:
+        pytest.skip("Debian's `adb` is not installed (apt-get install adb)")
+    server = AdbServer(free_port())
+    server.run("start-server")
+    try:
+        yield server
+    finally:
+        server.run("kill-server", check=False)
+
+
+@dataclass
+class SimDevice:
+    phone: SimPhone
+    adbd: SimAdbd
+    adb: AdbServer
+
+    @property
+    def serial(self) -> str:
+        return self.adbd.serial
+
+    def shell(self, command: str) -> str:
+        return self.adb.text("shell", command, serial=self.serial)
+
+
+def attach(adb: AdbServer, adbd: SimAdbd) -> None:
+    out = adb.text("connect", adbd.serial)
+    assert "connected to" in out, out
+    adb.run("wait-for-device", serial=adbd.serial, timeout=10)
+
+
+@pytest.fixture
+def sim_device(adb_server: AdbServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[SimDevice]:
+    """A fresh sim phone served by SimAdbd and `adb connect`-ed to the test adb server."""
+    monkeypatch.setenv("ANDROID_ADB_SERVER_HOST", "127.0.0.1")
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(adb_server.port))
+    phone = SimPhone(popups=False)
+    adbd = SimAdbd(phone, port=free_port()).start()
+    attach(adb_server, adbd)
+    try:
+        yield SimDevice(phone, adbd, adb_server)
+    finally:
+        adb_server.run("disconnect", adbd.serial, check=False)
+        adbd.stop()
