@@ -1,4 +1,4 @@
-"""``artemis sessions list|show``: browse recorded sessions."""
+"""``artemis sessions list|show|export|rm``: browse, inspect, export and remove recorded sessions."""
 
 from __future__ import annotations
 
@@ -65,6 +65,30 @@ def step_to_dict(engine: Any, step: Any) -> dict[str, Any]:
     }
 
 
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_since(value: str | None) -> str | None:
+    """``--since``: an ISO-8601 time, or an age (``30m``, ``12h``, ``7d``, ``2w``) before now (UTC)."""
+    import re
+    from datetime import UTC, datetime, timedelta
+
+    from artemis_cli.errors import UsageError
+
+    if value is None:
+        return None
+    text = value.strip()
+    m = re.fullmatch(r"(\d+)\s*([smhdw])", text)
+    if m:
+        start = datetime.now(UTC) - timedelta(seconds=int(m.group(1)) * _AGE_UNITS[m.group(2)])
+        return start.isoformat(timespec="milliseconds")
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"invalid --since {value!r}", hint="use ISO-8601 (2024-05-01T09:30) or an age: 30m, 12h, 7d") from None
+    return text
+
+
 def session_to_dict(rec: Any) -> dict[str, Any]:
     return {
         "id": rec.id,
@@ -80,20 +104,24 @@ def session_to_dict(rec: Any) -> dict[str, Any]:
         "started_at": rec.started_at,
         "ended_at": rec.ended_at,
         "result": rec.result,
+        "parent_session": rec.parent_session,
     }
 
 
 @app.command("list")
 def list_sessions(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
-    status: Annotated[str | None, typer.Option("--status")] = None,
-    task: Annotated[str | None, typer.Option("--task")] = None,
+    status: Annotated[str | None, typer.Option("--status", help="running, succeeded, failed, aborted or interrupted.")] = None,
+    task: Annotated[str | None, typer.Option("--task", help="Only sessions of this task id.")] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only sessions started at or after this time: ISO-8601 (2024-05-01T09:30) or an age such as 30m, 12h, 7d.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
     data_dir: DataDirOpt = None,
 ) -> None:
-    """List recent sessions, newest first."""
+    """List recent sessions, newest first (filters: --task, --status, --since)."""
     engine = _engine(data_dir)
-    sessions = engine.list_sessions(limit=limit, status=status, task_id=task)
+    sessions = engine.list_sessions(limit=limit, status=status, task_id=task, since=parse_since(since))
     if as_json:
         rows = [{**session_to_dict(s), "steps": engine.step_count(s.id)} for s in sessions]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
@@ -146,3 +174,147 @@ def show(
     out().print(table)
     if rec.result:
         out().print(f"result: {escape(str(rec.result.get('message', '')))}")
+
+
+_EXPORT_HELP = """Export a session: --format jsonl or maestro.
+
+jsonl: one JSON object per step and line, in step order. Fields: session_id, task_id, number,
+started_at, ended_at, offset_ms, thought, action {type, args, x, y, x2, y2} (pixels on the recorded
+screen; password text as [redacted]), target / target_end {text, content_desc, resource_id,
+class_name, bounds [l,t,r,b], label_source index|hit_test|none, element_index, password},
+result {status, detail}, verdict, foreground_app, post_foreground_app, screen [w, h],
+pre_screenshot, post_screenshot, ui_xml, post_ui_xml (SHA-256 of blobs in the data dir),
+pre_dhash, post_dhash, user_instruction, summary {text, status, source, version}, replay
+(replay sessions: {status matched|retargeted|diverged, source_step, how, detail, ...}, else null).
+
+maestro: a Maestro flow (appId, launchApp, tapOn by id or text, inputText, back, pressKey,
+swipe); actions without a Maestro equivalent are written as comments. Password text is
+${PASSWORD}.
+"""
+
+
+@app.command("export", help=_EXPORT_HELP)
+def export(
+    session: Annotated[str, typer.Argument(help="Session id (a unique prefix, or 'latest').")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl | maestro")] = "jsonl",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")] = None,
+    data_dir: DataDirOpt = None,
+) -> None:
+    import io
+    import sys
+
+    from artemis_cli.errors import UsageError
+    from artemis_cli.export import FORMATS, maestro_flow
+    from artemis_cli.export.jsonl import write_jsonl
+
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown export format {fmt!r}", hint=f"use --format {' or '.join(FORMATS)}")
+    engine = _engine(data_dir)
+    if fmt == "jsonl":
+        buf = io.StringIO()
+        n = write_jsonl(engine, session, buf)
+        text, what = buf.getvalue(), f"{n} steps"
+    else:
+        flow = maestro_flow(engine, session)
+        text, what = flow.to_yaml(), f"{len(flow.commands)} Maestro commands"
+    if output is None:
+        sys.stdout.write(text)
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf-8")
+    from artemis_cli.cli.console import err
+
+    err().print(f"Wrote {what} to {escape(str(output))}")
+
+
+def _tables_with_session_id(engine: Any) -> list[str]:
+    found = []
+    for name in engine.db.table_names():
+        if name == "sessions":
+            continue
+        cols = [r[1] for r in engine.db.execute(f"PRAGMA table_info([{name}])").fetchall()]
+        if "session_id" in cols:
+            found.append(name)
+    return found
+
+
+def _blob_still_used(engine: Any, sha: str) -> bool:
+    from artemis_cli.engine.records import BLOB_FIELDS
+
+    for name in engine.db.table_names():
+        cols = [r[1] for r in engine.db.execute(f"PRAGMA table_info([{name}])").fetchall()]
+        if name == "blobs":
+            continue
+        candidates = BLOB_FIELDS if name == "steps" else [
+            c for c in cols if any(k in c for k in ("sha", "screenshot", "blob", "xml", "image"))]
+        for col in candidates:
+            if col in cols and engine.db.execute(f"SELECT 1 FROM [{name}] WHERE [{col}] = ? LIMIT 1", [sha]).fetchone():
+                return True
+    return False
+
+
+def remove_session(engine: Any, session_id: str, *, delete_blobs: bool = True) -> dict[str, Any]:
+    """Delete a session's rows from every table that has a ``session_id`` column, then the
+    session; then the blob files no other row refers to (blobs are shared by content hash, so a
+    screenshot seen by another session stays). Replays of it keep their rows; their
+    ``parent_session`` becomes NULL."""
+    from artemis_cli.engine.records import BLOB_FIELDS
+    from artemis_cli.engine.transaction import write_transaction
+
+    rec = engine.get_session(session_id)
+    steps = engine.step_count(rec.id)
+    shas: set[str] = set()
+    for row in engine.db.execute(
+        f"SELECT {', '.join(BLOB_FIELDS)} FROM steps WHERE session_id = ?", [rec.id]
+    ).fetchall():
+        shas.update(v for v in row if v)
+    with write_transaction(engine.db):
+        for table in _tables_with_session_id(engine):
+            engine.db.execute(f"DELETE FROM [{table}] WHERE session_id = ?", [rec.id])
+        engine.db.execute("DELETE FROM sessions WHERE id = ?", [rec.id])
+    removed: list[str] = []
+    if delete_blobs:
+        for sha in sorted(shas):
+            with write_transaction(engine.db):
+                if _blob_still_used(engine, sha):
+                    continue
+                engine.db.execute("DELETE FROM blobs WHERE sha256 = ?", [sha])
+                path = engine.blobs.path(sha)
+                path.unlink(missing_ok=True)
+                removed.append(sha)
+    return {"session_id": rec.id, "steps": steps, "blobs_removed": len(removed), "blobs_kept": len(shas) - len(removed)}
+
+
+@app.command("rm")
+def rm(
+    sessions: Annotated[list[str], typer.Argument(help="Session id(s) (unique prefixes are enough).")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Also remove a session still marked running.")] = False,
+    keep_blobs: Annotated[bool, typer.Option("--keep-blobs", help="Keep screenshot/XML files even when unused.")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    data_dir: DataDirOpt = None,
+) -> None:
+    """Remove sessions: their steps, model calls, events, notes, and blobs no other session uses."""
+    import sys
+
+    from artemis_cli.errors import UsageError
+
+    engine = _engine(data_dir)
+    records = [engine.get_session(s) for s in sessions]
+    for rec in records:
+        if rec.status == "running" and not force:
+            raise UsageError(f"session {rec.id} is still marked running",
+                             hint="it may be in use; pass --force to remove it anyway")
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError("refusing to delete without confirmation", hint="pass --yes")
+        names = ", ".join(r.id for r in records)
+        if not typer.confirm(f"Delete {len(records)} session(s): {names}?"):
+            raise typer.Exit(1)
+    results = [remove_session(engine, r.id, delete_blobs=not keep_blobs) for r in records]
+    if as_json:
+        print(json.dumps(results, indent=2))
+        return
+    for r in results:
+        out().print(f"Removed {r['session_id']}: {r['steps']} steps, {r['blobs_removed']} blob files "
+                    f"({r['blobs_kept']} still used elsewhere)")

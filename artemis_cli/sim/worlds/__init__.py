@@ -12,6 +12,7 @@ from artemis_cli.sim.worlds.launcher import Launcher
 from artemis_cli.sim.worlds.notes import NotesApp
 from artemis_cli.sim.worlds.settings_app import SettingsApp
 from artemis_cli.sim.worlds.shop import ShopApp
+from artemis_cli.sim.worlds.variant import variant_of
 
 LAUNCHER = "com.android.launcher3"
 SYSTEMUI = "com.android.systemui"
@@ -29,8 +30,10 @@ class WorldDef:
 
 WORLDS: dict[str, WorldDef] = {
     "default": WorldDef("default"),
-    # Same apps, laid out differently: FAB on the left, taller rows, 3 launcher columns, other order.
-    "variant": WorldDef("variant", layout=LayoutOptions(
+    # Same apps, laid out differently: FAB on the left, taller rows, 3 launcher columns, other order,
+    # plus (variant.py) a banner above the content, reversed lists and "OK" buttons reading "Save".
+    "variant": WorldDef("variant", apps=(Launcher, *(variant_of(a) for a in (
+        SettingsApp, ClockApp, ContactsApp, NotesApp, ShopApp))), layout=LayoutOptions(
         row=184, row_two_line=220, fab_side="left", launcher_columns=3,
         launcher_order=("Shop", "Notes", "Contacts", "Clock", "Settings"))),
 }

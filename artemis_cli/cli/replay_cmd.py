@@ -1,0 +1,83 @@
+"""``artemis replay SESSION``: re-execute a recorded session without a model."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from artemis_cli.cli.console import err, escape, out
+
+
+def replay(
+    session: Annotated[str, typer.Argument(help="Session id to replay (a unique prefix, or 'latest').")],
+    device: Annotated[
+        str | None, typer.Option("--device", "-d", help="Serial, 'sim' or 'sim:<world>'. Default: the recorded device (a fresh simulated phone for sim sessions).")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; touch no device, record nothing.")] = False,
+    from_step: Annotated[int, typer.Option("--from-step", min=1, help="First recorded step to replay (the device must already show its screen; setup and app launch run only from step 1).")] = 1,
+    continue_on_divergence: Annotated[bool, typer.Option("--continue-on-divergence", help="Keep going after a step diverges.")] = False,
+    by: Annotated[str, typer.Option("--by", help="semantics: find each target by resource-id/text/content-desc/class, else scaled coordinates; coordinates: recorded coordinates only.")] = "semantics",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object with session_id and steps (number, status).")] = False,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
+) -> None:
+    """Replay a recorded session: no model calls; each step is matched, retargeted or diverged.
+
+    Text typed into password fields is not stored: it comes from $ARTEMIS_REPLAY_SECRET_<FIELD>
+    (e.g. ARTEMIS_REPLAY_SECRET_PASSWORD), $ARTEMIS_REPLAY_SECRET, or a prompt.
+    """
+    from artemis_cli.device.select import resolve_device
+    from artemis_cli.engine.db import DataEngine
+    from artemis_cli.errors import UsageError
+    from artemis_cli.paths import data_dir as resolve_data_dir
+    from artemis_cli.replay import (
+        BY_CHOICES,
+        ReplayOptions,
+        ReplayStepResult,
+        device_spec_for,
+        plan,
+        replay_session,
+    )
+
+    if by not in BY_CHOICES:
+        raise UsageError(f"unknown --by {by!r}", hint="use --by semantics or --by coordinates")
+    engine = DataEngine.open(resolve_data_dir(data_dir))
+    opts = ReplayOptions(by=by, from_step=from_step, continue_on_divergence=continue_on_divergence)  # type: ignore[arg-type]
+    src = engine.get_session(session)
+    if dry_run:
+        steps = plan(engine, src.id, opts)
+        if as_json:
+            sys.stdout.write(json.dumps({"source_session": src.id, "dry_run": True, "by": by,
+                                         "steps": [s.to_dict() for s in steps]}, ensure_ascii=False, indent=2) + "\n")
+            return
+        out().print(f"[bold]Replay plan[/] for {src.id} · {escape(src.task_id or '')} · {len(steps)} steps · by {by}")
+        for s in steps:
+            secret = " [yellow](password: from env or prompt)[/]" if s.secret else ""
+            out().print(f"{s.number:>4}  {escape(s.action):<11} {escape(s.locate)}{secret}")
+        return
+    spec, seed, sim_opts, world = device_spec_for(src)
+    dev = resolve_device(device or spec, sim_seed=seed, sim_options=sim_opts, sim_world=world)
+    progress = err() if as_json else out()
+    info = dev.info()
+    progress.print(f"[bold]Replaying {src.id}[/] on {escape(info.serial)} ({info.kind}, {info.width}x{info.height}) by {by}")
+    colours = {"matched": "green", "retargeted": "yellow", "diverged": "red"}
+
+    def on_step(r: ReplayStepResult) -> None:
+        line = f"{r.source_step:>4}  [{colours[r.status]}]{r.status:<10}[/] {escape(r.action):<11} {r.how}"
+        if r.detail:
+            line += f"  [dim]{escape(r.detail)}[/]"
+        progress.print(line)
+
+    try:
+        result = replay_session(engine, dev, src.id, opts, on_step=on_step)
+    finally:
+        dev.close()
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        colour = "green" if result.status == "succeeded" else "red"
+        out().print(f"[{colour}]{result.status}[/]: {escape(result.message)} · replay session [bold]{result.session_id}[/]")
+    raise typer.Exit(result.exit_code)

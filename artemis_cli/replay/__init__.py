@@ -1,0 +1,27 @@
+"""Replay a recorded session without a model: semantic retargeting and per-step verification."""
+
+from artemis_cli.replay.replayer import (
+    BY_CHOICES,
+    REPLAY_MODEL_LABEL,
+    PlanStep,
+    Replayer,
+    ReplayOptions,
+    ReplayResult,
+    ReplayStepResult,
+    device_spec_for,
+    plan,
+    replay_session,
+)
+
+__all__ = [
+    "BY_CHOICES",
+    "REPLAY_MODEL_LABEL",
+    "PlanStep",
+    "ReplayOptions",
+    "ReplayResult",
+    "ReplayStepResult",
+    "Replayer",
+    "device_spec_for",
+    "plan",
+    "replay_session",
+]

@@ -1,0 +1,451 @@
+"""Re-execute a recorded session without a model (SPEC §11).
+
+For each recorded step: observe; find the recorded target by its semantics (``match``), else at
+its coordinates scaled to the current screen; act; observe again and compare with the recorded
+post-state (``verify``). The step is recorded in a new session (``loop="replay"``,
+``parent_session`` = the source) exactly like an operator step — screenshots, UI XML, target
+semantics, dHash — with ``meta["replay"]`` holding the verdict, and a ``replay_step`` event.
+
+Statuses: ``matched`` (the recorded element at its recorded place, the recorded picture
+afterwards), ``retargeted`` (the action did what it did when recorded, but the element was found
+elsewhere, relabelled, by fallback coordinates, or the screen looks different), ``diverged`` (the
+screen did not change as recorded, or the target is gone). Replay stops at the first divergence
+unless ``continue_on_divergence``.
+
+``from_step`` > 1 assumes the device already shows step N's screen: the task's setup commands
+and app launch run only for a replay from step 1.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from artemis_cli.device.protocol import Device
+from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.records import EventRecord, SessionRecord, StepRecord
+from artemis_cli.errors import DeviceOffline, HierarchyParseError, UsageError
+from artemis_cli.operators.act import REDACTED, ActionResult, PlannedAction, execute
+from artemis_cli.operators.observe import Observation, observe
+from artemis_cli.perception.dhash import hamming
+from artemis_cli.perception.hierarchy import parse_hierarchy
+from artemis_cli.perception.hittest import hit_test
+from artemis_cli.perception.types import Element, Target, UITree
+from artemis_cli.replay.match import TargetMatch, find_by_semantics, scale_point
+from artemis_cli.replay.secrets import SecretSource, env_or_prompt, is_secret_step
+from artemis_cli.replay.verify import DHASH_MATCH_MAX, check_change
+
+ReplayStatus = Literal["matched", "retargeted", "diverged"]
+By = Literal["semantics", "coordinates"]
+BY_CHOICES: tuple[str, ...] = ("semantics", "coordinates")
+REPLAY_MODEL_LABEL = "replay (no model)"
+
+_POINTED = {"tap", "long_press"}
+_NO_DEVICE_ACTION = {"finish", "wait", "save_note", "none", "recall_history"}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass
+class ReplayOptions:
+    by: By = "semantics"
+    from_step: int = 1
+    continue_on_divergence: bool = False
+    real_time: bool = False  # honour recorded waits and observation back-offs
+    secret: SecretSource | None = None  # default: environment, then a prompt on a terminal
+
+
+@dataclass
+class ReplayStepResult:
+    number: int  # step number in the replay session
+    source_step: int
+    action: str
+    status: ReplayStatus
+    how: str  # semantics | coordinates | none
+    detail: str = ""
+    x: int | None = None
+    y: int | None = None
+    score: int | None = None
+    dhash_distance: int | None = None
+    change_overlap: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ReplayResult:
+    session_id: str
+    source_session: str
+    by: str
+    status: str  # succeeded | failed | interrupted
+    steps: list[ReplayStepResult] = field(default_factory=list)
+    first_divergence: int | None = None  # source step number
+    message: str = ""
+
+    def count(self, status: str) -> int:
+        return sum(1 for s in self.steps if s.status == status)
+
+    @property
+    def exit_code(self) -> int:
+        return {"succeeded": 0, "interrupted": 3}.get(self.status, 1)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "source_session": self.source_session,
+            "by": self.by,
+            "status": self.status,
+            "message": self.message,
+            "first_divergence": self.first_divergence,
+            "matched": self.count("matched"),
+            "retargeted": self.count("retargeted"),
+            "diverged": self.count("diverged"),
+            "steps": [s.to_dict() for s in self.steps],
+        }
+
+
+# --- the plan (also what --dry-run prints) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    number: int
+    action: str
+    args: dict[str, Any]
+    locate: str  # how the target will be found
+    secret: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def describe_locator(step: StepRecord, by: str) -> str:
+    t = Target.from_dict(step.target)
+    at = f"({step.x},{step.y})" if step.x is not None else ""
+    if step.action_type == "swipe":
+        return f"swipe {at}->({step.x2},{step.y2}) scaled"
+    if step.action_type in _POINTED or (step.action_type == "type_text" and "index" in step.action_args):
+        if by == "coordinates" or t.label_source == "none":
+            return f"at {at} scaled" if at else "(no target)"
+        bits = [f"{k}={v!r}" for k, v in (("id", t.resource_id.rsplit("/", 1)[-1]), ("desc", t.content_desc),
+                                          ("text", t.text), ("class", t.class_name.rsplit(".", 1)[-1])) if v]
+        return "by " + ", ".join(bits) + (f"; else at {at} scaled" if at else "")
+    if step.action_type == "type_text":
+        return "into the focused field"
+    return "-"
+
+
+def plan(engine: DataEngine, source: str, options: ReplayOptions | None = None) -> list[PlanStep]:
+    opts = options or ReplayOptions()
+    src = engine.get_session(source)
+    steps = engine.get_steps(src.id, start=opts.from_step)
+    return [
+        PlanStep(s.number, s.action_type, dict(s.action_args), describe_locator(s, opts.by), is_secret_step(s))
+        for s in steps
+    ]
+
+
+# --- replay -----------------------------------------------------------------------------------
+
+
+def _tree(engine: DataEngine, sha: str | None, size: tuple[int, int]) -> UITree | None:
+    if not sha or not engine.blobs.exists(sha):
+        return None
+    try:
+        return parse_hierarchy(engine.blob(sha), screen_size=size)
+    except HierarchyParseError:
+        return None
+
+
+def _element_at(elements: list[Element], x: int, y: int) -> Element | None:
+    inside = [e for e in elements if e.node.bounds.contains(x, y)]
+    return min(inside, key=lambda e: e.node.bounds.area) if inside else None
+
+
+@dataclass
+class _Located:
+    match: TargetMatch | None
+    detail: str = ""
+
+
+class Replayer:
+    def __init__(self, engine: DataEngine, device: Device, source: str, options: ReplayOptions | None = None,
+                 on_step: Callable[[ReplayStepResult], None] | None = None) -> None:
+        self.engine = engine
+        self.device = device
+        self.opts = options or ReplayOptions()
+        if self.opts.by not in BY_CHOICES:
+            raise UsageError(f"unknown --by {self.opts.by!r}", hint="use semantics or coordinates")
+        if self.opts.from_step < 1:
+            raise UsageError("--from-step must be 1 or more")
+        self.src = engine.get_session(source)
+        self.on_step = on_step
+        self.secret = self.opts.secret or env_or_prompt()
+        info = device.info()
+        self.info = info
+        self.size = (info.width, info.height)
+        self.rec_size = (self.src.screen_width or info.width, self.src.screen_height or info.height)
+        self.session_id = ""
+        self.t0 = time.monotonic()
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _sleep(self, seconds: float) -> None:
+        if self.opts.real_time:
+            time.sleep(seconds)
+
+    def _observe(self) -> Observation:
+        return observe(self.device, self.size, "pixels", sleep=self._sleep)
+
+    def _locate(self, rec: StepRecord, obs: Observation, rec_pre: UITree | None) -> _Located:
+        target = Target.from_dict(rec.target)
+        if self.opts.by == "semantics":
+            found = find_by_semantics(target, obs.elements, obs.tree, recorded_tree=rec_pre,
+                                      recorded_size=self.rec_size, current_size=self.size)
+            if found is not None:
+                return _Located(found)
+        if rec.x is None or rec.y is None:
+            return _Located(None, "the recorded target is not on this screen and the step has no coordinates")
+        x, y = scale_point(rec.x, rec.y, self.rec_size, self.size)
+        how = "coordinates"
+        note = "" if self.opts.by == "coordinates" or target.label_source == "none" else \
+            "target not found by semantics; used the recorded coordinates"
+        return _Located(TargetMatch(_element_at(obs.elements, x, y), hit_test(obs.tree, x, y), x, y, how), note)
+
+    def _plan_action(self, rec: StepRecord, obs: Observation, rec_pre: UITree | None) -> tuple[PlannedAction | None, _Located]:
+        t = rec.action_type
+        args = dict(rec.action_args)
+        if t in _POINTED or (t == "type_text" and "index" in args):
+            loc = self._locate(rec, obs, rec_pre)
+            m = loc.match
+            if m is None:
+                return None, loc
+            action = PlannedAction(t, args, m.x, m.y, target=m.target, element=m.element)
+            if t == "type_text" and m.element is None:
+                # nothing to tap at the scaled point: type into whatever has focus
+                action.args.pop("index", None)
+        elif t == "type_text":
+            focused = obs.focused_element()
+            target = Target()
+            fx = fy = None
+            if focused is not None:
+                fx, fy = focused.center
+                target = hit_test(obs.tree, fx, fy)
+            action = PlannedAction(t, args, fx, fy, target=target, element=focused)
+            loc = _Located(None)
+        elif t == "swipe":
+            if None in (rec.x, rec.y, rec.x2, rec.y2):
+                return None, _Located(None, "the recorded swipe has no coordinates")
+            x1, y1 = scale_point(rec.x, rec.y, self.rec_size, self.size)  # type: ignore[arg-type]
+            x2, y2 = scale_point(rec.x2, rec.y2, self.rec_size, self.size)  # type: ignore[arg-type]
+            action = PlannedAction(t, args, x1, y1, x2, y2, target=hit_test(obs.tree, x1, y1),
+                                   target_end=hit_test(obs.tree, x2, y2))
+            loc = _Located(TargetMatch(None, action.target, x1, y1, "coordinates"))
+        else:
+            action = PlannedAction(t, args)
+            loc = _Located(None)
+        if t == "type_text" and is_secret_step(rec):
+            action.secret = self.secret(rec)
+            action.args["text"] = REDACTED
+            action.args["redacted"] = True
+        return action, loc
+
+    def _perform(self, action: PlannedAction) -> ActionResult:
+        if action.type == "none":
+            return ActionResult("ok", "nothing to replay: the recorded step had no valid action")
+        if action.type in ("save_note", "recall_history"):
+            return ActionResult("ok", f"{action.type} is not a device action; skipped")
+        if action.type == "wait":
+            self._sleep(float(action.args.get("seconds", 0) or 0))
+            return ActionResult("ok")
+        return execute(action, self.device, real_time=self.opts.real_time)
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    def _create_session(self) -> str:
+        src = self.src
+        task_cfg = (src.config or {}).get("task") or {}
+        return self.engine.create_session(SessionRecord(
+            task_id=src.task_id,
+            goal=src.goal,
+            profile=src.profile,
+            loop="replay",
+            device_serial=self.info.serial,
+            device_kind=self.info.kind,
+            screen_width=self.info.width,
+            screen_height=self.info.height,
+            models={},
+            model_label=REPLAY_MODEL_LABEL,
+            status="running",
+            started_at=_now(),
+            parent_session=src.id,
+            config={
+                "replay": {"source_session": src.id, "by": self.opts.by, "from_step": self.opts.from_step,
+                           "continue_on_divergence": self.opts.continue_on_divergence},
+                "task": task_cfg,
+            },
+        ))
+
+    def _prepare_device(self) -> None:
+        if self.opts.from_step != 1:
+            return
+        task_cfg = (self.src.config or {}).get("task") or {}
+        for setup in task_cfg.get("setup") or []:
+            command = setup.get("shell") if isinstance(setup, dict) else None
+            if not command:
+                continue
+            out = self.device.shell(command)
+            self.engine.record_event(EventRecord(session_id=self.session_id, kind="setup",
+                                                 payload={"shell": command, "output": out[:2000]}))
+        if task_cfg.get("app"):
+            self.device.launch(task_cfg["app"])
+
+    def run(self) -> ReplayResult:
+        recorded = self.engine.get_steps(self.src.id, start=self.opts.from_step)
+        if not recorded:
+            raise UsageError(f"session {self.src.id} has no steps from step {self.opts.from_step}",
+                             hint="check the number with `artemis sessions show`")
+        self.session_id = self._create_session()
+        result = ReplayResult(self.session_id, self.src.id, self.opts.by, "running")
+        try:
+            self._prepare_device()
+            obs = self._observe()
+            for number, rec in enumerate(recorded, start=1):
+                step_result, obs = self._replay_step(number, rec, obs)
+                result.steps.append(step_result)
+                if self.on_step:
+                    self.on_step(step_result)
+                if step_result.status == "diverged":
+                    if result.first_divergence is None:
+                        result.first_divergence = rec.number
+                    if not self.opts.continue_on_divergence:
+                        break
+        except DeviceOffline as exc:
+            result.status = "interrupted"
+            result.message = f"the device went away: {exc}"
+        except BaseException:
+            self.engine.finish_session(self.session_id, "aborted", {"message": "replay aborted"})
+            raise
+        if result.status == "running":
+            if result.first_divergence is None:
+                result.status = "succeeded"
+                result.message = (f"all {len(result.steps)} steps replayed: {result.count('matched')} matched, "
+                                  f"{result.count('retargeted')} retargeted")
+            else:
+                result.status = "failed"
+                result.message = f"diverged at step {result.first_divergence}" + (
+                    f" ({result.count('diverged')} diverged steps in all)" if self.opts.continue_on_divergence else "")
+        self.engine.finish_session(self.session_id, result.status, result.to_dict())
+        return result
+
+    def _replay_step(self, number: int, rec: StepRecord, pre: Observation) -> tuple[ReplayStepResult, Observation]:
+        started_at = _now()
+        step_t0 = time.monotonic()
+        rec_pre = _tree(self.engine, rec.ui_xml, self.rec_size)
+        rec_post = _tree(self.engine, rec.post_ui_xml, self.rec_size)
+        action, loc = self._plan_action(rec, pre, rec_pre)
+        status: ReplayStatus
+        dist: int | None = None
+        overlap: float | None = None
+        post = pre
+        if action is None:
+            status, detail = "diverged", loc.detail or "the recorded target is not on this screen"
+            result = ActionResult("error", detail)
+            action = PlannedAction(rec.action_type, dict(rec.action_args))
+        else:
+            result = self._perform(action)
+            if rec.action_type not in _NO_DEVICE_ACTION:
+                post = self._observe()
+            check = check_change(
+                rec_pre, rec_post, pre.tree, post.tree,
+                rec_foreground=(rec.meta or {}).get("post_foreground_app"), cur_foreground=post.foreground,
+            )
+            overlap = check.overlap
+            if rec.post_dhash:
+                dist = hamming(rec.post_dhash, post.dhash)
+            notes = [d for d in (loc.detail, check.detail) if d]
+            if result.status == "error" and rec.result_status != "error":
+                notes.append(f"the action failed: {result.detail}")
+            if not check.ok or (result.status == "error" and rec.result_status != "error"):
+                status = "diverged"
+            elif rec.action_type in _NO_DEVICE_ACTION or rec.action_type in ("press_key", "launch_app", "swipe"):
+                status = "matched" if dist is None or dist <= DHASH_MATCH_MAX else "retargeted"
+            else:
+                m = loc.match
+                placed = m is None or (m.how == "coordinates" and self.opts.by == "coordinates") or bool(m and m.exact)
+                status = "matched" if placed and (dist is None or dist <= DHASH_MATCH_MAX) else "retargeted"
+                if m is not None and m.how == "semantics" and not m.exact:
+                    notes.append("target found elsewhere on the screen or relabelled")
+            if status == "retargeted" and dist is not None and dist > DHASH_MATCH_MAX:
+                notes.append(f"screen differs from the recording (dHash distance {dist})")
+            detail = "; ".join(notes)
+        m = loc.match
+        step_result = ReplayStepResult(
+            number=number, source_step=rec.number, action=rec.action_type, status=status,
+            how=m.how if m is not None else "none", detail=detail, x=action.x, y=action.y,
+            score=m.score if m is not None and m.how == "semantics" else None,
+            dhash_distance=dist, change_overlap=overlap,
+        )
+        self._record(number, started_at, step_t0, rec, pre, post, action, result, step_result)
+        return step_result, post
+
+    def _record(self, number: int, started_at: str, step_t0: float, rec: StepRecord, pre: Observation,
+                post: Observation, action: PlannedAction, result: ActionResult, outcome: ReplayStepResult) -> None:
+        replay_meta = {"source_session": self.src.id, **outcome.to_dict()}
+        blobs: dict[str, tuple[bytes, str]] = {
+            "pre_screenshot": (pre.png, "screenshot"),
+            "ui_xml": (pre.xml.encode("utf-8"), "ui_xml"),
+            "post_screenshot": (post.png, "screenshot"),
+            "post_ui_xml": (post.xml.encode("utf-8"), "ui_xml"),
+        }
+        self.engine.record_step(
+            StepRecord(
+                session_id=self.session_id,
+                number=number,
+                started_at=started_at,
+                ended_at=_now(),
+                offset_ms=int((step_t0 - self.t0) * 1000),
+                thought=f"replay of step {rec.number}: {outcome.status}",
+                action_type=action.type,
+                action_args=action.recorded_args,
+                x=action.x, y=action.y, x2=action.x2, y2=action.y2,
+                target=action.target.to_dict(),
+                target_end=action.target_end.to_dict() if action.target_end else None,
+                result_status=result.status,
+                result_detail=result.detail or outcome.detail or None,
+                pre_dhash=pre.dhash,
+                post_dhash=post.dhash,
+                foreground_app=pre.foreground,
+                summary_status="pending",
+                meta={"replay": replay_meta, "post_foreground_app": post.foreground,
+                      "dhash_distance": hamming(pre.dhash, post.dhash)},
+            ),
+            blobs=blobs,
+            events=[EventRecord(kind="replay_step", payload=replay_meta)],
+        )
+
+
+def replay_session(engine: DataEngine, device: Device, source: str, options: ReplayOptions | None = None,
+                   on_step: Callable[[ReplayStepResult], None] | None = None) -> ReplayResult:
+    """Replay ``source`` (id, prefix or ``latest``) on ``device``; returns the verdict per step."""
+    return Replayer(engine, device, source, options, on_step).run()
+
+
+def device_spec_for(session: SessionRecord) -> tuple[str, int, dict[str, Any], str | None]:
+    """The default device for replaying ``session``: (spec, sim seed, sim options, sim world)."""
+    task_cfg = (session.config or {}).get("task") or {}
+    sim = dict(task_cfg.get("sim") or {})
+    world = sim.pop("world", None)
+    seed = int(sim.pop("seed", 0) or 0)
+    options = {k: v for k, v in sim.items() if v is not None}
+    if session.device_kind == "sim" or not session.device_serial:
+        serial = session.device_serial or "sim"
+        spec = serial if serial.startswith("sim") else "sim"
+        return spec, seed, options, world
+    return session.device_serial, seed, options, world

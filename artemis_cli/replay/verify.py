@@ -1,0 +1,94 @@
+"""Compare a replayed step with its recording.
+
+Pixels alone cannot judge a replay on a differently laid-out screen, and a 64-bit dHash barely
+moves when one switch flips. So the check is semantic first: the *change* the recorded action
+made (key elements that appeared or disappeared between the recorded pre- and post-screens) must
+happen again on the current screens, and the foreground app must be the recorded one. The dHash
+distance to the recorded post-screen then tells ``matched`` (same picture) from ``retargeted``.
+
+A key element is (short resource-id, text, content-desc, checked, selected) of every labelled or
+identified node outside the status bar.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from artemis_cli.perception.types import UITree
+
+#: dHash distance (bits of 64) up to which the post-screen counts as the recorded picture.
+DHASH_MATCH_MAX = 6
+#: Share of each half of the recorded change (appeared / disappeared elements) that must be seen again.
+CHANGE_OVERLAP_MIN = 0.5
+
+_IGNORED_PACKAGES = ("com.android.systemui",)
+
+Key = tuple[str, str, str, bool, bool]
+
+
+def screen_keys(tree: UITree | None) -> frozenset[Key]:
+    if tree is None:
+        return frozenset()
+    keys: set[Key] = set()
+    for n in tree.nodes:
+        if n.package in _IGNORED_PACKAGES:
+            continue
+        rid = n.resource_id.rsplit("/", 1)[-1]
+        if not (rid or n.text or n.content_desc):
+            continue
+        keys.add((rid, n.text, n.content_desc, n.checked, n.selected))
+    return frozenset(keys)
+
+
+@dataclass(frozen=True)
+class PostCheck:
+    ok: bool
+    overlap: float | None  # None: the recorded action changed no key element
+    expected_changes: int
+    seen_changes: int
+    foreground_ok: bool
+    detail: str
+
+
+def check_change(
+    rec_pre: UITree | None,
+    rec_post: UITree | None,
+    cur_pre: UITree | None,
+    cur_post: UITree | None,
+    *,
+    rec_foreground: str | None,
+    cur_foreground: str | None,
+) -> PostCheck:
+    """Did the current action change the screen the way the recorded one did?"""
+    fg_ok = not (rec_foreground and cur_foreground and rec_foreground != cur_foreground)
+    if rec_post is None:
+        return PostCheck(fg_ok, None, 0, 0, fg_ok, "" if fg_ok else "foreground app differs")
+    k_rec_pre, k_rec_post = screen_keys(rec_pre), screen_keys(rec_post)
+    k_pre, k_post = screen_keys(cur_pre), screen_keys(cur_post)
+    appeared, vanished = k_rec_post - k_rec_pre, k_rec_pre - k_rec_post
+    vanished_observable = vanished & k_pre  # what was never on this screen cannot disappear from it
+    cur_appeared, cur_vanished = k_post - k_pre, k_pre - k_post
+    seen_appeared = len(appeared & cur_appeared)
+    seen_vanished = len(vanished_observable & cur_vanished)
+    expected = len(appeared) + len(vanished_observable)
+    seen = seen_appeared + seen_vanished
+    if not fg_ok:
+        return PostCheck(False, None, expected, seen, False,
+                         f"foreground app is {cur_foreground}, recorded {rec_foreground}")
+    if not appeared and not vanished:
+        return PostCheck(True, None, 0, 0, True, "")
+    if expected == 0:  # the recorded change removed elements this screen never had
+        return PostCheck(False, 0.0, len(vanished), 0, True,
+                         "the elements the recorded action changed are not on this screen")
+    # Each half of the recorded change must be seen again on its own: appearing elements, and
+    # disappearing ones (a tap that merely leaves the screen would otherwise pass on the latter).
+    ok = all(
+        len(want) == 0 or got / len(want) >= CHANGE_OVERLAP_MIN
+        for want, got in ((appeared, seen_appeared), (vanished_observable, seen_vanished))
+    )
+    overlap = seen / expected
+    detail = "" if ok else (
+        f"the screen did not change as recorded: {seen} of {expected} expected element changes seen"
+        + (" (nothing changed)" if not cur_appeared and not cur_vanished else "")
+    )
+    return PostCheck(ok, overlap, expected, seen, True, detail)
