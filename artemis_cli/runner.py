@@ -1,6 +1,6 @@
 """Run a task end to end: session row, device setup, the operator loop, success checks, result.
 
-This is the Python API behind ``artemis run``::
+This is the Python API behind ``artemis run`` and ``artemis resume``::
 
     from artemis_cli.runner import run_task
     result = run_task(task, profile, device, model, engine)
@@ -14,11 +14,21 @@ from typing import Any
 
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.engine.records import EventRecord, SessionRecord
+from artemis_cli.engine.records import EventRecord, LlmCallRecord, SessionRecord
 from artemis_cli.errors import DeviceError
-from artemis_cli.models.base import Model
+from artemis_cli.memory.chunks import ChunkPolicy
+from artemis_cli.memory.ledger import LedgerSettings, TranscriptLedger
+from artemis_cli.memory.lens import Lens, VisualTransitionLens
+from artemis_cli.memory.mechanical import MechanicalLens
+from artemis_cli.memory.recall import Recall
+from artemis_cli.memory.service import StepMemoryService
+from artemis_cli.models.base import Model, ModelRequest, ModelResponse
 from artemis_cli.operators.checks import CheckResult, evaluate_checks
 from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport, now_iso
+from artemis_cli.operators.memory_tools import MemoryTools
+from artemis_cli.operators.prompts import SYSTEM_PROMPT, task_message
+from artemis_cli.operators.recording import StepWriter
+from artemis_cli.operators.tools import tool_declarations
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
 
@@ -56,6 +66,13 @@ class RunResult:
         return data
 
 
+@dataclass
+class Callbacks:
+    on_start: Callable[[str], None] | None = None
+    on_step: Callable[[StepReport], None] | None = None
+    on_notice: Callable[[str], None] | None = None
+
+
 def _decide_status(outcome: LoopOutcome, checks: list[CheckResult], has_checks: bool) -> tuple[str, bool, str]:
     if outcome.stop_reason in ("device_offline", "model_unavailable"):
         return "interrupted", False, outcome.stop_message
@@ -72,89 +89,114 @@ def _decide_status(outcome: LoopOutcome, checks: list[CheckResult], has_checks: 
     return "failed", False, f"stopped after {outcome.steps} steps without finishing (max_steps)"
 
 
-def run_task(
+def make_lens(model: Model, profile: Any, engine: DataEngine, session_id: str) -> Lens:
+    """The visual lens: the profile's visual_lens chain for online runs, mechanical offline."""
+    from artemis_cli.models.gemini import GeminiModel
+
+    if model.offline or not isinstance(model, GeminiModel):
+        return MechanicalLens()
+    role = profile.models.visual_lens
+    lens_model = model.with_chain([role.model, *role.fallback])
+
+    def record(request: ModelRequest, response: ModelResponse | None, error: Exception | None) -> None:
+        attempts = response.attempts if response is not None else getattr(error, "attempts", []) or []
+        for a in attempts:
+            engine.record_llm_call(
+                LlmCallRecord(session_id=session_id, step=None, role="lens", model=a.model,
+                              prompt_tokens=a.usage.prompt_tokens, cached_tokens=a.usage.cached_tokens,
+                              completion_tokens=a.usage.completion_tokens, thoughts_tokens=a.usage.thoughts_tokens,
+                              latency_ms=a.latency_ms, status=a.status, error_class=a.error_class,
+                              prefix_hash=request.prefix_hash(), request_hash=request.request_hash())
+            )
+
+    return VisualTransitionLens(lens_model, record_call=record)
+
+
+def new_ledger(task: Any, profile: Any, engine: DataEngine, max_steps: int) -> TranscriptLedger:
+    """An empty ledger for a session (``task`` needs ``goal`` and ``app``)."""
+    return TranscriptLedger(
+        system=SYSTEM_PROMPT,
+        tools=tool_declarations(profile.coordinates),
+        task_text=task_message(task.goal, app=task.app, max_steps=max_steps),
+        settings=LedgerSettings.from_profile(profile),
+        load_image=engine.blob,
+    )
+
+
+def build_loop(
+    session_id: str,
     task: Any,
     profile: Any,
     device: Device,
     model: Model,
     engine: DataEngine,
     *,
-    max_steps: int | None = None,
-    real_time: bool = True,
-    on_start: Callable[[str], None] | None = None,
-    on_step: Callable[[StepReport], None] | None = None,
-    on_notice: Callable[[str], None] | None = None,
-) -> RunResult:
+    max_steps: int,
+    real_time: bool,
+    callbacks: Callbacks,
+    lens: Lens | None = None,
+    ledger: TranscriptLedger | None = None,
+) -> tuple[FlashLoop, StepMemoryService]:
     info = device.info()
-    steps_budget = max_steps or task.max_steps
-    coordinates = getattr(profile, "coordinates", "pixels")
-    session_id = engine.new_session_id()
-    engine.create_session(
-        SessionRecord(
-            id=session_id,
-            task_id=task.id,
-            goal=task.goal,
-            profile=getattr(profile, "name", "flash"),
-            loop="flash",
-            device_serial=info.serial,
-            device_kind=info.kind,
-            screen_width=info.width,
-            screen_height=info.height,
-            models={"operator": model.name},
-            model_label=model.label,
-            status="running",
-            started_at=now_iso(),
-            config={
-                # the reference solution may hold credentials: store its length, not its text
-                "task": task.model_dump(mode="json", exclude={"reference"}),
-                "reference_steps": len(task.reference),
-                "profile": profile.model_dump(mode="json") if hasattr(profile, "model_dump") else {},
-                "max_steps": steps_budget,
-                "offline_model": model.offline,
-            },
-        )
+    mem = profile.memory
+    recall = Recall(engine)
+    service = StepMemoryService(
+        engine,
+        lens or make_lens(model, profile, engine, session_id),
+        max_concurrency=mem.runtime.max_concurrency,
+        retry_limit=mem.runtime.retry_limit,
+        on_ready=lambda step, text: recall.index_summary(session_id, step, text),
     )
-    if on_start:
-        on_start(session_id)
-
     loop = FlashLoop(
         session_id=session_id,
         engine=engine,
         device=device,
         model=model,
-        goal=task.goal,
-        app=task.app,
-        max_steps=steps_budget,
+        ledger=ledger or new_ledger(task, profile, engine, max_steps),
+        writer=StepWriter(engine, session_id, recall, service),
+        memory=MemoryTools(engine, session_id, recall, enabled=mem.recall.enabled,
+                           max_results=mem.recall.max_results, max_text_tokens=mem.recall.max_text_tokens),
+        max_steps=max_steps,
         screen=(info.width, info.height),
-        coordinates=coordinates,
+        coordinates=profile.coordinates,
+        chunk_policy=ChunkPolicy.from_profile(profile),
+        budget_tokens=mem.transcript.context_budget_tokens,
+        soft_ratio=mem.transcript.soft_ratio,
+        similarity_hint=mem.transcript.similarity_hint,
+        similarity_max_distance=mem.transcript.similarity_max_distance,
         injections=_injections(task),
         real_time=real_time,
-        on_step=on_step,
-        on_notice=on_notice,
+        settle_s=(profile.settle_ms or 0) / 1000,
+        on_step=callbacks.on_step,
+        on_notice=callbacks.on_notice,
     )
-    try:
-        for setup in task.setup:
-            out = device.shell(setup.shell)
-            engine.record_event(EventRecord(session_id=session_id, step=None, kind="setup",
-                                            payload={"shell": setup.shell, "output": out[:2000]}))
-        if task.app:
-            device.launch(task.app)
-        outcome = loop.run()
-    except DeviceError as exc:
-        outcome = LoopOutcome(stop_reason="device_offline", stop_message=str(exc))
-    except KeyboardInterrupt:
-        engine.finish_session(session_id, "interrupted", {"stop_reason": "interrupted by the user"})
-        raise
+    return loop, service
 
+
+def finish_run(
+    session_id: str,
+    task: Any,
+    profile: Any,
+    device: Device,
+    model: Model,
+    engine: DataEngine,
+    loop: FlashLoop,
+    service: StepMemoryService,
+    outcome: LoopOutcome,
+) -> RunResult:
+    service.flush(profile.memory.runtime.flush_timeout_s)
+    service.close()
     checks: list[CheckResult] = []
-    if outcome.stop_reason not in ("device_offline",) and task.success:
+    if outcome.stop_reason != "device_offline" and task.success:
         checks = evaluate_checks(task.success, device, outcome.final)
     status, success, message = _decide_status(outcome, checks, bool(task.success))
+    if status == "interrupted":
+        message += f" — the session is saved; continue it with: artemis resume {session_id}"
     result = RunResult(
         session_id=session_id,
         status=status,
         success=success,
-        steps=outcome.steps,
+        steps=engine.last_step_number(session_id),
         stop_reason=outcome.stop_reason,
         message=message,
         answer=outcome.answer,
@@ -172,8 +214,167 @@ def run_task(
     return result
 
 
+def run_task(
+    task: Any,
+    profile: Any,
+    device: Device,
+    model: Model,
+    engine: DataEngine,
+    *,
+    max_steps: int | None = None,
+    real_time: bool = True,
+    on_start: Callable[[str], None] | None = None,
+    on_step: Callable[[StepReport], None] | None = None,
+    on_notice: Callable[[str], None] | None = None,
+    lens: Lens | None = None,
+    run_config: dict[str, Any] | None = None,
+) -> RunResult:
+    """Create a session and run ``task`` to its end. ``run_config`` is what `resume` needs to
+    rebuild the same run (the CLI passes the task file, model and device options)."""
+    info = device.info()
+    steps_budget = max_steps or profile.max_steps or task.max_steps
+    session_id = engine.new_session_id()
+    engine.create_session(
+        SessionRecord(
+            id=session_id,
+            task_id=task.id,
+            goal=task.goal,
+            profile=profile.name,
+            loop="flash",
+            device_serial=info.serial,
+            device_kind=info.kind,
+            screen_width=info.width,
+            screen_height=info.height,
+            models={"operator": model.name},
+            model_label=model.label,
+            status="running",
+            started_at=now_iso(),
+            config={
+                # the reference solution may hold credentials: store its length, not its text
+                "task": task.model_dump(mode="json", exclude={"reference"}),
+                "reference_steps": len(task.reference),
+                "profile": profile.model_dump(mode="json"),
+                "max_steps": steps_budget,
+                "offline_model": model.offline,
+                "run": run_config or {},
+            },
+        )
+    )
+    if on_start:
+        on_start(session_id)
+    loop, service = build_loop(session_id, task, profile, device, model, engine, max_steps=steps_budget,
+                               real_time=real_time, callbacks=Callbacks(on_start, on_step, on_notice), lens=lens)
+    try:
+        for setup in task.setup:
+            out = device.shell(setup.shell)
+            engine.record_event(EventRecord(session_id=session_id, step=None, kind="setup",
+                                            payload={"shell": setup.shell, "output": out[:2000]}))
+        if task.app:
+            device.launch(task.app)
+        outcome = loop.run()
+    except DeviceError as exc:
+        outcome = LoopOutcome(stop_reason="device_offline", stop_message=str(exc))
+    except KeyboardInterrupt:
+        service.close()
+        engine.finish_session(session_id, "interrupted", {"stop_reason": "interrupted by the user"})
+        raise
+    return finish_run(session_id, task, profile, device, model, engine, loop, service, outcome)
+
+
 def _injections(task: Any) -> dict[int, list[str]]:
     out: dict[int, list[str]] = {}
     for inj in getattr(task, "inject", []) or []:
         out.setdefault(inj.at_step, []).append(inj.text)
     return out
+
+
+def resume_session(
+    session_id: str,
+    engine: DataEngine,
+    *,
+    device: Device | None = None,
+    model: Model | None = None,
+    real_time: bool = True,
+    on_start: Callable[[str], None] | None = None,
+    on_step: Callable[[StepReport], None] | None = None,
+    on_notice: Callable[[str], None] | None = None,
+) -> RunResult:
+    """Continue an interrupted session from the DataEngine: the transcript is rebuilt from stored
+    records (no model call), a simulated phone is fast-forwarded, and the loop goes on from the
+    next step number."""
+    from datetime import UTC, datetime
+
+    from artemis_cli.errors import UsageError
+    from artemis_cli.memory.ledger_lines import action_phrase
+    from artemis_cli.memory.restore import SessionSpec, rebuild_ledger
+    from artemis_cli.operators.fastforward import fast_forward
+    from artemis_cli.operators.recording import StepTrace, action_key, responses_from_dicts
+
+    rec = engine.get_session(session_id)
+    session_id = rec.id
+    if rec.status in ("succeeded", "failed"):
+        raise UsageError(f"session {session_id} already ended ({rec.status}); there is nothing to resume")
+    spec = SessionSpec.load(engine, session_id)
+    task = _task_for(spec)
+    if model is None:
+        from artemis_cli.models.registry import build_model
+
+        model = build_model(spec.run.get("model"), task=task, profile=spec.profile)
+    steps = engine.get_steps(session_id)
+    if device is None:
+        from artemis_cli.device.select import resolve_device
+
+        sim = dict(spec.run.get("sim") or {})
+        device = resolve_device(spec.run.get("device") or rec.device_serial, sim_seed=sim.pop("seed", 0),
+                                sim_world=sim.pop("world", None), sim_options=sim)
+        if device.info().kind == "sim":
+            distance = fast_forward(device, task, steps)
+            engine.record_event(EventRecord(session_id=session_id, step=None, kind="fast_forward",
+                                            payload={"steps": len(steps), "dhash_distance": distance}))
+            if distance and on_notice:
+                on_notice(f"the restored simulated screen differs from the last recorded one by {distance} bits")
+    ledger = new_ledger(task, spec.profile, engine, spec.max_steps)
+    rebuild_ledger(engine, session_id, ledger)
+    loop, service = build_loop(session_id, task, spec.profile, device, model, engine, max_steps=spec.max_steps,
+                               real_time=real_time, callbacks=Callbacks(on_start, on_step, on_notice), ledger=ledger)
+    started = datetime.fromisoformat(rec.started_at or now_iso())
+    loop.offset_base_ms = int((datetime.now(UTC) - started).total_seconds() * 1000)
+    loop.writer.history = [
+        StepTrace(s.number, s.pre_dhash or "", s.offset_ms or 0, action_phrase(s),
+                  action_key(s.action_type or "", s.action_args, s.target))
+        for s in steps
+    ]
+    last = steps[-1] if steps else None
+    engine.update_session(session_id, status="running")
+    engine.record_event(EventRecord(session_id=session_id, step=None, kind="resume",
+                                    payload={"after_step": last.number if last else 0,
+                                             "entries": len(ledger.entries), "chunks": len(ledger.chunks)}))
+    if on_start:
+        on_start(session_id)
+    pending = responses_from_dicts((last.meta or {}).get("replies_out")) if last else []
+    start = (last.number + 1) if last else 1
+    if any(d.op == "turn" and d.at == start for d in ledger.decisions):
+        loop.decided_turn = start  # the interrupted turn's decisions stand; it is not re-decided
+    try:
+        if last is not None and last.result_status == "finished":
+            outcome = LoopOutcome(steps=last.number, finished=True, stop_reason="finished",
+                                  model_success=bool((last.action_args or {}).get("success")),
+                                  answer=str((last.action_args or {}).get("answer", "")),
+                                  final=loop.observe(None))
+        else:
+            outcome = loop.run(start_step=start, pending=pending)
+    except DeviceError as exc:
+        outcome = LoopOutcome(stop_reason="device_offline", stop_message=str(exc))
+    return finish_run(session_id, task, spec.profile, device, model, engine, loop, service, outcome)
+
+
+def _task_for(spec: Any) -> Any:
+    """The task a session ran: its file when it still exists (reference, checks), else the stored copy."""
+    from pathlib import Path
+
+    from artemis_cli.config.task import Task, load_task
+
+    path = spec.run.get("task_file")
+    if path and Path(path).is_file():
+        return load_task(path)
+    return Task.model_validate(spec.task)

@@ -19,13 +19,25 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from artemis_cli.cli import devices_cmd, run_cmd, sessions_cmd, tasks_cmd
+    from artemis_cli.cli import devices_cmd, resume_cmd, run_cmd, sessions_cmd, sim_cmd, tasks_cmd
 
     app.command("run")(run_cmd.run)
+    app.command("resume")(resume_cmd.resume)
+    from artemis_cli.cli import prompt_cmd
+
+    sessions_cmd.app.command("prompt")(prompt_cmd.prompt)
     app.add_typer(sessions_cmd.app, name="sessions")
     app.command("devices")(devices_cmd.devices)
     app.command("doctor")(devices_cmd.doctor)
     app.add_typer(tasks_cmd.app, name="tasks")
+    from artemis_cli.cli import replay_cmd, report_cmd
+
+    app.command("replay")(replay_cmd.replay)
+    app.command("report")(report_cmd.report)
+    from artemis_cli.cli import recall_cmd
+
+    app.command("recall")(recall_cmd.recall)
+    app.add_typer(sim_cmd.app, name="sim")
 
 
 _register()

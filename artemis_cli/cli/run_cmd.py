@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -51,16 +52,34 @@ def run(
     sim_opts.pop("seed", None)
     dev = resolve_device(device, sim_seed=sim_seed, sim_options=sim_opts, sim_world=world)
     engine = DataEngine.open(resolve_data_dir(data_dir))
+    info = dev.info()
+    run_config = {
+        "task_file": str(task_file.resolve()) if task_file is not None else None,
+        "model": model or ("gemini" if has_api_key() else "heuristic"),
+        "device": device if device is not None else (info.serial if info.kind != "sim" else "sim"),
+        "sim": {"world": world, "seed": sim_seed, **sim_opts} if info.kind == "sim" else {},
+    }
+    header = (
+        f"task [cyan]{escape(task.id)}[/] · device {escape(info.serial)} ({info.kind}, {info.width}x{info.height})"
+        f" · model {escape(mdl.label)}"
+    )
+    try:
+        result = with_progress(
+            lambda cb: run_task(task, prof, dev, mdl, engine, max_steps=max_steps, run_config=run_config, **cb),
+            header=header, as_json=as_json, no_live=no_live,
+        )
+    finally:
+        dev.close()
+    finish_command(result, as_json)
+
+
+def with_progress(start: Callable[[dict[str, Any]], Any], *, header: str, as_json: bool, no_live: bool) -> Any:
+    """Run ``start(callbacks)`` with live per-step progress (on stderr when --json)."""
     progress = err() if as_json else out()
     plain = no_live or not progress.is_terminal
 
-    info = dev.info()
-
     def on_start(session_id: str) -> None:
-        progress.print(
-            f"[bold]Session {session_id}[/] · task [cyan]{escape(task.id)}[/] · device {escape(info.serial)} "
-            f"({info.kind}, {info.width}x{info.height}) · model {escape(mdl.label)}"
-        )
+        progress.print(f"[bold]Session {session_id}[/] · {header}")
 
     def on_step(rep: object) -> None:
         from artemis_cli.operators.flash import StepReport
@@ -79,17 +98,14 @@ def run(
     def on_notice(text: str) -> None:
         progress.print(f"[yellow]  ! {escape(text)}[/]")
 
-    try:
-        if plain:
-            result = run_task(task, prof, dev, mdl, engine, max_steps=max_steps, on_start=on_start,
-                              on_step=on_step, on_notice=on_notice)
-        else:
-            with progress.status("running…", spinner="dots"):
-                result = run_task(task, prof, dev, mdl, engine, max_steps=max_steps, on_start=on_start,
-                                  on_step=on_step, on_notice=on_notice)
-    finally:
-        dev.close()
+    callbacks = {"on_start": on_start, "on_step": on_step, "on_notice": on_notice}
+    if plain:
+        return start(callbacks)
+    with progress.status("running…", spinner="dots"):
+        return start(callbacks)
 
+
+def finish_command(result: Any, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:

@@ -142,9 +142,63 @@ def _m001_core_tables(db: sqlite_utils.Database) -> None:
         db.execute(sql)
 
 
+#: Recall tokenizer: case- and accent-insensitive words (SPEC §10.5). CJK runs form one token with
+#: unicode61, so recall also falls back to a substring (LIKE) search; see ``memory.recall``.
+_FTS_TOKENIZE = "unicode61 remove_diacritics 2"
+
+
+def _m002_memory_notes_fts(db: sqlite_utils.Database) -> None:
+    statements = [
+        """
+        CREATE TABLE notes (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            key TEXT NOT NULL,
+            content TEXT NOT NULL,
+            step INTEGER,           -- step number the note was written at
+            version INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (session_id, key, version)
+        )
+        """,
+        "CREATE INDEX idx_notes_session_step ON notes(session_id, step)",
+        # Which steps recall has indexed (and at which summary version): lets recall back-fill
+        # steps recorded before indexing was wired in, and re-index late summaries.
+        """
+        CREATE TABLE recall_indexed (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            step INTEGER NOT NULL,
+            summary_version INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (session_id, step)
+        )
+        """,
+        f"""
+        CREATE VIRTUAL TABLE step_fts USING fts5(
+            session_id UNINDEXED, step UNINDEXED, kind UNINDEXED, text,
+            tokenize = '{_FTS_TOKENIZE}'
+        )
+        """,
+        f"""
+        CREATE VIRTUAL TABLE note_fts USING fts5(
+            session_id UNINDEXED, step UNINDEXED, note_key UNINDEXED, version UNINDEXED, text,
+            tokenize = '{_FTS_TOKENIZE}'
+        )
+        """,
+        f"""
+        CREATE VIRTUAL TABLE chunk_fts USING fts5(
+            session_id UNINDEXED, start_step UNINDEXED, end_step UNINDEXED, text,
+            tokenize = '{_FTS_TOKENIZE}'
+        )
+        """,
+    ]
+    for sql in statements:
+        db.execute(sql)
+
+
 #: Append-only. (name, function); position + 1 is the migration id.
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_core_tables", _m001_core_tables),
+    ("0002_memory_notes_fts", _m002_memory_notes_fts),
 ]
 
 

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from collections.abc import Callable
@@ -244,6 +245,17 @@ class GeminiModel:
 
     def __repr__(self) -> str:
         return f"GeminiModel(chain={self.chain!r}, timeout_s={self.timeout_s})"
+
+    def with_chain(self, chain: list[str]) -> GeminiModel:
+        """A model for another role (e.g. the visual lens): same client, key and retry policy."""
+        names = [str(m).strip() for m in chain if str(m).strip()]
+        if not names:
+            raise ModelConfigError("The Gemini model chain is empty.")
+        sibling = copy.copy(self)
+        sibling.chain = names
+        sibling.name = names[0]
+        sibling.label = f"gemini ({names[0]})"
+        return sibling
 
     # -- helpers --
 

@@ -216,13 +216,26 @@ class ScriptedModel:
         return ModelResponse(message, Usage(), self.name, (time.perf_counter() - t0) * 1000)
 
 
+def describe_request(request: Any) -> str:
+    """A neutral, deterministic screen description for lens requests (no tools declared)."""
+    text = request.last_user_text() or ""
+    action = next((ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.startswith("ACTION:")), "")
+    shown = f" The marker is drawn at the point of the recorded action ({action})." if action else ""
+    return f"The screenshot shows an app screen with a red marker drawn on it.{shown}"
+
+
 def script_policy(script: list[dict[str, Any]]) -> Callable[[Any], Any]:
-    """A FakeGeminiServer policy that plays ``script`` through the real SDK."""
+    """A FakeGeminiServer policy that plays ``script`` through the real SDK.
+
+    Requests that declare no tools (lens calls) get a neutral description instead.
+    """
     from artemis_cli.models.fake_gemini import FakeReply
 
     player = ScriptPlayer(script)
 
     def policy(request: Any) -> Any:
+        if not request.tools:
+            return FakeReply.text(describe_request(request))
         decision = player.decide(view_from_rest(request.contents))
         call = {"name": decision.call.name, "args": decision.call.args}
         return FakeReply(parts=[{"text": decision.thought}, {"functionCall": call}])

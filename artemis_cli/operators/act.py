@@ -168,10 +168,10 @@ def execute(action: PlannedAction, device: Device, *, real_time: bool = True) ->
             device.swipe(action.x, action.y, action.x2, action.y2)  # type: ignore[arg-type]
         elif t == "type_text":
             text = action.secret if action.secret is not None else action.args["text"]
-            if action.element is not None and "index" in action.args:
-                device.tap(action.x, action.y)  # type: ignore[arg-type]
-            if action.args.get("clear") and action.element is not None:
-                for _ in range(len(action.element.node.text)):
+            if "index" in action.args and action.x is not None and action.y is not None:
+                device.tap(action.x, action.y)
+            if action.args.get("clear"):
+                for _ in range(len(action.target.text)):
                     device.key("delete")
             if text:
                 device.type_text(text)

@@ -1,35 +1,36 @@
 """The Flash operator loop (SPEC §9): observe → decide → act → record, one step at a time.
 
-Each step is committed to the DataEngine in one transaction (pre/post screenshots, UI XML,
-action with hit-tested semantics, hashes) before the next action is sent. The post-observation of
-step N is the pre-observation of step N+1, so the device is captured once per step.
+The prompt is the session's transcript ledger (SPEC §10.2). Each step is committed to the
+DataEngine in one transaction (pre/post screenshots, UI XML, the action with hit-tested
+semantics, hashes, and everything the ledger needs to rebuild this turn) before the next action
+is sent; the ledger's decisions are recorded as events, so a resumed session re-renders the same
+requests without a model call. The post-observation of step N is the pre-observation of N+1.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.engine.records import EventRecord, LlmCallRecord, StepRecord
+from artemis_cli.engine.records import EventRecord, LlmCallRecord
 from artemis_cli.errors import DeviceOffline, ModelError, ModelUnavailable
+from artemis_cli.memory.chunks import ChunkPolicy, plan_chunks, render_ledger_chunk
+from artemis_cli.memory.ledger import LedgerDecision, Tail, TokenMeter, TranscriptLedger
+from artemis_cli.memory.restore import LEDGER_EVENT, entry_from_step
+from artemis_cli.memory.similarity import repeated_action, similar_step
 from artemis_cli.models.base import FunctionResponse, Message, Model, ModelRequest, ModelResponse
-from artemis_cli.operators.act import REDACTED, ActionResult, PlannedAction, execute
-from artemis_cli.operators.history import History, TurnInput
+from artemis_cli.operators.act import ActionResult, PlannedAction, execute
+from artemis_cli.operators.memory_tools import MemoryTools
 from artemis_cli.operators.observe import Observation, observe
-from artemis_cli.operators.prompts import SYSTEM_PROMPT, observation_text, task_message
-from artemis_cli.operators.tools import tool_declarations
+from artemis_cli.operators.prompts import observation_text
+from artemis_cli.operators.recording import StepWriter, now_iso
 from artemis_cli.operators.turn import TurnResult, ordered_responses, run_turn
-from artemis_cli.perception.dhash import hamming
 
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+__all__ = ["FlashLoop", "LoopOutcome", "StepReport", "now_iso"]
 
 
 @dataclass
@@ -45,6 +46,7 @@ class StepReport:
     cached_tokens: int
     elapsed_s: float
     thought: str
+    context_tokens: int = 0
 
 
 @dataclass
@@ -67,26 +69,33 @@ class FlashLoop:
     engine: DataEngine
     device: Device
     model: Model
-    goal: str
+    ledger: TranscriptLedger
+    writer: StepWriter
+    memory: MemoryTools
     max_steps: int
     screen: tuple[int, int]
     coordinates: str = "pixels"
-    app: str | None = None
+    chunk_policy: ChunkPolicy = field(default_factory=ChunkPolicy)
+    budget_tokens: int = 80_000
+    soft_ratio: float = 0.7
+    similarity_hint: bool = True
+    similarity_max_distance: int = 5
     injections: dict[int, list[str]] = field(default_factory=dict)
     real_time: bool = True
+    settle_s: float = 0.0
     on_step: Callable[[StepReport], None] | None = None
     on_notice: Callable[[str], None] | None = None
     t0: float = field(default_factory=time.monotonic)
+    offset_base_ms: int = 0  # a resumed session continues its clock
+    decided_turn: int | None = None  # a resumed turn whose decisions are already recorded
+    meter: TokenMeter = field(default_factory=TokenMeter)
     _packages: list[str] | None = None
-
-    def __post_init__(self) -> None:
-        self.history = History(SYSTEM_PROMPT, tool_declarations(self.coordinates))
-        self.task_text = task_message(self.goal, app=self.app, max_steps=self.max_steps)
+    _context_tokens: int = 0
 
     # -- helpers -----------------------------------------------------------------------------
 
     def offset_ms(self, at: float | None = None) -> int:
-        return int(((at if at is not None else time.monotonic()) - self.t0) * 1000)
+        return self.offset_base_ms + int(((at if at is not None else time.monotonic()) - self.t0) * 1000)
 
     def packages(self) -> list[str]:
         if self._packages is None:
@@ -118,13 +127,13 @@ class FlashLoop:
                     self._record_call(step, request, attempt.model, attempt.usage, attempt.latency_ms,
                                       attempt.status, attempt.error_class)
                 raise
-            attempts = response.attempts
-            if attempts:
-                for attempt in attempts:
+            if response.attempts:
+                for attempt in response.attempts:
                     self._record_call(step, request, attempt.model, attempt.usage, attempt.latency_ms,
                                       attempt.status, attempt.error_class)
             else:
                 self._record_call(step, request, response.model, response.usage, response.latency_ms, "ok", None)
+            self.meter.observe(request, response.usage.prompt_tokens)
             return response
 
         return generate
@@ -149,50 +158,87 @@ class FlashLoop:
             )
         )
 
+    # -- the turn's prompt -------------------------------------------------------------------
+
+    def _notices(self, number: int, obs: Observation) -> list[str]:
+        notices = list(obs.problems)
+        history = self.writer.history
+        if self.similarity_hint:
+            hint = similar_step(
+                [(h.step, h.dhash, h.offset_ms, h.phrase) for h in history],
+                obs.dhash,
+                current_step=number,
+                max_distance=self.similarity_max_distance,
+            )
+            if hint is not None:
+                notices.append(hint.render())
+        if len(history) >= 2:
+            last = history[-1]
+            if repeated_action([(h.step, h.dhash, h.key) for h in history], obs.dhash, last.key, times=3):
+                notices.append(
+                    f"You did the same action ({last.phrase}) on this same screen in the last two steps "
+                    "and the screen did not change; try something different."
+                )
+        return notices
+
+    def _begin_turn(self, number: int, tail: Tail) -> None:
+        def summaries(step: int) -> tuple[str, str | None]:
+            rec = self.engine.get_step(self.session_id, step)
+            return rec.summary_status, rec.summary
+
+        def render_chunk(index: int, start: int, end: int) -> str:
+            return render_ledger_chunk(index, self.engine.get_steps(self.session_id, start, end))
+
+        probe = self.ledger.request(tail, [])
+        self._context_tokens = self.meter.context_tokens(probe)
+        if number == self.decided_turn:
+            return  # resumed mid-turn: this turn's decisions were taken and replayed already
+        pressure = self._context_tokens >= self.soft_ratio * self.budget_tokens
+        decisions = self.ledger.begin_turn(
+            number,
+            summaries,
+            chunk_plan=lambda entries: plan_chunks(self.ledger, entries, self.chunk_policy, pressure=pressure),
+            render_chunk=render_chunk,
+        )
+        for d in [*decisions, LedgerDecision("turn", at=number)]:
+            self._event(number, LEDGER_EVENT, d.to_dict())
+
     # -- the loop ----------------------------------------------------------------------------
 
-    def run(self, start_step: int = 1) -> LoopOutcome:
+    def run(self, start_step: int = 1, pending: list[FunctionResponse] | None = None) -> LoopOutcome:
         out = LoopOutcome()
         try:
             obs = self.observe(start_step)
         except DeviceOffline as exc:
             out.stop_reason, out.stop_message = "device_offline", str(exc)
             return out
-        pending: list[FunctionResponse] = []
+        pending = list(pending or [])
         for number in range(start_step, self.max_steps + 1):
             step_t0 = time.monotonic()
             started_at = now_iso()
             users = self.injections.get(number, [])
             for text in users:
                 self._event(number, "user_instruction", {"text": text, "source": "task"})
-            notices = list(obs.problems)
-            current = TurnInput(
+            observation = observation_text(
                 step=number,
-                responses=pending,
-                observation_text=observation_text(
-                    step=number,
-                    max_steps=self.max_steps,
-                    offset_ms=self.offset_ms(obs.captured_at),
-                    foreground_app=obs.foreground,
-                    screen_size=self.screen,
-                    coordinates=self.coordinates,
-                    element_list=obs.element_list,
-                    notices=notices,
-                    user_instructions=users,
-                ),
-                image_png=obs.png,
-                task_text=self.task_text if number == start_step and not self.history.committed else None,
+                max_steps=self.max_steps,
+                offset_ms=self.offset_ms(obs.captured_at),
+                foreground_app=obs.foreground,
+                screen_size=self.screen,
+                coordinates=self.coordinates,
+                element_list=obs.element_list,
+                notices=self._notices(number, obs),
+                user_instructions=users,
             )
-            def build(msgs: list[Message], cur: TurnInput = current) -> ModelRequest:
-                return self.history.request(cur, msgs)
+            tail = Tail(step=number, replies_in=pending, observation=observation, image_png=obs.png)
+            self._begin_turn(number, tail)
+
+            def build(msgs: list[Message], tail: Tail = tail) -> ModelRequest:
+                return self.ledger.request(tail, msgs)
 
             try:
-                turn = run_turn(
-                    build,
-                    self._generate(number),
-                    obs,
-                    packages=self.packages,
-                )
+                turn = run_turn(build, self._generate(number), obs, packages=self.packages,
+                                memory=self.memory.handler(number))
             except ModelError as exc:
                 out.stop_reason = "model_unavailable" if isinstance(exc, ModelUnavailable) else "model_error"
                 out.stop_message = str(exc)
@@ -204,7 +250,7 @@ class FlashLoop:
                 out.cached_tokens += r.usage.cached_tokens
                 out.completion_tokens += r.usage.completion_tokens
 
-            post = obs
+            post: Observation | None = obs
             if turn.action is None:
                 result = ActionResult("error", "the model produced no valid action: " + "; ".join(turn.problems))
                 action = PlannedAction("none", {})
@@ -217,31 +263,36 @@ class FlashLoop:
                     self._event(number, "device_fault", {"what": "action", "detail": str(exc)})
                     result = ActionResult("error", f"connection dropped during the action; effect unknown ({exc})")
                 if result.status != "finished":
+                    if self.settle_s:
+                        self._sleep(self.settle_s)
                     try:
                         post = self.observe(number)
                     except DeviceOffline as exc:
-                        self._record(number, started_at, step_t0, obs, None, action, result, turn, users)
-                        out.steps = number
+                        post = None
                         out.stop_reason, out.stop_message = "device_offline", str(exc)
-                        out.final = obs
-                        return out
-            self._record(number, started_at, step_t0, obs, post, action, result, turn, users)
+            replies_out = self._replies(turn, result, obs, post)
+            stored = self.writer.write(
+                number=number,
+                started_at=started_at,
+                offset_ms=self.offset_ms(step_t0),
+                pre=obs,
+                post=post,
+                action=action,
+                result=result,
+                turn=turn,
+                users=users,
+                observation=observation,
+                replies_in=pending,
+                replies_out=replies_out,
+            )
+            # the ledger holds exactly what was stored (typed passwords redacted), so a rebuild
+            # from the DataEngine renders the same bytes
+            self.ledger.commit(entry_from_step(self.engine, stored))
             out.steps = number
-            last = turn.responses[-1].usage if turn.responses else None
-            if self.on_step:
-                self.on_step(
-                    StepReport(
-                        number=number,
-                        phrase=action.phrase(),
-                        target=action.target.text or action.target.content_desc or action.target.resource_id,
-                        status=result.status,
-                        detail=result.detail,
-                        prompt_tokens=last.prompt_tokens if last else 0,
-                        cached_tokens=last.cached_tokens if last else 0,
-                        elapsed_s=time.monotonic() - self.t0,
-                        thought=turn.thought,
-                    )
-                )
+            self._report(number, action, result, turn)
+            if post is None:
+                out.final = obs
+                return out
             if result.status == "finished":
                 out.finished = True
                 out.model_success = bool(action.args.get("success"))
@@ -249,83 +300,43 @@ class FlashLoop:
                 out.stop_reason = "finished"
                 out.final = post
                 return out
-            if turn.call is not None:
-                changed = post.dhash != obs.dhash or post.xml_sha != obs.xml_sha
-                reply: dict[str, Any] = {"status": result.status, "screen_changed": changed}
-                if result.detail:
-                    reply["detail"] = result.detail
-                action_reply = FunctionResponse(turn.call.name, reply, turn.call.call.id)
-                last_model = next(m for m in reversed(turn.messages) if m.role == "model")
-                pending = ordered_responses(last_model.function_calls(), [*turn.pending_replies, action_reply])
-            else:
-                pending = []
-            self.history.commit(current, turn.messages)
+            pending = replies_out
             obs = post
         out.final = obs
         return out
 
-    def _record(
-        self,
-        number: int,
-        started_at: str,
-        step_t0: float,
-        pre: Observation,
-        post: Observation | None,
-        action: PlannedAction,
-        result: ActionResult,
-        turn: TurnResult,
-        users: list[str],
-    ) -> None:
-        messages = [m.to_dict() for m in turn.messages]
-        thought = turn.thought
-        if action.secret:  # text typed into a password field is never stored (SPEC §5.5)
-            raw = json.dumps(messages, ensure_ascii=False).replace(
-                json.dumps(action.secret, ensure_ascii=False)[1:-1], REDACTED
+    @staticmethod
+    def _replies(
+        turn: TurnResult, result: ActionResult, pre: Observation, post: Observation | None
+    ) -> list[FunctionResponse]:
+        """The answers to this turn's last calls; they open the next step."""
+        if turn.call is None:
+            return []
+        reply: dict[str, Any] = {"status": result.status}
+        if post is not None and result.status != "finished":
+            reply["screen_changed"] = post.dhash != pre.dhash or post.xml_sha != pre.xml_sha
+        if result.detail:
+            reply["detail"] = result.detail
+        action_reply = FunctionResponse(turn.call.name, reply, turn.call.call.id)
+        last_model = next(m for m in reversed(turn.messages) if m.role == "model")
+        return ordered_responses(last_model.function_calls(), [*turn.pending_replies, action_reply])
+
+    def _report(self, number: int, action: PlannedAction, result: ActionResult, turn: TurnResult) -> None:
+        if not self.on_step:
+            return
+        last = turn.responses[-1].usage if turn.responses else None
+        self.on_step(
+            StepReport(
+                number=number,
+                phrase=action.phrase(),
+                target=action.target.text or action.target.content_desc or action.target.resource_id,
+                status=result.status,
+                detail=result.detail,
+                prompt_tokens=last.prompt_tokens if last else 0,
+                cached_tokens=last.cached_tokens if last else 0,
+                elapsed_s=self.offset_ms() / 1000,
+                thought=turn.thought,
+                context_tokens=self._context_tokens,
             )
-            messages = json.loads(raw)
-            thought = thought.replace(action.secret, REDACTED)
-        blobs: dict[str, tuple[bytes, str]] = {
-            "pre_screenshot": (pre.png, "screenshot"),
-            "ui_xml": (pre.xml.encode("utf-8"), "ui_xml"),
-        }
-        if post is not None and post is not pre:
-            blobs["post_screenshot"] = (post.png, "screenshot")
-            blobs["post_ui_xml"] = (post.xml.encode("utf-8"), "ui_xml")
-        elif post is pre:
-            blobs["post_screenshot"] = (pre.png, "screenshot")
-            blobs["post_ui_xml"] = (pre.xml.encode("utf-8"), "ui_xml")
-        step = StepRecord(
-            session_id=self.session_id,
-            number=number,
-            started_at=started_at,
-            ended_at=now_iso(),
-            offset_ms=self.offset_ms(step_t0),
-            thought=thought,
-            action_type=action.type,
-            action_args=action.recorded_args,
-            x=action.x,
-            y=action.y,
-            x2=action.x2,
-            y2=action.y2,
-            target=action.target.to_dict(),
-            target_end=action.target_end.to_dict() if action.target_end else None,
-            label_source=action.target.label_source,
-            target_text=action.target.text or action.target.content_desc,
-            target_resource_id=action.target.resource_id,
-            target_class=action.target.class_name,
-            result_status=result.status,
-            result_detail=result.detail,
-            pre_dhash=pre.dhash,
-            post_dhash=post.dhash if post is not None else None,
-            foreground_app=pre.foreground,
-            user_instruction="\n".join(users) if users else None,
-            summary_status="pending",
-            meta={
-                "messages": messages,
-                "problems": turn.problems,
-                "model_calls": len(turn.responses),
-                "post_foreground_app": post.foreground if post is not None else None,
-                "dhash_distance": hamming(pre.dhash, post.dhash) if post is not None else None,
-            },
         )
-        self.engine.record_step(step, blobs=blobs)
+

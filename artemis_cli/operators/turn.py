@@ -66,6 +66,15 @@ def run_turn(
             )
             continue
         replies: list[FunctionResponse] = []
+        images: list[bytes] = []
+
+        def answer(tc: ToolCall, images: list[bytes] = images) -> FunctionResponse:
+            data = dict(memory(tc))
+            image = data.pop("_image_png", None)
+            if isinstance(image, bytes):
+                images.append(image)
+            return FunctionResponse(tc.name, data, tc.call.id)
+
         valid: list[tuple[ToolCall, Any]] = []
         errors = 0
         for fc in calls:
@@ -82,7 +91,7 @@ def run_turn(
             # Answer memory calls made alongside the action, then the action ends the turn.
             for tc, _ in valid:
                 if not tc.is_action:
-                    replies.append(FunctionResponse(tc.name, memory(tc), tc.call.id))
+                    replies.append(answer(tc))
             result.call, result.action = actions[0]
             result.pending_replies = replies
             return result
@@ -99,10 +108,12 @@ def run_turn(
                 )
                 replies.append(FunctionResponse(tc.name, {"error": why}, tc.call.id))
             else:
-                replies.append(FunctionResponse(tc.name, memory(tc), tc.call.id))
+                replies.append(answer(tc))
         if errors:
             result.problems.append("invalid tool call")
-        result.messages.append(Message("user", [Part(function_response=r) for r in ordered_responses(calls, replies)]))
+        parts = [Part(function_response=r) for r in ordered_responses(calls, replies)]
+        parts += [Part(image_png=img) for img in images]
+        result.messages.append(Message("user", parts))
     return result
 
 

@@ -49,9 +49,13 @@ def test_gemini_run_completes_and_records_usage(demo_task, server, tmp_path: Pat
     result, engine = _run(demo_task, server, tmp_path)
     assert result.success and result.exit_code == 0
     assert not result.offline_model
-    calls = engine.llm_calls(result.session_id)
-    assert len(calls) == result.steps == len(server.requests)
-    assert all(c.status == "ok" and c.role == "operator" and c.model == CHAIN[0] for c in calls)
+    everything = engine.llm_calls(result.session_id)
+    calls = [c for c in everything if c.role == "operator"]
+    lens_calls = [c for c in everything if c.role == "lens"]
+    assert len(calls) == result.steps
+    assert len(everything) == len(server.requests)
+    assert lens_calls and all(c.model == "gemini-2.5-flash-lite" for c in lens_calls)
+    assert all(c.status == "ok" and c.model == CHAIN[0] for c in calls)
     assert all(c.prompt_tokens > 0 and c.completion_tokens > 0 for c in calls)
     # Later calls share the stable prefix and earlier turns with the first: the service caches them.
     assert calls[0].cached_tokens == 0
@@ -67,7 +71,7 @@ def test_thought_signatures_are_echoed_unchanged(demo_task, server, tmp_path: Pa
     result, _ = _run(demo_task, server, tmp_path)
     assert result.success
     assert all(r.status == 200 for r in server.requests)
-    later = server.requests[-1].contents
+    later = [r for r in server.requests if r.tools][-1].contents
     echoed = [p for c in later if c.get("role") == "model" for p in c["parts"] if "functionCall" in p]
     assert echoed and all(p.get("thoughtSignature") or p.get("thought_signature") for p in echoed)
 
@@ -77,7 +81,7 @@ def test_503_falls_back_to_the_next_model_and_the_run_goes_on(demo_task, server,
     result, engine = _run(demo_task, server, tmp_path, max_retries=2)
     assert result.success
     calls = engine.llm_calls(result.session_id)
-    first_step = [c for c in calls if c.step == 1]
+    first_step = [c for c in calls if c.step == 1 and c.role == "operator"]
     assert [(c.model, c.status, c.error_class) for c in first_step] == [
         (CHAIN[0], "error", "http_503"),
         (CHAIN[0], "error", "http_503"),
@@ -92,7 +96,7 @@ def test_400_is_not_retried_into_a_weaker_model(demo_task, server, tmp_path: Pat
     assert not result.success
     assert result.exit_code == 3 and result.status == "aborted"
     assert {r.model for r in server.requests} == {CHAIN[0]}
-    calls = engine.llm_calls(result.session_id)
+    calls = [c for c in engine.llm_calls(result.session_id) if c.role == "operator"]
     assert [(c.model, c.status, c.error_class) for c in calls] == [(CHAIN[0], "error", "http_400")]
     assert engine.get_session(result.session_id).status == "aborted"
 

@@ -83,15 +83,22 @@ def test_a_turn_without_a_valid_action_is_recorded_not_fatal(tmp_path: Path) -> 
 def test_memory_tools_are_pre_decision_and_answered_in_the_same_turn(tmp_path: Path) -> None:
     model = ListModel(
         [
-            [FunctionCall("read_note", {"key": "x"})],
+            [FunctionCall("read_note", {"key": "pin"})],
+            [FunctionCall("save_note", {"key": "pin", "content": "4711"})],
             [FunctionCall("press_key", {"key": "home"})],
+            [FunctionCall("read_note", {"key": "pin"}), FunctionCall("recall_history", {})],
             [FunctionCall("finish", {"success": True})],
         ]
     )
     result, _ = _run(model, tmp_path)
-    assert result.steps == 2  # the memory call did not consume a step
-    (reply,) = _responses(model.requests[1])
-    assert "not available yet" in reply["error"]
+    assert result.steps == 2  # three memory calls did not consume a step
+    (missing,) = _responses(model.requests[1])
+    assert missing == {"error": "no note named 'pin'"}
+    (saved,) = _responses(model.requests[2])
+    assert saved["saved"] == "pin" and saved["version"] == 1
+    note, recall = _responses(model.requests[4])
+    assert note["content"] == "4711" and note["written_at_step"] == 1
+    assert "needs a query" in recall["error"]
 
 
 class CommitSpy:

@@ -1,0 +1,37 @@
+"""``artemis resume``: continue an interrupted session from the DataEngine (no model call to rebuild)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from artemis_cli.cli.console import escape
+from artemis_cli.cli.run_cmd import finish_command, with_progress
+
+
+def resume(
+    session: Annotated[str, typer.Argument(help="Session id (a unique prefix, or 'latest').")],
+    device: Annotated[str | None, typer.Option("--device", "-d", help="Device to continue on (default: the session's).")] = None,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")] = False,
+    no_live: Annotated[bool, typer.Option("--no-live", help="Plain progress lines.")] = False,
+) -> None:
+    """Continue an interrupted session where it stopped."""
+    from artemis_cli.device.select import resolve_device
+    from artemis_cli.engine.db import DataEngine
+    from artemis_cli.paths import data_dir as resolve_data_dir
+    from artemis_cli.runner import resume_session
+
+    engine = DataEngine.open(resolve_data_dir(data_dir))
+    rec = engine.get_session(session)
+    dev = resolve_device(device) if device else None
+    header = f"resuming after step {engine.last_step_number(rec.id)} · task [cyan]{escape(rec.task_id or '')}[/]"
+    try:
+        result = with_progress(lambda cb: resume_session(rec.id, engine, device=dev, **cb), header=header,
+                               as_json=as_json, no_live=no_live)
+    finally:
+        if dev is not None:
+            dev.close()
+    finish_command(result, as_json)

@@ -1,0 +1,332 @@
+"""The transcript ledger (SPEC §10.2): one append-only prompt per session, in four zones.
+
+    S  stable prefix   system instruction + tool declarations: byte-identical all session
+    F  frozen history  the task, then compressed history (chunks); changes only at compression
+    A  active window   recent steps verbatim: the observation that opened each step and the
+                       model's own messages (kept unchanged, so thought signatures are echoed)
+    T  tail            this turn's observation, rebuilt every turn
+
+Every mutation is a *decision* taken at the start of a turn (``begin_turn``), recorded as a
+``LedgerDecision`` (persisted as an event by the caller) and never revisited:
+
+- the scrub edge: at depth ``xml_scrub_depth`` an observation keeps only its header lines; at depth
+  ``image_scrub_depth`` a screenshot becomes the step's ready visual summary, or waits
+  ``pending_grace_steps`` more steps for it and then becomes the pending placeholder; a failed
+  summary becomes the unavailable placeholder at once. A late summary is never back-filled.
+- compression: the oldest steps of A fold into a chunk in F (``chunker``), never below
+  ``min_active_steps``.
+
+Rendering is a pure function of the entries, the decisions and the tail, so the same records
+rebuild the same request byte for byte (resume, ``sessions prompt``). A cut never separates a
+function call from its response: a step's opening function responses are shown only while the
+step that made the calls is still in A.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import struct
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from artemis_cli.models.base import FunctionResponse, Message, ModelRequest, Part, ToolDecl
+
+ImageState = Literal["image", "summary", "pending", "failed"]
+
+HISTORY_HEADING = "# EARLIER STEPS (compressed; recall_history returns any step in full)"
+
+
+def summary_text(step: int, text: str) -> str:
+    return f"[visual summary of step {step}] {text}"
+
+
+def pending_placeholder(step: int) -> str:
+    return f"[visual summary pending; evidence at step {step}]"
+
+
+def unavailable_placeholder(step: int) -> str:
+    return f"[visual summary unavailable; evidence at step {step}]"
+
+
+@dataclass(frozen=True)
+class LedgerSettings:
+    xml_scrub_depth: int = 1
+    image_scrub_depth: int = 3
+    pending_grace_steps: int = 3
+    min_active_steps: int = 5
+
+    @classmethod
+    def from_profile(cls, profile: Any) -> LedgerSettings:
+        t = profile.memory.transcript
+        return cls(
+            xml_scrub_depth=t.xml_scrub_depth,
+            image_scrub_depth=t.image_scrub_depth,
+            pending_grace_steps=t.pending_grace_steps,
+            min_active_steps=t.min_active_steps,
+        )
+
+
+@dataclass
+class LedgerEntry:
+    """One committed step as the transcript holds it."""
+
+    step: int
+    observation: str  # the full tail text that opened this step
+    image_sha: str | None
+    replies_in: list[FunctionResponse]  # answers to the previous step's calls
+    turn: list[Message]  # the model's messages and in-turn tool answers
+    image_state: ImageState = "image"
+    image_text: str | None = None
+    xml_scrubbed: bool = False
+
+
+@dataclass
+class Chunk:
+    index: int
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class LedgerDecision:
+    """A mutation taken at the start of the turn of step ``at`` (persisted as an event)."""
+
+    op: Literal["xml", "image", "chunk", "turn"]  # "turn": this turn's decisions are complete
+    at: int
+    step: int | None = None  # xml / image
+    state: str | None = None  # image: summary | pending | failed
+    text: str | None = None  # image replacement / chunk text
+    start: int | None = None  # chunk
+    end: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LedgerDecision:
+        return cls(**{k: data.get(k) for k in ("op", "at", "step", "state", "text", "start", "end")})  # type: ignore[arg-type]
+
+
+@dataclass
+class Tail:
+    """The T zone: this turn's opening answers, observation text and screenshot."""
+
+    step: int
+    replies_in: list[FunctionResponse]
+    observation: str
+    image_png: bytes | None
+
+
+#: (status, text) of a step's visual summary, as the DataEngine holds it now.
+SummaryLookup = Callable[[int], tuple[str, str | None]]
+#: Renders the chunk text for steps start..end (band ③ and friends).
+ChunkRenderer = Callable[[int, int, int], str]
+
+
+@dataclass
+class TranscriptLedger:
+    system: str
+    tools: list[ToolDecl]
+    task_text: str
+    settings: LedgerSettings = field(default_factory=LedgerSettings)
+    load_image: Callable[[str], bytes] = lambda sha: b""
+    entries: list[LedgerEntry] = field(default_factory=list)  # A zone, oldest first
+    chunks: list[Chunk] = field(default_factory=list)  # F zone
+    decisions: list[LedgerDecision] = field(default_factory=list)
+    _images: dict[str, bytes] = field(default_factory=dict)
+
+    # -- S zone ------------------------------------------------------------------------------
+
+    def stable_prefix(self) -> str:
+        tools = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in self.tools]
+        return json.dumps({"system": self.system, "tools": tools}, sort_keys=True, ensure_ascii=False)
+
+    def s_zone_hash(self) -> str:
+        return hashlib.sha256(self.stable_prefix().encode("utf-8")).hexdigest()
+
+    # -- decisions ---------------------------------------------------------------------------
+
+    def begin_turn(
+        self,
+        step: int,
+        summaries: SummaryLookup,
+        *,
+        chunk_plan: Callable[[list[LedgerEntry]], list[tuple[int, int]]] | None = None,
+        render_chunk: ChunkRenderer | None = None,
+    ) -> list[LedgerDecision]:
+        """Take this turn's decisions (scrub edge, then compression) and return the new ones."""
+        new: list[LedgerDecision] = []
+        s = self.settings
+        for entry in self.entries:
+            depth = step - entry.step
+            if not entry.xml_scrubbed and depth >= s.xml_scrub_depth:
+                new.append(LedgerDecision("xml", at=step, step=entry.step))
+            if entry.image_state == "image" and entry.image_sha and depth >= s.image_scrub_depth:
+                status, text = summaries(entry.step)
+                if status == "ready" and text:
+                    new.append(LedgerDecision("image", at=step, step=entry.step, state="summary",
+                                              text=summary_text(entry.step, text)))
+                elif status == "failed":
+                    new.append(LedgerDecision("image", at=step, step=entry.step, state="failed",
+                                              text=unavailable_placeholder(entry.step)))
+                elif depth >= s.image_scrub_depth + s.pending_grace_steps:
+                    new.append(LedgerDecision("image", at=step, step=entry.step, state="pending",
+                                              text=pending_placeholder(entry.step)))
+        for d in new:
+            self.apply(d)
+        if chunk_plan is not None and render_chunk is not None:
+            for start, end in chunk_plan(self.entries):
+                d = LedgerDecision("chunk", at=step, start=start, end=end,
+                                   text=render_chunk(len(self.chunks) + 1, start, end))
+                self.apply(d)
+                new.append(d)
+        return new
+
+    def apply(self, d: LedgerDecision) -> None:
+        """Apply one decision (live, or replayed from the DataEngine when rebuilding)."""
+        self.decisions.append(d)
+        if d.op == "turn":
+            return
+        if d.op == "chunk":
+            assert d.start is not None and d.end is not None
+            self.chunks.append(Chunk(len(self.chunks) + 1, d.start, d.end, d.text or ""))
+            self.entries = [e for e in self.entries if not (d.start <= e.step <= d.end)]
+            return
+        entry = self._entry(d.step)
+        if entry is None:
+            return
+        if d.op == "xml":
+            entry.xml_scrubbed = True
+        elif d.op == "image":
+            entry.image_state = d.state  # type: ignore[assignment]
+            entry.image_text = d.text
+            self._images.pop(entry.image_sha or "", None)
+
+    def _entry(self, step: int | None) -> LedgerEntry | None:
+        return next((e for e in self.entries if e.step == step), None)
+
+    def commit(self, entry: LedgerEntry) -> None:
+        self.entries.append(entry)
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    def frozen_text(self) -> str:
+        text = self.task_text
+        if self.chunks:
+            text += "\n\n" + HISTORY_HEADING + "\n\n" + "\n\n".join(c.text for c in self.chunks)
+        return text
+
+    def _image(self, sha: str) -> bytes:
+        if sha not in self._images:
+            self._images[sha] = self.load_image(sha)
+        return self._images[sha]
+
+    @staticmethod
+    def scrubbed_observation(step: int, observation: str) -> str:
+        """Header lines only: time, step, app; user instructions stay verbatim at every level."""
+        lines = observation.splitlines()
+        head = lines[0].replace("# CURRENT OBSERVATION", f"# OBSERVATION (step {step})", 1) if lines else ""
+        keep = [head, *lines[1:2]]
+        keep += [ln for ln in lines[2:] if ln.startswith("User instruction")]
+        return "\n".join(keep)
+
+    def _entry_parts(self, entry: LedgerEntry, with_replies: bool) -> list[Part]:
+        parts = [Part(function_response=r) for r in entry.replies_in] if with_replies else []
+        obs = self.scrubbed_observation(entry.step, entry.observation) if entry.xml_scrubbed else entry.observation
+        parts.append(Part(text=obs))
+        if entry.image_state == "image" and entry.image_sha:
+            parts.append(Part(image_png=self._image(entry.image_sha)))
+        elif entry.image_text:
+            parts.append(Part(text=entry.image_text))
+        return parts
+
+    def messages(self, tail: Tail, turn: list[Message]) -> list[Message]:
+        out: list[Message] = [Message("user", [Part(text=self.frozen_text())])]
+        prev_step: int | None = None
+        for entry in self.entries:
+            with_replies = prev_step is not None and prev_step == entry.step - 1
+            _append(out, Message("user", self._entry_parts(entry, with_replies)))
+            for m in entry.turn:
+                _append(out, m)
+            prev_step = entry.step
+        tail_parts = [Part(function_response=r) for r in tail.replies_in] if prev_step == tail.step - 1 else []
+        tail_parts.append(Part(text=tail.observation))
+        if tail.image_png is not None:
+            tail_parts.append(Part(image_png=tail.image_png))
+        _append(out, Message("user", tail_parts))
+        for m in turn:
+            _append(out, m)
+        return out
+
+    def request(self, tail: Tail, turn: list[Message]) -> ModelRequest:
+        return ModelRequest(system=self.system, messages=self.messages(tail, turn), tools=self.tools,
+                            role="operator")
+
+
+def _append(out: list[Message], message: Message) -> None:
+    """Append, merging consecutive same-role messages (the API wants turns to alternate)."""
+    if out and out[-1].role == message.role:
+        out[-1] = Message(message.role, [*out[-1].parts, *message.parts])
+    else:
+        out.append(message)
+
+
+# -- token estimates (SPEC §10.4) ------------------------------------------------------------
+
+
+def png_size(png: bytes) -> tuple[int, int] | None:
+    if len(png) >= 24 and png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR":
+        w, h = struct.unpack(">II", png[16:24])
+        return int(w), int(h)
+    return None
+
+
+def image_tokens(png: bytes) -> int:
+    """Gemini's image accounting: 258 tokens when both sides ≤ 384 px, else 258 per 768×768 tile."""
+    size = png_size(png)
+    if size is None:
+        return 258
+    w, h = size
+    if w <= 384 and h <= 384:
+        return 258
+    return 258 * math.ceil(w / 768) * math.ceil(h / 768)
+
+
+def estimate_tokens(request: ModelRequest) -> int:
+    total = math.ceil(len(request.system) / 4)
+    tools = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools]
+    total += math.ceil(len(json.dumps(tools)) / 4)
+    for m in request.messages:
+        for p in m.parts:
+            if p.image_png is not None:
+                total += image_tokens(p.image_png)
+            elif p.text is not None:
+                total += math.ceil(len(p.text) / 4)
+            else:
+                total += math.ceil(len(json.dumps(p.to_dict(), ensure_ascii=False)) / 4)
+    return total
+
+
+@dataclass
+class TokenMeter:
+    """Context size for decisions: the last operator call's measured prompt tokens plus an estimate
+    of what changed since. Lens and other auxiliary calls never touch it."""
+
+    measured: int | None = None
+    measured_estimate: int = 0
+
+    def observe(self, request: ModelRequest, prompt_tokens: int) -> None:
+        if request.role != "operator" or prompt_tokens <= 0:
+            return
+        self.measured = prompt_tokens
+        self.measured_estimate = estimate_tokens(request)
+
+    def context_tokens(self, request: ModelRequest) -> int:
+        est = estimate_tokens(request)
+        if self.measured is None:
+            return est
+        return max(0, self.measured + est - self.measured_estimate)

@@ -1,0 +1,174 @@
+"""Band ③ step-ledger lines (SPEC §10.3): the single place that formats one line per step.
+
+Formats (pinned by golden tests in ``tests/memory/test_ledger_lines.py``)::
+
+    - Step 12 (T+03:05): tap Switch "Wi-Fi" (id wifi_switch) @(962,348) -> ok
+    - Step 13 (T+03:09): swipe up from RecyclerView (id list) @(540,1600) to RecyclerView (id list) @(540,700) -> ok
+    - Step 14 (T+03:20): type "[redacted]" into EditText "Password" (id password) @(540,900) -> ok
+    - Step 15 (T+03:31): tap @(10,10) -> error: DeviceError: tap failed
+    - Step 16 (T+03:40): finish success=true answer="3 alarms" -> finished
+    User @ Step 16: "Also turn on Bluetooth"
+
+Every string that comes from the device or the model is JSON-quoted (``ensure_ascii=False``) or
+has its whitespace collapsed, so it can never break a line. Typed text is shown as recorded: the
+DataEngine already redacted password fields, and this module redacts again whenever the record
+says the field is a password (it never un-redacts).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from artemis_cli.engine.records import REDACTED, StepRecord
+from artemis_cli.operators.prompts import format_offset
+
+__all__ = [
+    "MAX_DETAIL_CHARS",
+    "MAX_QUOTED_CHARS",
+    "action_phrase",
+    "describe_target",
+    "ledger_line",
+    "ledger_lines",
+    "quote",
+    "result_phrase",
+    "step_header",
+    "user_line",
+    "user_lines",
+]
+
+MAX_QUOTED_CHARS = 80
+MAX_DETAIL_CHARS = 160
+_WS = re.compile(r"\s+")
+
+
+def quote(text: str, limit: int | None = MAX_QUOTED_CHARS) -> str:
+    """JSON-quoted, cut to ``limit`` characters plus "…" (``None``: never cut)."""
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + "…"
+    out = json.dumps(text, ensure_ascii=False)
+    return out.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\u0085", "\\u0085")
+
+
+def _flat(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
+    text = _WS.sub(" ", text).strip()
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def describe_target(target: dict[str, Any] | None) -> str:
+    """``Switch "Wi-Fi" (id wifi_switch)``; "" when the action had no element under it."""
+    if not target or target.get("label_source", "none") == "none":
+        return ""
+    class_name = str(target.get("class_name") or "")
+    kind = class_name.rsplit(".", 1)[-1] if class_name else "element"
+    label = str(target.get("text") or target.get("content_desc") or "")
+    bits = [kind]
+    if label:
+        bits.append(quote(label))
+    resource_id = str(target.get("resource_id") or "")
+    if resource_id:
+        bits.append(f"(id {_flat(resource_id.rsplit('/', 1)[-1], MAX_QUOTED_CHARS)})")
+    return " ".join(bits)
+
+
+def _point(x: int | None, y: int | None) -> str:
+    return f"@({x},{y})" if x is not None and y is not None else ""
+
+
+def _at(target: dict[str, Any] | None, x: int | None, y: int | None) -> str:
+    """``Switch "Wi-Fi" (id wifi_switch) @(962,348)``, ``@(10,10)`` or ``element`` fallbacks."""
+    return " ".join(bit for bit in (describe_target(target), _point(x, y)) if bit)
+
+
+def _typed_text(step: StepRecord) -> str:
+    args = step.action_args
+    text = args.get("text")
+    target = step.target or {}
+    if args.get("redacted") or args.get("password") or target.get("password"):
+        return REDACTED
+    return text if isinstance(text, str) else ""
+
+
+def action_phrase(step: StepRecord) -> str:
+    """What the step did, with the element semantics of its coordinates."""
+    kind = step.action_type
+    args = step.action_args
+    if kind in ("tap", "long_press"):
+        where = _at(step.target, step.x, step.y)
+        return f"{kind} {where}" if where else kind
+    if kind == "swipe":
+        direction = args.get("direction")
+        head = f"swipe {_flat(str(direction), 20)}" if direction else "swipe"
+        start = _at(step.target, step.x, step.y)
+        end = _at(step.target_end, step.x2, step.y2)
+        parts = [head]
+        if start:
+            parts.append(f"from {start}")
+        if end:
+            parts.append(f"to {end}")
+        return " ".join(parts)
+    if kind in ("type_text", "type", "input_text"):
+        phrase = f"type {quote(_typed_text(step))}"
+        where = _at(step.target, step.x, step.y)
+        if where:
+            phrase += f" into {where}"
+        flags = [name for name in ("clear", "submit") if args.get(name)]
+        return phrase + (f" ({', '.join(flags)})" if flags else "")
+    if kind == "press_key":
+        return f"press {_flat(str(args.get('key', '')), 40)}"
+    if kind == "launch_app":
+        package = args.get("package") or args.get("app") or ""
+        app = args.get("app")
+        if app and package and app != package:
+            return f"launch {quote(str(app))} ({_flat(str(package), MAX_QUOTED_CHARS)})"
+        return f"launch {_flat(str(package), MAX_QUOTED_CHARS)}"
+    if kind == "wait":
+        return f"wait {args.get('seconds')}s"
+    if kind == "finish":
+        success = "true" if args.get("success") else "false"
+        answer = args.get("answer")
+        return f"finish success={success}" + (f" answer={quote(str(answer))}" if answer else "")
+    if args:
+        return f"{_flat(kind, 40)} {_flat(json.dumps(args, ensure_ascii=False, sort_keys=True))}"
+    return _flat(kind, 40)
+
+
+def result_phrase(step: StepRecord) -> str:
+    """``ok``, ``error: <detail>``, ``ignored: <detail>``, ``finished``."""
+    status = step.result_status
+    detail = _flat(step.result_detail or "")
+    if status == "finished":
+        return "finished"
+    if status == "ok" or not detail:
+        return status
+    return f"{status}: {detail}"
+
+
+def step_header(number: int, offset_ms: int | None) -> str:
+    """``Step 12 (T+03:05)``: how every line that cites a step names it."""
+    return f"Step {number} ({format_offset(offset_ms or 0)})"
+
+
+def ledger_line(step: StepRecord) -> str:
+    """``- Step N (T+mm:ss): <action with element semantics> -> <result>``."""
+    return f"- {step_header(step.number, step.offset_ms)}: {action_phrase(step)} -> {result_phrase(step)}"
+
+
+def user_line(step_number: int, text: str) -> str:
+    """``User @ Step N: "<text verbatim>"`` (JSON-quoted, never cut)."""
+    return f"User @ Step {step_number}: {quote(text, limit=None)}"
+
+
+def user_lines(step: StepRecord) -> list[str]:
+    """The user instruction injected at this step, if any, verbatim as one line."""
+    return [user_line(step.number, step.user_instruction)] if step.user_instruction else []
+
+
+def ledger_lines(step: StepRecord, recoveries: Iterable[str] = ()) -> list[str]:
+    """All band ③ lines of a step: the user line (the instruction arrived before the action),
+    the step line, then failure-analyzer recovery actions as indented sub-lines."""
+    lines = [*user_lines(step), ledger_line(step)]
+    lines += [f"  - recovery: {_flat(text)}" for text in recoveries]
+    return lines

@@ -1,0 +1,219 @@
+"""The offline lens (SPEC §8, §10.1): a step summary from the UI dumps and screenshots alone.
+
+Deterministic, never calls a model, labelled ``summary_source: mechanical``. Shape::
+
+    Screen: com.android.settings, "Network & internet" list. Action: tap Switch "Wi-Fi" at
+    (962,348). After: Switch "Wi-Fi" shows ON; new: "Add network"; gone: "Wi-Fi is off".
+
+Changes are stated neutrally (app change, keyboard shown/hidden, checked state, text changes,
+elements that appeared/disappeared, screenshot difference); screen text is always quoted, and
+the whole text goes through :func:`neutralize_verdict_words`, so :func:`verdict_words` finds
+nothing in any output. At most :data:`MAX_MECHANICAL_CHARS` characters.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from artemis_cli.errors import ArtemisError
+from artemis_cli.memory.lens import LensJob, LensResult, neutralize_verdict_words
+from artemis_cli.perception.dhash import dhash_hex, hamming
+from artemis_cli.perception.elements import index_elements
+from artemis_cli.perception.foreground import foreground_app, is_background_package
+from artemis_cli.perception.hierarchy import parse_hierarchy
+from artemis_cli.perception.structure import is_actionable, short_class
+from artemis_cli.perception.types import UITree
+
+__all__ = ["MAX_MECHANICAL_CHARS", "MechanicalLens", "describe_step"]
+
+MAX_MECHANICAL_CHARS = 600
+_LABEL_CHARS = 40
+_LIST_ITEMS = 4
+_SWIPE_KINDS = ("swipe", "drag", "scroll", "fling")
+_NAME_UNSAFE = re.compile(r"[^\w.:-]")
+
+
+def _bare(name: str) -> str:
+    """A package or resource id as a bare token (no quotes, spaces or line breaks), cut to 60."""
+    return _NAME_UNSAFE.sub("_", name)[:60] or "unknown"
+
+
+def _q(text: str) -> str:
+    """Screen text as one quoted span (cut, on one line)."""
+    text = " ".join(text.split())
+    if len(text) > _LABEL_CHARS:
+        text = text[:_LABEL_CHARS] + "…"
+    return json.dumps(text, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class _Item:
+    key: tuple[str, str, str]
+    kind: str  # short class name
+    label: str
+    checked: bool | None
+
+
+@dataclass(frozen=True)
+class _Screen:
+    package: str | None
+    title: str
+    scrollable: bool
+    keyboard: bool
+    items: dict[tuple[str, str, str], _Item]
+
+
+def _parse(xml: str | None) -> UITree | None:
+    if not xml:
+        return None
+    try:
+        return parse_hierarchy(xml)
+    except ArtemisError:
+        return None
+
+
+def _screen(tree: UITree | None) -> _Screen | None:
+    if tree is None:
+        return None
+    package = foreground_app(tree)
+    elements = [e for e in index_elements(tree) if not is_background_package(e.node.package)]
+    ids = Counter(e.node.resource_id for e in elements if e.node.resource_id)
+    items: dict[tuple[str, str, str], _Item] = {}
+    title = ""
+    for e in elements:
+        node = e.node
+        label = e.label.strip()
+        if not title and label and not is_actionable(node):
+            title = label
+        if node.resource_id and ids[node.resource_id] == 1:
+            key = ("id", node.resource_id, "")  # unique id: text/state changes are tracked
+        else:
+            key = ("label", node.class_name, label)
+        if key in items or (key[0] == "label" and not label):
+            continue
+        kind = _bare(short_class(node.class_name)) if node.class_name else "element"
+        items[key] = _Item(key, kind, label, node.checked if node.checkable else None)
+    keyboard = any(is_background_package(n.package) and n.package != "com.android.systemui" for n in tree.nodes)
+    scrollable = any(n.scrollable for n in tree.nodes if not is_background_package(n.package))
+    return _Screen(package, title, scrollable, keyboard, items)
+
+
+def _name(item: _Item) -> str:
+    if item.label and not (item.checked is not None and item.key[0] == "id"):
+        return f"{item.kind} {_q(item.label)}"
+    return f"{item.kind} (id {_bare(item.key[1].rsplit('/', 1)[-1])})"
+
+
+def _listing(word: str, items: list[_Item]) -> str:
+    shown = [_q(i.label) if i.label else _name(i) for i in items[:_LIST_ITEMS]]
+    more = f" (+{len(items) - _LIST_ITEMS} more)" if len(items) > _LIST_ITEMS else ""
+    return f"{word}: {', '.join(shown)}{more}"
+
+
+def _changes(pre: _Screen, post: _Screen) -> list[str]:
+    out: list[str] = []
+    if pre.package != post.package:
+        out.append(f"app changed from {_bare(pre.package or '')} to {_bare(post.package or '')}")
+    if pre.title != post.title and post.title:
+        out.append(f"title now {_q(post.title)}")
+    if pre.keyboard != post.keyboard:
+        out.append("keyboard shown" if post.keyboard else "keyboard hidden")
+    for key, after in post.items.items():
+        before = pre.items.get(key)
+        if before is None:
+            continue
+        if before.checked is not None and after.checked is not None and before.checked != after.checked:
+            out.append(f"{_name(after)} shows {'ON' if after.checked else 'OFF'}")
+        elif key[0] == "id" and before.label != after.label:
+            out.append(f"{after.kind} (id {_bare(key[1].rsplit('/', 1)[-1])}) text {_q(before.label)} -> {_q(after.label)}")
+    new = [i for k, i in post.items.items() if k not in pre.items]
+    gone = [i for k, i in pre.items.items() if k not in post.items]
+    if new:
+        out.append(_listing("new", new))
+    if gone:
+        out.append(_listing("gone", gone))
+    return out
+
+
+def _screen_phrase(screen: _Screen | None) -> str:
+    if screen is None:
+        return "Screen: UI dump unreadable."
+    bits = [_bare(screen.package) if screen.package else "unknown app"]
+    if screen.title:
+        bits.append(_q(screen.title) + (" list" if screen.scrollable else ""))
+    return "Screen: " + ", ".join(bits) + "."
+
+
+def _action_phrase(job: LensJob) -> str:
+    phrase = " ".join(job.action_phrase.split()) or job.action_kind or "none"
+    if len(phrase) > 160:
+        phrase = phrase[:160] + "…"
+    pts = [(int(x), int(y)) for x, y in job.points]
+    if len(pts) >= 2 and job.action_kind in _SWIPE_KINDS:
+        phrase += f" from ({pts[0][0]},{pts[0][1]}) to ({pts[1][0]},{pts[1][1]})"
+    elif pts:
+        phrase += f" at ({pts[0][0]},{pts[0][1]})"
+    return f"Action: {phrase}."
+
+
+def _image_distance(pre_png: bytes, post_png: bytes | None) -> int | None:
+    if post_png is None:
+        return None
+    if post_png == pre_png:
+        return 0
+    try:
+        return hamming(dhash_hex(pre_png), dhash_hex(post_png))
+    except ArtemisError:
+        return None
+
+
+def _after_phrase(job: LensJob, pre: _Screen | None, post_tree: UITree | None) -> list[str]:
+    if job.post_xml is None and job.post_png is None:
+        return ["After: no after-capture."]
+    post = _screen(post_tree)
+    distance = _image_distance(job.pre_png, job.post_png)
+    pieces: list[str] = []
+    if pre is not None and post is not None:
+        pieces = _changes(pre, post)
+    elif post is None and job.post_xml is not None:
+        pieces = ["after UI dump unreadable"]
+    if not pieces:
+        if distance == 0:
+            return ["After: no visible change."]
+        if distance is None:
+            return ["After: no change in the UI dump."]
+        return [f"After: no change in the UI dump; screenshot differs (dHash distance {distance})."]
+    # One piece per clause, so the length cap drops whole clauses, never half a quote.
+    clauses = ["After: " + pieces[0], *pieces[1:]]
+    return [c + ("." if i == len(clauses) - 1 else ";") for i, c in enumerate(clauses)]
+
+
+def describe_step(job: LensJob) -> str:
+    """The mechanical summary text of one step (deterministic; ≤ MAX_MECHANICAL_CHARS)."""
+    pre_tree = _parse(job.pre_xml)
+    pre = _screen(pre_tree)
+    head = [_screen_phrase(pre), _action_phrase(job)]
+    clauses = head + _after_phrase(job, pre, _parse(job.post_xml))
+    text = ""
+    for clause in clauses:
+        candidate = f"{text} {clause}".strip()
+        if len(candidate) > MAX_MECHANICAL_CHARS - 2:
+            text = text.rstrip(";.") + " …"
+            break
+        text = candidate
+    text = neutralize_verdict_words(text)
+    if len(text) > MAX_MECHANICAL_CHARS:  # only a very long action phrase can get here
+        text = neutralize_verdict_words(_screen_phrase(pre) + " Action: " + (job.action_kind or "none") + ".")
+    return text
+
+
+class MechanicalLens:
+    """The offline :class:`~artemis_cli.memory.lens.Lens`: never calls a model."""
+
+    source = "mechanical"
+
+    def describe(self, job: LensJob) -> LensResult:
+        return LensResult(text=describe_step(job), source=self.source, model=None)

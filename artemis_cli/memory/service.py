@@ -1,0 +1,224 @@
+"""StepMemoryService (SPEC §10.1): background step summaries, keyed by (session, step).
+
+* ``submit`` never blocks the operator: it writes ``pending`` (version 1) and queues the job on a
+  ``ThreadPoolExecutor`` with ``max_concurrency`` workers (threads are the project's concurrency
+  model).
+* A job makes up to ``retry_limit`` lens attempts; any exception from ``describe`` (a
+  ``LensError`` for unusable output, a model error, or anything unexpected) is one failed
+  attempt. Success writes ``ready`` (version 1) with the lens's text, source and model; when all
+  attempts fail it writes ``failed`` (version 1) and records a ``lens_failure`` event.
+* Writes go through ``DataEngine.write_summary`` (SPEC §5 invariant 3), so a late or stale
+  writer can never downgrade a decided summary: ``pending`` never overwrites ``ready``/``failed``
+  and ``failed`` never overwrites ``ready``.
+* A second submit of the same step is ignored, and so is a submit whose ``pending`` write is
+  rejected (the step's summary is already decided, e.g. after a resume): no model call is made.
+* Nothing escapes a worker silently: unexpected problems after the attempts (a write or a
+  callback raising) are logged and kept in :attr:`StepMemoryService.problems`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from types import TracebackType
+
+from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.records import EventRecord
+from artemis_cli.errors import UsageError
+from artemis_cli.memory.lens import Lens, LensJob, LensResult
+
+__all__ = ["LENS_FAILURE_EVENT", "SUMMARY_VERSION", "StepMemoryService"]
+
+log = logging.getLogger(__name__)
+
+#: The summary version the first summary of a step is written at (re-summaries use higher ones).
+SUMMARY_VERSION = 1
+LENS_FAILURE_EVENT = "lens_failure"
+_MAX_ERROR_CHARS = 300
+
+StepKey = tuple[str, int]
+
+
+class StepMemoryService:
+    """Background step summaries through one :class:`~artemis_cli.memory.lens.Lens`."""
+
+    def __init__(
+        self,
+        engine: DataEngine,
+        lens: Lens,
+        *,
+        max_concurrency: int = 2,
+        retry_limit: int = 3,
+        on_ready: Callable[[int, str], None] | None = None,
+        on_failed: Callable[[int], None] | None = None,
+    ) -> None:
+        if not isinstance(max_concurrency, int) or max_concurrency < 1:
+            raise UsageError(f"lens max_concurrency must be an integer >= 1, not {max_concurrency!r}")
+        if not isinstance(retry_limit, int) or retry_limit < 1:
+            raise UsageError(f"lens retry_limit must be an integer >= 1, not {retry_limit!r}")
+        self.engine = engine
+        self.lens = lens
+        self.max_concurrency = max_concurrency
+        self.retry_limit = retry_limit
+        self._on_ready = on_ready
+        self._on_failed = on_failed
+        self._pool = ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="artemis-lens")
+        self._lock = threading.Lock()
+        self._jobs: dict[StepKey, Future[None] | None] = {}  # None: reserved or ignored submit
+        self._closed = False
+        #: Unexpected problems inside workers (write or callback errors), newest last.
+        self.problems: list[str] = []
+
+    # --- public API ----------------------------------------------------------------------
+
+    def submit(self, job: LensJob) -> None:
+        """Queue a summary for ``job.step`` and return at once (``pending`` v1 is written first).
+
+        Ignored when this step was already submitted or its summary is already decided. Raises
+        ``StepNotFound`` when the step is not recorded yet, ``UsageError`` after ``close``.
+        """
+        key = (job.session_id, job.step)
+        with self._lock:
+            if self._closed:
+                raise UsageError("the step memory service is closed; no more summaries can be queued")
+            if key in self._jobs:
+                return
+            self._jobs[key] = None  # reserve: a concurrent duplicate submit is ignored
+        try:
+            applied = self.engine.write_summary(
+                job.session_id, job.step, status="pending", source=self.lens.source, version=SUMMARY_VERSION
+            )
+        except BaseException:
+            with self._lock:
+                self._jobs.pop(key, None)
+            raise
+        if not applied:
+            log.debug("step %s/%d: summary already decided; submit ignored", *key)
+            return
+        with self._lock:
+            if self._closed:
+                return  # closed meanwhile: the step stays pending (a later run may summarise it)
+            self._jobs[key] = self._pool.submit(self._run, job)
+
+    def state(self, session_id: str, step: int) -> tuple[str, str | None]:
+        """``(summary_status, summary)`` as stored now."""
+        record = self.engine.get_step(session_id, step)
+        return record.summary_status, record.summary
+
+    def flush(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for queued and running jobs; True when all have finished."""
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        while True:
+            with self._lock:
+                # done() is also true for jobs cancelled by close(), which wait() would not see
+                futures = [f for f in self._jobs.values() if f is not None and not f.done()]
+            if not futures:
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            wait(futures, timeout=min(remaining, 0.1), return_when=FIRST_COMPLETED)
+
+    def in_flight(self) -> int:
+        """Jobs queued or running."""
+        with self._lock:
+            return sum(1 for f in self._jobs.values() if f is not None and not f.done())
+
+    def close(self) -> None:
+        """Stop accepting jobs and cancel queued ones (their steps stay ``pending``). Running jobs
+        are not interrupted; call ``flush`` first to let them finish. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self) -> StepMemoryService:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # --- worker --------------------------------------------------------------------------
+
+    def _run(self, job: LensJob) -> None:
+        try:
+            self._summarise(job)
+        except Exception as exc:  # a write or callback failed: never silent
+            self._problem(job, f"{type(exc).__name__}: {exc}")
+            log.exception("step %s/%d: summary job failed", job.session_id, job.step)
+
+    def _attempt(self, job: LensJob) -> LensResult:
+        result = self.lens.describe(job)
+        if not isinstance(result, LensResult) or not isinstance(result.text, str) or not result.text.strip():
+            raise TypeError(f"lens {self.lens.source!r} returned no usable result: {result!r}")
+        return result
+
+    def _summarise(self, job: LensJob) -> None:
+        last: Exception | None = None
+        attempts = 0
+        for attempts in range(1, self.retry_limit + 1):
+            try:
+                result = self._attempt(job)
+            except Exception as exc:
+                last = exc
+                log.info(
+                    "step %s/%d: lens attempt %d/%d failed: %s: %s",
+                    job.session_id, job.step, attempts, self.retry_limit, type(exc).__name__, exc,
+                )
+                continue
+            applied = self.engine.write_summary(
+                job.session_id,
+                job.step,
+                status="ready",
+                text=result.text,
+                source=result.source,
+                version=SUMMARY_VERSION,
+                model=result.model,
+            )
+            if applied and self._on_ready is not None:
+                self._callback(job, self._on_ready, job.step, result.text)
+            return
+        assert last is not None
+        applied = self.engine.write_summary(
+            job.session_id,
+            job.step,
+            status="failed",
+            source=self.lens.source,
+            version=SUMMARY_VERSION,
+            model=getattr(self.lens, "model_name", None),
+        )
+        self.engine.record_event(
+            EventRecord(
+                kind=LENS_FAILURE_EVENT,
+                session_id=job.session_id,
+                step=job.step,
+                payload={
+                    "step": job.step,
+                    "attempts": attempts,
+                    "error_class": type(last).__name__,
+                    "reason": getattr(last, "reason", None),
+                    "error": str(last)[:_MAX_ERROR_CHARS],
+                    "source": self.lens.source,
+                    "applied": applied,
+                },
+            )
+        )
+        if applied and self._on_failed is not None:
+            self._callback(job, self._on_failed, job.step)
+
+    def _callback(self, job: LensJob, call: Callable[..., None], *args: object) -> None:
+        try:
+            call(*args)
+        except Exception as exc:
+            self._problem(job, f"callback raised {type(exc).__name__}: {exc}")
+            log.exception("step %s/%d: summary callback raised", job.session_id, job.step)
+
+    def _problem(self, job: LensJob, text: str) -> None:
+        with self._lock:
+            self.problems.append(f"step {job.step}: {text}")

@@ -1,0 +1,53 @@
+"""Bring a fresh simulated phone to where a session stopped, by re-applying its recorded actions.
+
+The simulated phone lives in the runner's process, so a crash takes its state with it; it is
+deterministic, though (same world, seed and actions give the same screens), so replaying the
+committed steps' device actions — from the DataEngine, no model — restores it. Text typed into
+password fields is stored redacted; it is taken from ``$ARTEMIS_SECRET`` when a step needs it.
+A real phone keeps its own state and is never fast-forwarded.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from artemis_cli.device.protocol import Device
+from artemis_cli.engine.records import StepRecord
+from artemis_cli.errors import UsageError
+from artemis_cli.operators.act import PlannedAction, execute
+from artemis_cli.perception.dhash import dhash_hex, hamming
+from artemis_cli.perception.types import Target
+
+SECRET_ENV = "ARTEMIS_SECRET"
+
+
+def planned_from_step(step: StepRecord) -> PlannedAction:
+    args = dict(step.action_args or {})
+    action = PlannedAction(step.action_type or "none", args, step.x, step.y, step.x2, step.y2,
+                           target=Target.from_dict(step.target))
+    if args.get("redacted"):
+        secret = os.environ.get(SECRET_ENV)
+        if secret is None:
+            raise UsageError(
+                f"step {step.number} typed into a password field, which is stored redacted",
+                hint=f"set {SECRET_ENV} to that text to restore the simulated phone",
+            )
+        action.secret = secret
+    return action
+
+
+def fast_forward(device: Device, task: Any, steps: list[StepRecord]) -> int | None:
+    """Re-run setup and every recorded action; returns the dHash distance to the last recorded
+    screen (0 = identical), or None when there is nothing to compare."""
+    for setup in task.setup:
+        device.shell(setup.shell)
+    if task.app:
+        device.launch(task.app)
+    for step in steps:
+        if step.action_type in ("none", "finish", "wait") or step.result_status == "error":
+            continue
+        execute(planned_from_step(step), device, real_time=False)
+    if not steps or not steps[-1].post_dhash:
+        return None
+    return hamming(dhash_hex(device.screenshot()), steps[-1].post_dhash)

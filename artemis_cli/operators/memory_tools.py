@@ -1,0 +1,62 @@
+"""The pre-decision memory tools (SPEC §10.5): save_note, read_note, recall_history.
+
+Their answers return inside the same turn. A bad request (empty key, empty query without a
+range) is answered with an error the model can correct; nothing here ends a run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from artemis_cli.engine.db import DataEngine
+from artemis_cli.errors import ArtemisError
+from artemis_cli.memory.notes import read_note, save_note
+from artemis_cli.memory.recall import Recall
+from artemis_cli.operators.tools import ToolCall
+
+
+@dataclass
+class MemoryTools:
+    engine: DataEngine
+    session_id: str
+    recall: Recall
+    enabled: bool = True
+    max_results: int = 5
+    max_text_tokens: int = 2000
+
+    def handler(self, step: int) -> Callable[[ToolCall], dict[str, Any]]:
+        def handle(call: ToolCall) -> dict[str, Any]:
+            try:
+                return self._handle(call, step)
+            except ArtemisError as exc:
+                return {"error": str(exc)}
+
+        return handle
+
+    def _handle(self, call: ToolCall, step: int) -> dict[str, Any]:
+        a = call.args
+        if call.name == "save_note":
+            version = save_note(self.engine, self.session_id, a["key"], a["content"], step)
+            return {"saved": a["key"], "version": version}
+        if call.name == "read_note":
+            note = read_note(self.engine, self.session_id, a["key"])
+            if note is None:
+                return {"error": f"no note named {a['key']!r}"}
+            return {"key": note.key, "content": note.content, "written_at_step": note.step, "version": note.version}
+        if not self.enabled:
+            return {"error": "recall_history is disabled in this profile"}
+        result = self.recall.recall(
+            self.session_id,
+            a.get("query") or "",
+            step_range=a.get("step_range"),
+            include_details=bool(a.get("include_details")),
+            include_images=bool(a.get("include_images")),
+            max_results=min(int(a.get("max_results") or self.max_results), self.max_results),
+            max_text_tokens=self.max_text_tokens,
+        )
+        reply: dict[str, Any] = {"results": result.render(), "steps": result.steps}
+        if result.image is not None:
+            reply["_image_png"] = result.image.png  # sent as an image part after the answers
+        return reply

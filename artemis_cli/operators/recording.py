@@ -1,0 +1,156 @@
+"""Writing a step to the DataEngine: one transaction, then the search index and the lens job.
+
+The step's ``meta`` keeps what the transcript needs to rebuild this turn exactly (the tail text
+that opened it, the answers it opened with and closed with, the model's messages with their
+thought signatures) — with any typed password redacted, never stored.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.records import StepRecord
+from artemis_cli.memory.lens import LensJob
+from artemis_cli.memory.recall import Recall
+from artemis_cli.memory.service import StepMemoryService
+from artemis_cli.models.base import FunctionResponse
+from artemis_cli.operators.act import REDACTED, ActionResult, PlannedAction
+from artemis_cli.operators.observe import Observation
+from artemis_cli.operators.turn import TurnResult
+from artemis_cli.perception.dhash import hamming
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def action_key(action_type: str, args: dict[str, Any] | None, target: dict[str, Any] | None) -> str:
+    """Identity of an action for loop detection: type, arguments and the element it hit."""
+    t = target or {}
+    sem = (t.get("resource_id"), t.get("text"), t.get("content_desc"), t.get("class_name"))
+    return json.dumps([action_type, args or {}, sem], sort_keys=True, ensure_ascii=False)
+
+
+def responses_to_dicts(responses: list[FunctionResponse]) -> list[dict[str, Any]]:
+    return [{"name": r.name, "response": r.response, "id": r.id} for r in responses]
+
+
+def responses_from_dicts(data: list[dict[str, Any]] | None) -> list[FunctionResponse]:
+    return [FunctionResponse(d["name"], d.get("response") or {}, d.get("id")) for d in data or []]
+
+
+@dataclass(frozen=True)
+class StepTrace:
+    """What similarity hints and loop detection look back on."""
+
+    step: int
+    dhash: str
+    offset_ms: int
+    phrase: str
+    key: str
+
+
+@dataclass
+class StepWriter:
+    engine: DataEngine
+    session_id: str
+    recall: Recall
+    service: StepMemoryService | None = None
+    history: list[StepTrace] = field(default_factory=list)
+    last_pre_sha: str | None = None
+
+    def write(
+        self,
+        *,
+        number: int,
+        started_at: str,
+        offset_ms: int,
+        pre: Observation,
+        post: Observation | None,
+        action: PlannedAction,
+        result: ActionResult,
+        turn: TurnResult,
+        users: list[str],
+        observation: str,
+        replies_in: list[FunctionResponse],
+        replies_out: list[FunctionResponse],
+    ) -> StepRecord:
+        messages = [m.to_dict() for m in turn.messages]
+        thought = turn.thought
+        if action.secret:  # text typed into a password field is never stored (SPEC §5.5)
+            raw = json.dumps(messages, ensure_ascii=False).replace(
+                json.dumps(action.secret, ensure_ascii=False)[1:-1], REDACTED
+            )
+            messages = json.loads(raw)
+            thought = thought.replace(action.secret, REDACTED)
+        after = post if post is not None else pre
+        blobs: dict[str, tuple[bytes, str]] = {
+            "pre_screenshot": (pre.png, "screenshot"),
+            "ui_xml": (pre.xml.encode("utf-8"), "ui_xml"),
+            "post_screenshot": (after.png, "screenshot"),
+            "post_ui_xml": (after.xml.encode("utf-8"), "ui_xml"),
+        }
+        record = StepRecord(
+            session_id=self.session_id,
+            number=number,
+            started_at=started_at,
+            ended_at=now_iso(),
+            offset_ms=offset_ms,
+            thought=thought,
+            action_type=action.type,
+            action_args=action.recorded_args,
+            x=action.x,
+            y=action.y,
+            x2=action.x2,
+            y2=action.y2,
+            target=action.target.to_dict(),
+            target_end=action.target_end.to_dict() if action.target_end else None,
+            label_source=action.target.label_source,
+            target_text=action.target.text or action.target.content_desc,
+            target_resource_id=action.target.resource_id,
+            target_class=action.target.class_name,
+            result_status=result.status,
+            result_detail=result.detail,
+            pre_dhash=pre.dhash,
+            post_dhash=post.dhash if post is not None else None,
+            foreground_app=pre.foreground,
+            user_instruction="\n".join(users) if users else None,
+            summary_status="pending",
+            meta={
+                "observation": observation,
+                "replies_in": responses_to_dicts(replies_in),
+                "replies_out": responses_to_dicts(replies_out),
+                "messages": messages,
+                "problems": turn.problems,
+                "model_calls": len(turn.responses),
+                "post_foreground_app": post.foreground if post is not None else None,
+                "post_observed": post is not None,
+                "dhash_distance": hamming(pre.dhash, post.dhash) if post is not None else None,
+            },
+        )
+        stored = self.engine.record_step(record, blobs=blobs)
+        self.last_pre_sha = stored.pre_screenshot
+        self.recall.index_step(stored, ui_text=" ".join(e.node.label for e in pre.elements if e.node.label))
+        self.history.append(
+            StepTrace(number, pre.dhash, offset_ms, action.phrase(), action_key(action.type, record.action_args,
+                                                                                  record.target))
+        )
+        if self.service is not None:
+            self.service.submit(
+                LensJob(
+                    session_id=self.session_id,
+                    step=number,
+                    pre_png=pre.png,
+                    post_png=post.png if post is not None and post is not pre else None,
+                    action_kind=action.type,
+                    points=[p for p in ((action.x, action.y), (action.x2, action.y2)) if p[0] is not None],  # type: ignore[misc]
+                    action_phrase=action.phrase(),
+                    pre_xml=pre.xml,
+                    post_xml=post.xml if post is not None else None,
+                )
+            )
+        return stored

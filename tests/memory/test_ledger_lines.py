@@ -1,0 +1,129 @@
+"""Band ③ ledger lines: exact golden strings (SPEC §10.3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from artemis_cli.engine import REDACTED, DataEngine, SessionRecord, StepRecord
+from artemis_cli.memory.ledger_lines import ledger_line, ledger_lines, user_line
+
+WIFI = {
+    "text": "Wi-Fi",
+    "content_desc": "",
+    "resource_id": "com.android.settings:id/wifi_switch",
+    "class_name": "android.widget.Switch",
+    "bounds": [900, 300, 1024, 396],
+    "label_source": "index",
+}
+LIST = {
+    "text": "",
+    "content_desc": "",
+    "resource_id": "com.android.settings:id/list",
+    "class_name": "androidx.recyclerview.widget.RecyclerView",
+    "bounds": [0, 200, 1080, 2200],
+    "label_source": "hit_test",
+}
+PASSWORD = {
+    "text": "",
+    "content_desc": "Password",
+    "resource_id": "com.example:id/password",
+    "class_name": "android.widget.EditText",
+    "bounds": [40, 860, 1040, 940],
+    "label_source": "index",
+    "password": True,
+}
+
+
+def step(number: int, offset_ms: int, action_type: str, **kw: object) -> StepRecord:
+    return StepRecord(session_id="s", number=number, offset_ms=offset_ms, action_type=action_type, **kw)  # type: ignore[arg-type]
+
+
+def test_tap_with_element_semantics() -> None:
+    s = step(12, 185_000, "tap", action_args={"index": 4}, x=962, y=348, target=WIFI)
+    assert ledger_line(s) == '- Step 12 (T+03:05): tap Switch "Wi-Fi" (id wifi_switch) @(962,348) -> ok'
+
+
+def test_swipe_shows_both_ends() -> None:
+    s = step(13, 189_400, "swipe", action_args={"direction": "up"}, x=540, y=1600, x2=540, y2=700,
+             target=LIST, target_end=LIST)
+    assert ledger_line(s) == (
+        "- Step 13 (T+03:09): swipe up from RecyclerView (id list) @(540,1600) "
+        "to RecyclerView (id list) @(540,700) -> ok"
+    )
+
+
+def test_type_into_password_field_stays_redacted() -> None:
+    s = step(14, 200_000, "type_text", action_args={"index": 2, "text": REDACTED, "redacted": True},
+             x=540, y=900, target=PASSWORD)
+    assert ledger_line(s) == (
+        '- Step 14 (T+03:20): type "[redacted]" into EditText "Password" (id password) @(540,900) -> ok'
+    )
+    # A record that somehow kept the secret is still never shown: the field says it is a password.
+    leaky = step(14, 200_000, "type_text", action_args={"text": "hunter2"}, x=540, y=900, target=PASSWORD)
+    assert "hunter2" not in ledger_line(leaky)
+
+
+def test_type_plain_text_is_quoted_and_flags_shown() -> None:
+    s = step(3, 9_000, "type_text", action_args={"text": 'say "hi"\nbye', "submit": True})
+    assert ledger_line(s) == '- Step 3 (T+00:09): type "say \\"hi\\"\\nbye" (submit) -> ok'
+
+
+def test_error_result_shows_detail() -> None:
+    s = step(15, 211_000, "tap", x=10, y=10, result_status="error",
+             result_detail="DeviceError: tap failed\n  (timeout)")
+    assert ledger_line(s) == "- Step 15 (T+03:31): tap @(10,10) -> error: DeviceError: tap failed (timeout)"
+
+
+def test_finish_shows_success_and_answer() -> None:
+    s = step(16, 220_000, "finish", action_args={"success": True, "answer": "3 alarms"},
+             result_status="finished", result_detail="3 alarms")
+    assert ledger_line(s) == '- Step 16 (T+03:40): finish success=true answer="3 alarms" -> finished'
+    s2 = step(17, 221_000, "finish", action_args={"success": False, "answer": ""}, result_status="finished")
+    assert ledger_line(s2) == "- Step 17 (T+03:41): finish success=false -> finished"
+
+
+def test_other_actions() -> None:
+    assert ledger_line(step(1, 0, "launch_app", action_args={"app": "Clock", "package": "com.android.deskclock"})) == (
+        '- Step 1 (T+00:00): launch "Clock" (com.android.deskclock) -> ok'
+    )
+    assert ledger_line(step(2, 61_000, "press_key", action_args={"key": "back"})) == "- Step 2 (T+01:01): press back -> ok"
+    assert ledger_line(step(3, 7_515_000, "wait", action_args={"seconds": 2})) == "- Step 3 (T+125:15): wait 2s -> ok"
+    assert ledger_line(step(4, 0, "long_press", x=5, y=6, result_status="ignored", result_detail="popup")) == (
+        "- Step 4 (T+00:00): long_press @(5,6) -> ignored: popup"
+    )
+
+
+def test_user_instruction_line_is_verbatim_and_first() -> None:
+    s = step(16, 220_000, "tap", x=1, y=2, target=WIFI, user_instruction='Also turn on "Bluetooth" — please')
+    assert ledger_lines(s) == [
+        'User @ Step 16: "Also turn on \\"Bluetooth\\" — please"',
+        '- Step 16 (T+03:40): tap Switch "Wi-Fi" (id wifi_switch) @(1,2) -> ok',
+    ]
+    long = "x" * 500
+    assert user_line(3, long) == f'User @ Step 3: "{long}"'  # never cut
+
+
+def test_recovery_sub_lines() -> None:
+    s = step(5, 0, "tap", x=1, y=2)
+    assert ledger_lines(s, ["press back (dismissed a dialog)"]) == [
+        "- Step 5 (T+00:00): tap @(1,2) -> ok",
+        "  - recovery: press back (dismissed a dialog)",
+    ]
+
+
+def test_device_text_cannot_break_the_line() -> None:
+    target = {**WIFI, "text": "Line1\nLine2\u2028"}
+    line = ledger_line(step(1, 0, "tap", x=1, y=1, target=target))
+    assert "\n" not in line and "\u2028" not in line
+    assert line == '- Step 1 (T+00:00): tap Switch "Line1\\nLine2\\u2028" (id wifi_switch) @(1,1) -> ok'
+
+
+def test_record_step_redaction_reaches_the_ledger(tmp_path: Path) -> None:
+    with DataEngine.open(tmp_path) as engine:
+        sid = engine.create_session(SessionRecord(goal="log in"))
+        engine.record_step(
+            StepRecord(session_id=sid, number=1, offset_ms=1000, action_type="type_text",
+                       action_args={"text": "hunter2"}, x=540, y=900, target=PASSWORD)
+        )
+        line = ledger_line(engine.get_step(sid, 1))
+    assert line == '- Step 1 (T+00:01): type "[redacted]" into EditText "Password" (id password) @(540,900) -> ok'

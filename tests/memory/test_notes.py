@@ -1,0 +1,89 @@
+"""Agent notes: versioned rows, newest wins, indexed for recall (SPEC §10.5)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from artemis_cli.engine import DataEngine, SessionRecord, StepRecord
+from artemis_cli.errors import SessionNotFound, UsageError
+from artemis_cli.memory.notes import NoteError, list_notes, notes_written, read_note, save_note
+from artemis_cli.memory.recall import Recall
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[DataEngine]:
+    with DataEngine.open(tmp_path / "data") as eng:
+        yield eng
+
+
+@pytest.fixture
+def sid(engine: DataEngine) -> str:
+    session_id = engine.create_session(SessionRecord(goal="order office supplies"))
+    for n in range(1, 11):
+        engine.record_step(StepRecord(session_id=session_id, number=n, offset_ms=n * 7000, action_type="wait",
+                                      action_args={"seconds": 1}))
+    return session_id
+
+
+def test_save_and_read_versions(engine: DataEngine, sid: str) -> None:
+    assert read_note(engine, sid, "order") is None
+    assert save_note(engine, sid, "order", "cart has 2 pens", 3) == 1
+    assert save_note(engine, sid, "order", "cart has 2 pens and 1 stapler", 6) == 2
+    assert save_note(engine, sid, "other", "x", 6) == 1
+    note = read_note(engine, sid, " order ")
+    assert note is not None
+    assert (note.key, note.content, note.step, note.version) == ("order", "cart has 2 pens and 1 stapler", 6, 2)
+    # append-only rows: both versions stored
+    rows = list(engine.db.query("SELECT version, content FROM notes WHERE key = 'order' ORDER BY version"))
+    assert [r["version"] for r in rows] == [1, 2]
+    assert [n.key for n in list_notes(engine, sid)] == ["order", "other"]
+
+
+def test_notes_are_per_session(engine: DataEngine, sid: str) -> None:
+    other = engine.create_session(SessionRecord(goal="g"))
+    save_note(engine, sid, "k", "mine", 1)
+    assert read_note(engine, other, "k") is None
+    assert save_note(engine, other, "k", "theirs", 1) == 1
+
+
+def test_notes_written_in_range(engine: DataEngine, sid: str) -> None:
+    save_note(engine, sid, "a", "one", 2)
+    save_note(engine, sid, "b", "two", 5)
+    save_note(engine, sid, "a", "three", 9)
+    assert [(n.key, n.version) for n in notes_written(engine, sid, 1, 5)] == [("a", 1), ("b", 1)]
+    assert [(n.key, n.version) for n in notes_written(engine, sid, 6, 12)] == [("a", 2)]
+    assert notes_written(engine, sid, 6, 8) == []
+
+
+def test_bad_keys_and_sessions(engine: DataEngine, sid: str) -> None:
+    with pytest.raises(NoteError) as info:
+        save_note(engine, sid, "  ", "x", 1)
+    assert isinstance(info.value, UsageError) and info.value.exit_code == 2
+    with pytest.raises(NoteError):
+        save_note(engine, sid, "k" * 201, "x", 1)
+    with pytest.raises(SessionNotFound):
+        save_note(engine, "no-such-session", "k", "x", 1)
+    assert next(iter(engine.db.query("SELECT count(*) AS n FROM notes")))["n"] == 0
+
+
+def test_recall_finds_newest_note_version_only(engine: DataEngine, sid: str) -> None:
+    save_note(engine, sid, "voucher", "code is PELICAN42", 4)
+    save_note(engine, sid, "voucher", "code is FLAMINGO7 (PELICAN expired)", 8)
+    recall = Recall(engine)
+    result = recall.recall(sid, "flamingo7")
+    assert [(h.kind, h.step, h.note_key) for h in result.hits] == [("note", 8, "voucher")]
+    assert result.hits[0].text() == '- Note "voucher" v2 @ Step 8 (T+00:56): code is FLAMINGO7 (PELICAN expired)'
+    old = recall.recall(sid, "PELICAN42")
+    assert old.hits == []  # the overwritten content is no longer recalled
+    ranged = recall.recall(sid, "flamingo7", step_range="1-5")
+    assert ranged.hits == []
+
+
+def test_cjk_note_is_recalled(engine: DataEngine, sid: str) -> None:
+    save_note(engine, sid, "地址", "收货地址是北京市海淀区", 2)
+    result = Recall(engine).recall(sid, "海淀")
+    assert [h.step for h in result.hits] == [2]
+    assert "北京市海淀区" in result.render()

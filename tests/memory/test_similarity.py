@@ -1,0 +1,94 @@
+"""Similarity hint and loop detection (SPEC §10.5)."""
+
+from __future__ import annotations
+
+from artemis_cli.memory.similarity import SimilarityHint, repeated_action, similar_step
+
+BASE = "f0e1d2c3b4a59687"
+
+
+def flip(h: str, bits: int) -> str:
+    """A hash ``bits`` Hamming distance away from ``h`` (flips the lowest bits)."""
+    return f"{int(h, 16) ^ ((1 << bits) - 1):016x}"
+
+
+FAR = flip(BASE, 40)
+
+
+def hist(*items: tuple[int, str]) -> list[tuple[int, str, int, str]]:
+    return [(step, dh, step * 10_000, f"action {step}") for step, dh in items]
+
+
+def test_hint_render_is_pinned() -> None:
+    hint = SimilarityHint(step=7, offset_ms=65_000, action='tap Button "Save" (id save) @(10,20)', distance=2)
+    assert hint.render() == (
+        'This screen closely resembles step 7 (T+01:05), where you tap Button "Save" (id save) @(10,20).'
+    )
+
+
+def test_older_step_within_distance_gives_hint() -> None:
+    history = hist((1, FAR), (2, flip(BASE, 2)), (3, FAR), (4, FAR), (5, FAR), (6, FAR), (7, FAR))
+    hint = similar_step(history, BASE, current_step=8)
+    assert hint == SimilarityHint(step=2, offset_ms=20_000, action="action 2", distance=2)
+
+
+def test_closest_wins_then_most_recent() -> None:
+    history = hist((1, flip(BASE, 4)), (2, flip(BASE, 1)), (3, flip(BASE, 1)), (4, FAR), (5, FAR), (6, FAR), (7, FAR))
+    hint = similar_step(history, BASE, current_step=8)
+    assert hint is not None and hint.step == 3 and hint.distance == 1
+
+
+def test_threshold_boundary() -> None:
+    filler = [(s, FAR) for s in range(3, 10)]
+    at = hist((2, flip(BASE, 5)), *filler)
+    over = hist((2, flip(BASE, 6)), *filler)
+    assert similar_step(at, BASE, current_step=10) is not None
+    assert similar_step(over, BASE, current_step=10) is None
+    assert similar_step(over, BASE, current_step=10, max_distance=6) is not None
+
+
+def test_recent_steps_never_hint_and_silence_older_matches() -> None:
+    # only a recent step matches: nothing (the stuck detector's job)
+    assert similar_step(hist((1, FAR), (5, BASE), (6, FAR), (7, FAR)), BASE, current_step=8) is None
+    # a recent step matches as closely as an older one: silent
+    assert similar_step(hist((1, BASE), (2, FAR), (6, BASE), (7, FAR)), BASE, current_step=8) is None
+    # step 4 is just outside the last 3 (5, 6, 7): it may hint
+    assert similar_step(hist((4, BASE), (5, FAR), (6, FAR), (7, FAR)), BASE, current_step=8) is not None
+    # an older exact match beats a merely similar recent one
+    hint = similar_step(hist((1, BASE), (6, flip(BASE, 3)), (7, FAR)), BASE, current_step=8)
+    assert hint is not None and hint.step == 1
+
+
+def test_scan_cap() -> None:
+    history = hist((1, BASE), *[(s, FAR) for s in range(2, 601)])
+    assert similar_step(history, BASE, current_step=601) is None  # step 1 is 600 back
+    assert similar_step(history, BASE, current_step=501) is not None  # exactly 500 back
+    assert similar_step(history, BASE, current_step=601, scan=600) is not None
+
+
+def test_ignores_future_missing_and_malformed_hashes() -> None:
+    history = hist((1, ""), (2, "not-hex"), (3, BASE[:8]), (9, BASE), (10, BASE))
+    assert similar_step(history, BASE, current_step=8) is None
+    assert similar_step([], BASE, current_step=1) is None
+
+
+def test_repeated_action_three_times_on_same_screen() -> None:
+    key = "tap|Button|save"
+    history = [(1, FAR, "other"), (2, BASE, key), (3, flip(BASE, 1), key)]
+    assert repeated_action(history, BASE, key) is True
+    assert repeated_action(history, BASE, "tap|Button|cancel") is False
+    assert repeated_action(history, FAR, key) is False  # different screen now
+    assert repeated_action(history[:2], BASE, key) is False  # only twice
+    assert repeated_action([(2, BASE, key), (3, FAR, key)], BASE, key) is False  # screen changed between
+    # an intervening different action breaks the streak
+    assert repeated_action([(1, BASE, key), (2, BASE, "press back"), (3, BASE, key)], BASE, key) is False
+    assert repeated_action(history, BASE, key, times=4) is False
+    assert repeated_action([(1, BASE, key), *history], BASE, key, times=4) is False  # step 1 then "other"
+    assert repeated_action([(3, BASE, key), (2, BASE, key)], BASE, key) is True  # order-independent input
+
+
+def test_repeated_action_distance_boundary() -> None:
+    key = "swipe up"
+    history = [(1, flip(BASE, 3), key), (2, flip(BASE, 3), key)]
+    assert repeated_action(history, BASE, key, max_distance=3) is True
+    assert repeated_action(history, BASE, key, max_distance=2) is False
