@@ -19,7 +19,9 @@ Usage accounting (a documented estimate, not Google's tokenizer)
 
     * text part / system instruction: ``ceil(chars / 4)``;
     * tool declarations: ``ceil(len(json) / 4)`` of their compact JSON;
-    * inline image (``inlineData``): 258 tokens, whatever its size;
+    * inline image (``inlineData``): as the service counts images for Gemini 2.x — 258 tokens
+      when both sides are at most 384 px, else 258 per 768x768 tile (a 1080x2400 screenshot is
+      2 x 4 tiles = 2064 tokens); the size is read from the PNG header (258 when unreadable);
     * any other part (functionCall, functionResponse, ...): ``ceil(len(json) / 4)`` of the part's
       compact JSON (signature included).
 
@@ -73,10 +75,25 @@ def _compact(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+def image_part_tokens(inline: Any) -> int:
+    """Tokens of an inline image: 258 per 768x768 tile, 258 for small or unreadable images."""
+    data = inline.get("data") if isinstance(inline, dict) else None
+    if not isinstance(data, str):
+        return IMAGE_TOKENS
+    raw = _decode_signature(data[:64])  # the PNG header is in the first 24 bytes
+    if raw is None or len(raw) < 24 or raw[:8] != b"\x89PNG\r\n\x1a\n" or raw[12:16] != b"IHDR":
+        return IMAGE_TOKENS
+    width, height = int.from_bytes(raw[16:20], "big"), int.from_bytes(raw[20:24], "big")
+    if width <= 384 and height <= 384:
+        return IMAGE_TOKENS
+    return IMAGE_TOKENS * math.ceil(width / 768) * math.ceil(height / 768)
+
+
 def estimate_part_tokens(part: dict[str, Any]) -> int:
     """Token estimate of one REST part (see the module docstring)."""
-    if "inlineData" in part or "inline_data" in part:
-        return IMAGE_TOKENS
+    inline = part.get("inlineData") or part.get("inline_data")
+    if inline is not None:
+        return image_part_tokens(inline)
     text = part.get("text")
     if isinstance(text, str) and not ({"functionCall", "functionResponse"} & part.keys()):
         return estimate_text_tokens(text)
