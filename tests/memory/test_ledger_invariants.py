@@ -6,9 +6,9 @@ recorded once; every one of its operator requests is re-rendered from the DataEn
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -133,7 +133,7 @@ def test_a_zone_is_append_only_but_for_the_scrub_edge_and_compression(recorded: 
         firsts.setdefault(step, request)
     steps = sorted(firsts)
     checked = 0
-    for a, b in zip(steps, steps[1:], strict=False):
+    for a, b in itertools.pairwise(steps):
         f_a, a_entries, _ = _entries(firsts[a])
         f_b, b_entries, _ = _entries(firsts[b])
         if any(d["op"] == "chunk" for d in decided.get(b, [])):
