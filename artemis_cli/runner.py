@@ -136,6 +136,7 @@ def build_loop(
     callbacks: Callbacks,
     lens: Lens | None = None,
     ledger: TranscriptLedger | None = None,
+    user_inbox: Callable[[], list[str]] | None = None,
 ) -> tuple[FlashLoop, StepMemoryService]:
     info = device.info()
     mem = profile.memory
@@ -165,6 +166,7 @@ def build_loop(
         similarity_hint=mem.transcript.similarity_hint,
         similarity_max_distance=mem.transcript.similarity_max_distance,
         injections=_injections(task),
+        user_inbox=user_inbox,
         real_time=real_time,
         settle_s=(profile.settle_ms or 0) / 1000,
         on_step=callbacks.on_step,
@@ -228,6 +230,7 @@ def run_task(
     on_notice: Callable[[str], None] | None = None,
     lens: Lens | None = None,
     run_config: dict[str, Any] | None = None,
+    user_inbox: Callable[[], list[str]] | None = None,
 ) -> RunResult:
     """Create a session and run ``task`` to its end. ``run_config`` is what `resume` needs to
     rebuild the same run (the CLI passes the task file, model and device options)."""
@@ -263,7 +266,8 @@ def run_task(
     if on_start:
         on_start(session_id)
     loop, service = build_loop(session_id, task, profile, device, model, engine, max_steps=steps_budget,
-                               real_time=real_time, callbacks=Callbacks(on_start, on_step, on_notice), lens=lens)
+                               real_time=real_time, callbacks=Callbacks(on_start, on_step, on_notice), lens=lens,
+                               user_inbox=user_inbox)
     try:
         for setup in task.setup:
             out = device.shell(setup.shell)
@@ -325,8 +329,8 @@ def resume_session(
         from artemis_cli.device.select import resolve_device
 
         sim = dict(spec.run.get("sim") or {})
-        device = resolve_device(spec.run.get("device") or rec.device_serial, sim_seed=sim.pop("seed", 0),
-                                sim_world=sim.pop("world", None), sim_options=sim)
+        device = resolve_device(spec.run.get("device") or rec.device_serial, backend=spec.run.get("backend", "auto"),
+                                sim_seed=sim.pop("seed", 0), sim_world=sim.pop("world", None), sim_options=sim)
         if device.info().kind == "sim":
             distance = fast_forward(device, task, steps)
             engine.record_event(EventRecord(session_id=session_id, step=None, kind="fast_forward",

@@ -99,3 +99,15 @@ def test_devices_lists_sim_and_doctor_reports_plainly(data_home: Path, monkeypat
     assert doctor.returncode == 1
     assert "no phone or emulator attached" in doctor.stdout
     assert "no GEMINI_API_KEY" in doctor.stdout
+
+
+def test_lines_typed_on_stdin_become_user_instructions(data_home: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "artemis_cli", "run", "tasks/demo.yaml", "--model", "scripted", "--json"],
+        cwd=REPO, input="Please keep Bluetooth as it is\n", capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    session = json.loads(proc.stdout)["session_id"]
+    shown = json.loads(artemis("sessions", "show", session, "--json").stdout)
+    given = [s["user_instruction"] for s in shown["steps"] if s["user_instruction"]]
+    assert given == ["Please keep Bluetooth as it is"]

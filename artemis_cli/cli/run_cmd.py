@@ -28,6 +28,7 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")] = False,
     no_live: Annotated[bool, typer.Option("--no-live", help="Plain progress lines instead of the live display.")] = False,
     seed: Annotated[int | None, typer.Option("--seed", help="Simulated phone seed (overrides the task's).")] = None,
+    backend: Annotated[str, typer.Option("--backend", help="Real devices: auto (u2, else adb) | adb | u2.")] = "auto",
 ) -> None:
     """Run a task on a phone, an emulator or the simulated phone."""
     from artemis_cli.config.profile import load_profile
@@ -50,22 +51,28 @@ def run(
     world = sim_opts.pop("world", "default")
     sim_seed = seed if seed is not None else sim_opts.pop("seed", 0)
     sim_opts.pop("seed", None)
-    dev = resolve_device(device, sim_seed=sim_seed, sim_options=sim_opts, sim_world=world)
+    dev = resolve_device(device, backend=backend, sim_seed=sim_seed, sim_options=sim_opts,  # type: ignore[arg-type]
+                         sim_world=world)
     engine = DataEngine.open(resolve_data_dir(data_dir))
     info = dev.info()
     run_config = {
         "task_file": str(task_file.resolve()) if task_file is not None else None,
         "model": model or ("gemini" if has_api_key() else "heuristic"),
         "device": device if device is not None else (info.serial if info.kind != "sim" else "sim"),
+        "backend": backend,
         "sim": {"world": world, "seed": sim_seed, **sim_opts} if info.kind == "sim" else {},
     }
     header = (
         f"task [cyan]{escape(task.id)}[/] · device {escape(info.serial)} ({info.kind}, {info.width}x{info.height})"
         f" · model {escape(mdl.label)}"
     )
+    from artemis_cli.cli.stdin_inbox import StdinInbox
+
+    inbox = StdinInbox().start()  # lines typed during the run reach the operator at the next step
     try:
         result = with_progress(
-            lambda cb: run_task(task, prof, dev, mdl, engine, max_steps=max_steps, run_config=run_config, **cb),
+            lambda cb: run_task(task, prof, dev, mdl, engine, max_steps=max_steps, run_config=run_config,
+                                user_inbox=inbox.take, **cb),
             header=header, as_json=as_json, no_live=no_live,
         )
     finally:

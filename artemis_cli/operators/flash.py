@@ -81,6 +81,8 @@ class FlashLoop:
     similarity_hint: bool = True
     similarity_max_distance: int = 5
     injections: dict[int, list[str]] = field(default_factory=dict)
+    #: Lines the user typed during the run (stdin), taken at the start of the next step.
+    user_inbox: Callable[[], list[str]] | None = None
     real_time: bool = True
     settle_s: float = 0.0
     on_step: Callable[[StepReport], None] | None = None
@@ -112,7 +114,9 @@ class FlashLoop:
             if self.on_notice:
                 self.on_notice(f"{what}: {detail} (retrying)")
 
-        return observe(self.device, self.screen, self.coordinates, on_problem=problem, sleep=self._sleep)
+        # reconnect backoff is real time even in fast (simulated) runs: a device needs it to return
+        return observe(self.device, self.screen, self.coordinates, on_problem=problem, backoff_s=0.25,
+                       sleep=time.sleep)
 
     def _sleep(self, seconds: float) -> None:
         if self.real_time:
@@ -216,9 +220,11 @@ class FlashLoop:
         for number in range(start_step, self.max_steps + 1):
             step_t0 = time.monotonic()
             started_at = now_iso()
-            users = self.injections.get(number, [])
+            typed = self.user_inbox() if self.user_inbox else []
+            users = [*self.injections.get(number, []), *typed]
             for text in users:
-                self._event(number, "user_instruction", {"text": text, "source": "task"})
+                source = "stdin" if text in typed else "task"
+                self._event(number, "user_instruction", {"text": text, "source": source})
             observation = observation_text(
                 step=number,
                 max_steps=self.max_steps,
