@@ -16,7 +16,6 @@ from artemis_cli.device.protocol import Device
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import EventRecord, LlmCallRecord, SessionRecord
 from artemis_cli.errors import DeviceError
-from artemis_cli.memory.chunks import ChunkPolicy
 from artemis_cli.memory.ledger import LedgerSettings, TranscriptLedger
 from artemis_cli.memory.lens import Lens, VisualTransitionLens
 from artemis_cli.memory.mechanical import MechanicalLens
@@ -24,6 +23,7 @@ from artemis_cli.memory.recall import Recall
 from artemis_cli.memory.service import StepMemoryService
 from artemis_cli.models.base import Model, ModelRequest, ModelResponse
 from artemis_cli.operators.checks import CheckResult, evaluate_checks
+from artemis_cli.operators.compression import CompressionPolicy, Compressor
 from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport, now_iso
 from artemis_cli.operators.memory_tools import MemoryTools
 from artemis_cli.operators.prompts import SYSTEM_PROMPT, task_message
@@ -89,6 +89,23 @@ def _decide_status(outcome: LoopOutcome, checks: list[CheckResult], has_checks: 
     return "failed", False, f"stopped after {outcome.steps} steps without finishing (max_steps)"
 
 
+def call_recorder(engine: DataEngine, session_id: str) -> Callable[[ModelRequest, ModelResponse | None, Exception | None], None]:
+    """Records every HTTP attempt of an auxiliary call (lens, chunk lens, planner…) in llm_calls."""
+
+    def record(request: ModelRequest, response: ModelResponse | None, error: Exception | None) -> None:
+        attempts = response.attempts if response is not None else getattr(error, "attempts", []) or []
+        for a in attempts:
+            engine.record_llm_call(
+                LlmCallRecord(session_id=session_id, step=None, role=request.role, model=a.model,
+                              prompt_tokens=a.usage.prompt_tokens, cached_tokens=a.usage.cached_tokens,
+                              completion_tokens=a.usage.completion_tokens, thoughts_tokens=a.usage.thoughts_tokens,
+                              latency_ms=a.latency_ms, status=a.status, error_class=a.error_class,
+                              prefix_hash=request.prefix_hash(), request_hash=request.request_hash())
+            )
+
+    return record
+
+
 def make_lens(model: Model, profile: Any, engine: DataEngine, session_id: str) -> Lens:
     """The visual lens: the profile's visual_lens chain for online runs, mechanical offline."""
     from artemis_cli.models.gemini import GeminiModel
@@ -96,20 +113,22 @@ def make_lens(model: Model, profile: Any, engine: DataEngine, session_id: str) -
     if model.offline or not isinstance(model, GeminiModel):
         return MechanicalLens()
     role = profile.models.visual_lens
-    lens_model = model.with_chain([role.model, *role.fallback])
+    return VisualTransitionLens(model.with_chain([role.model, *role.fallback]),
+                                record_call=call_recorder(engine, session_id))
 
-    def record(request: ModelRequest, response: ModelResponse | None, error: Exception | None) -> None:
-        attempts = response.attempts if response is not None else getattr(error, "attempts", []) or []
-        for a in attempts:
-            engine.record_llm_call(
-                LlmCallRecord(session_id=session_id, step=None, role="lens", model=a.model,
-                              prompt_tokens=a.usage.prompt_tokens, cached_tokens=a.usage.cached_tokens,
-                              completion_tokens=a.usage.completion_tokens, thoughts_tokens=a.usage.thoughts_tokens,
-                              latency_ms=a.latency_ms, status=a.status, error_class=a.error_class,
-                              prefix_hash=request.prefix_hash(), request_hash=request.request_hash())
-            )
 
-    return VisualTransitionLens(lens_model, record_call=record)
+def make_chunk_lenses(model: Model, profile: Any, engine: DataEngine, session_id: str) -> tuple[Any, Any]:
+    """(chunk lens, fallback): the profile's chunk_lens model and its fallback; mechanical offline."""
+    from artemis_cli.memory.chunk_lens import ChunkLens, MechanicalChunkLens
+    from artemis_cli.models.gemini import GeminiModel
+
+    if model.offline or not isinstance(model, GeminiModel):
+        return MechanicalChunkLens(), None
+    role = profile.models.chunk_lens
+    record = call_recorder(engine, session_id)
+    primary = ChunkLens(model.with_chain([role.model]), record_call=record)
+    fallback = ChunkLens(model.with_chain(role.fallback), record_call=record) if role.fallback else None
+    return primary, fallback
 
 
 def new_ledger(task: Any, profile: Any, engine: DataEngine, max_steps: int) -> TranscriptLedger:
@@ -148,21 +167,23 @@ def build_loop(
         retry_limit=mem.runtime.retry_limit,
         on_ready=lambda step, text: recall.index_summary(session_id, step, text),
     )
+    ledger = ledger or new_ledger(task, profile, engine, max_steps)
+    chunk_lens, chunk_fallback = make_chunk_lenses(model, profile, engine, session_id)
+    compressor = Compressor(engine, session_id, ledger, CompressionPolicy.from_profile(profile), chunk_lens,
+                            chunk_fallback, goal=task.goal)
     loop = FlashLoop(
         session_id=session_id,
         engine=engine,
         device=device,
         model=model,
-        ledger=ledger or new_ledger(task, profile, engine, max_steps),
+        ledger=ledger,
         writer=StepWriter(engine, session_id, recall, service),
         memory=MemoryTools(engine, session_id, recall, enabled=mem.recall.enabled,
                            max_results=mem.recall.max_results, max_text_tokens=mem.recall.max_text_tokens),
         max_steps=max_steps,
         screen=(info.width, info.height),
         coordinates=profile.coordinates,
-        chunk_policy=ChunkPolicy.from_profile(profile),
-        budget_tokens=mem.transcript.context_budget_tokens,
-        soft_ratio=mem.transcript.soft_ratio,
+        compressor=compressor,
         similarity_hint=mem.transcript.similarity_hint,
         similarity_max_distance=mem.transcript.similarity_max_distance,
         injections=_injections(task),
@@ -188,6 +209,8 @@ def finish_run(
 ) -> RunResult:
     service.flush(profile.memory.runtime.flush_timeout_s)
     service.close()
+    if loop.compressor is not None:
+        loop.compressor.close_pool()
     checks: list[CheckResult] = []
     if outcome.stop_reason != "device_offline" and task.success:
         checks = evaluate_checks(task.success, device, outcome.final)
@@ -350,9 +373,11 @@ def resume_session(
     ]
     last = steps[-1] if steps else None
     engine.update_session(session_id, status="running")
+    if loop.compressor is not None:
+        loop.compressor.restore(ledger.decisions)
     engine.record_event(EventRecord(session_id=session_id, step=None, kind="resume",
                                     payload={"after_step": last.number if last else 0,
-                                             "entries": len(ledger.entries), "chunks": len(ledger.chunks)}))
+                                             "entries": len(ledger.entries)}))
     if on_start:
         on_start(session_id)
     pending = responses_from_dicts((last.meta or {}).get("replies_out")) if last else []

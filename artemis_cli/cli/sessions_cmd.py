@@ -145,11 +145,17 @@ def list_sessions(
 def show(
     session: Annotated[str, typer.Argument(help="Session id (a unique prefix is enough).")],
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    chunks: Annotated[
+        bool, typer.Option("--chunks", help="Print the history chunks (newest version per range) as the transcript shows them.")
+    ] = False,
     data_dir: DataDirOpt = None,
 ) -> None:
     """Show a session and every step."""
     engine = _engine(data_dir)
     rec = engine.get_session(session)
+    if chunks:
+        _show_chunks(engine, rec.id, as_json=as_json)
+        return
     steps = engine.get_steps(rec.id)
     if as_json:
         data = session_to_dict(rec)
@@ -174,6 +180,24 @@ def show(
     out().print(table)
     if rec.result:
         out().print(f"result: {escape(str(rec.result.get('message', '')))}")
+
+
+def _show_chunks(engine: Any, session_id: str, *, as_json: bool) -> None:
+    import sys
+
+    from artemis_cli.memory.chunk_store import frozen_chunk_from_row, newest_chunks
+
+    rows = newest_chunks(engine, session_id)
+    if as_json:
+        data = [{**row.to_dict(), "text": frozen_chunk_from_row(engine, row, i).render()} for i, row in enumerate(rows, 1)]
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+        return
+    if not rows:
+        out().print("No chunks yet (this session never compressed its history).")
+        return
+    for i, row in enumerate(rows, 1):
+        sys.stdout.write(f"# chunk {row.start_step}-{row.end_step} · version {row.version} · {row.status} · {row.source}\n")
+        sys.stdout.write(frozen_chunk_from_row(engine, row, i).render() + "\n\n")
 
 
 _EXPORT_HELP = """Export a session: --format jsonl or maestro.

@@ -195,10 +195,40 @@ def _m002_memory_notes_fts(db: sqlite_utils.Database) -> None:
         db.execute(sql)
 
 
+def _m003_history_chunks(db: sqlite_utils.Database) -> None:
+    statements = [
+        # SPEC §5: chunk rows are append-only; a new version of a range is a new row and readers
+        # take the newest version per (session_id, start_step, end_step).
+        """
+        CREATE TABLE history_chunks (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            start_step INTEGER NOT NULL,
+            end_step INTEGER NOT NULL,
+            version INTEGER NOT NULL,
+            status TEXT NOT NULL,   -- pending | ready | failed | ledger_only
+            milestone TEXT,
+            band1 TEXT,             -- JSON object: synopsis and effects
+            band2 TEXT,             -- interval narrative, one line per interval
+            band3 TEXT,             -- step ledger lines (mechanical)
+            rendered TEXT,          -- the chunk as the transcript shows it
+            source TEXT,            -- lens name/model, or "mechanical"
+            checker TEXT,           -- JSON, nullable: late checker verdict
+            created_at TEXT NOT NULL,
+            UNIQUE (session_id, start_step, end_step, version)
+        )
+        """,
+        "CREATE INDEX idx_history_chunks_range ON history_chunks(session_id, start_step, end_step, version)",
+    ]
+    for sql in statements:
+        db.execute(sql)
+
+
 #: Append-only. (name, function); position + 1 is the migration id.
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_core_tables", _m001_core_tables),
     ("0002_memory_notes_fts", _m002_memory_notes_fts),
+    ("0003_history_chunks", _m003_history_chunks),
 ]
 
 

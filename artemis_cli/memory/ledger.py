@@ -83,32 +83,25 @@ class LedgerEntry:
     xml_scrubbed: bool = False
 
 
-@dataclass
-class Chunk:
-    index: int
-    start: int
-    end: int
-    text: str
-
-
 @dataclass(frozen=True)
 class LedgerDecision:
     """A mutation taken at the start of the turn of step ``at`` (persisted as an event)."""
 
-    op: Literal["xml", "image", "chunk", "turn"]  # "turn": this turn's decisions are complete
+    op: Literal["xml", "image", "frozen", "turn"]  # "turn": this turn's decisions are complete
     at: int
     step: int | None = None  # xml / image
     state: str | None = None  # image: summary | pending | failed
-    text: str | None = None  # image replacement / chunk text
-    start: int | None = None  # chunk
-    end: int | None = None
+    text: str | None = None  # image replacement / the whole new F text
+    start: int | None = None
+    end: int | None = None  # frozen: steps up to here leave A
+    ops: str | None = None  # frozen: the F operations (JSON), to rebuild F's structure on resume
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LedgerDecision:
-        return cls(**{k: data.get(k) for k in ("op", "at", "step", "state", "text", "start", "end")})  # type: ignore[arg-type]
+        return cls(**{k: data.get(k) for k in ("op", "at", "step", "state", "text", "start", "end", "ops")})  # type: ignore[arg-type]
 
 
 @dataclass
@@ -123,8 +116,6 @@ class Tail:
 
 #: (status, text) of a step's visual summary, as the DataEngine holds it now.
 SummaryLookup = Callable[[int], tuple[str, str | None]]
-#: Renders the chunk text for steps start..end (band ③ and friends).
-ChunkRenderer = Callable[[int, int, int], str]
 
 
 @dataclass
@@ -135,7 +126,7 @@ class TranscriptLedger:
     settings: LedgerSettings = field(default_factory=LedgerSettings)
     load_image: Callable[[str], bytes] = lambda sha: b""
     entries: list[LedgerEntry] = field(default_factory=list)  # A zone, oldest first
-    chunks: list[Chunk] = field(default_factory=list)  # F zone
+    f_body: str = ""  # F zone after the task: compressed history
     decisions: list[LedgerDecision] = field(default_factory=list)
     _images: dict[str, bytes] = field(default_factory=dict)
 
@@ -155,8 +146,7 @@ class TranscriptLedger:
         step: int,
         summaries: SummaryLookup,
         *,
-        chunk_plan: Callable[[list[LedgerEntry]], list[tuple[int, int]]] | None = None,
-        render_chunk: ChunkRenderer | None = None,
+        compress: Callable[[], list[LedgerDecision]] | None = None,
     ) -> list[LedgerDecision]:
         """Take this turn's decisions (scrub edge, then compression) and return the new ones."""
         new: list[LedgerDecision] = []
@@ -178,12 +168,8 @@ class TranscriptLedger:
                                               text=pending_placeholder(entry.step)))
         for d in new:
             self.apply(d)
-        if chunk_plan is not None and render_chunk is not None:
-            for start, end in chunk_plan(self.entries):
-                d = LedgerDecision("chunk", at=step, start=start, end=end,
-                                   text=render_chunk(len(self.chunks) + 1, start, end))
-                self.apply(d)
-                new.append(d)
+        if compress is not None:
+            new += compress()  # the compressor applies its own decisions as it takes them
         return new
 
     def apply(self, d: LedgerDecision) -> None:
@@ -191,10 +177,10 @@ class TranscriptLedger:
         self.decisions.append(d)
         if d.op == "turn":
             return
-        if d.op == "chunk":
-            assert d.start is not None and d.end is not None
-            self.chunks.append(Chunk(len(self.chunks) + 1, d.start, d.end, d.text or ""))
-            self.entries = [e for e in self.entries if not (d.start <= e.step <= d.end)]
+        if d.op == "frozen":
+            assert d.end is not None
+            self.f_body = d.text or ""
+            self.entries = [e for e in self.entries if e.step > d.end]
             return
         entry = self._entry(d.step)
         if entry is None:
@@ -216,8 +202,8 @@ class TranscriptLedger:
 
     def frozen_text(self) -> str:
         text = self.task_text
-        if self.chunks:
-            text += "\n\n" + HISTORY_HEADING + "\n\n" + "\n\n".join(c.text for c in self.chunks)
+        if self.f_body:
+            text += "\n\n" + HISTORY_HEADING + "\n\n" + self.f_body
         return text
 
     def _image(self, sha: str) -> bytes:

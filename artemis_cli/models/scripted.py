@@ -14,6 +14,7 @@ A selector has ``text``, ``text_contains``, ``id``, ``desc``, ``class``, ``nth``
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable
@@ -224,6 +225,41 @@ def describe_request(request: Any) -> str:
     return f"The screenshot shows an app screen with a red marker drawn on it.{shown}"
 
 
+_SEGMENT_RE = re.compile(r"SEGMENT: steps (\d+)[–-](\d+)")
+_NOTE_RE = re.compile(r'^- ("(?:[^"\\]|\\.)*") \(step', re.M)
+
+
+def chunk_lens_reply(request: Any) -> str:
+    """A valid chunk-lens answer for the segment in the request: bands ① and ②, neutral, with
+    intervals covering the segment exactly and every note named (what a good model returns)."""
+    text = request.last_user_text() or ""
+    m = _SEGMENT_RE.search(text)
+    start, end = (int(m.group(1)), int(m.group(2))) if m else (1, 1)
+    notes = _NOTE_RE.findall(text)
+    mid = (start + end) // 2
+    intervals = (
+        [f"Step {start}: the segment opens on the screen shown in the first ledger line."]
+        if start == end
+        else [f"Steps {start}–{mid}: the first half of the segment's actions, as in the ledger.",
+              f"Steps {mid + 1}–{end}: the second half of the segment's actions, as in the ledger."]
+        if mid >= start and mid < end
+        else [f"Steps {start}–{end}: the segment's actions, as in the ledger."]
+    )
+    band = {
+        "purpose": f"Steps {start}–{end} of the task.",
+        "done": "The actions listed in the step ledger.",
+        "effects": "Notes written: " + ", ".join(notes) + "." if notes else "No notes written.",
+        "entry_state": f"The screen at step {start}.",
+        "exit_state": f"The screen after step {end}.",
+        "verified_facts": [],
+        "unresolved": [],
+        "failed_paths": [],
+        "entities": [],
+        "intervals": intervals,
+    }
+    return json.dumps(band, ensure_ascii=False)
+
+
 def script_policy(script: list[dict[str, Any]]) -> Callable[[Any], Any]:
     """A FakeGeminiServer policy that plays ``script`` through the real SDK.
 
@@ -235,6 +271,8 @@ def script_policy(script: list[dict[str, Any]]) -> Callable[[Any], Any]:
 
     def policy(request: Any) -> Any:
         if not request.tools:
+            if (request.system or "").startswith("You compress a segment"):
+                return FakeReply.text(chunk_lens_reply(request))
             return FakeReply.text(describe_request(request))
         decision = player.decide(view_from_rest(request.contents))
         call = {"name": decision.call.name, "args": decision.call.args}

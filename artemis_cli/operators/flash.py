@@ -18,12 +18,12 @@ from artemis_cli.device.protocol import Device
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import EventRecord, LlmCallRecord
 from artemis_cli.errors import DeviceOffline, ModelError, ModelUnavailable
-from artemis_cli.memory.chunks import ChunkPolicy, plan_chunks, render_ledger_chunk
 from artemis_cli.memory.ledger import LedgerDecision, Tail, TokenMeter, TranscriptLedger
 from artemis_cli.memory.restore import LEDGER_EVENT, entry_from_step
 from artemis_cli.memory.similarity import repeated_action, similar_step
 from artemis_cli.models.base import FunctionResponse, Message, Model, ModelRequest, ModelResponse
 from artemis_cli.operators.act import ActionResult, PlannedAction, execute
+from artemis_cli.operators.compression import Compressor
 from artemis_cli.operators.memory_tools import MemoryTools
 from artemis_cli.operators.observe import Observation, observe
 from artemis_cli.operators.prompts import observation_text
@@ -75,9 +75,7 @@ class FlashLoop:
     max_steps: int
     screen: tuple[int, int]
     coordinates: str = "pixels"
-    chunk_policy: ChunkPolicy = field(default_factory=ChunkPolicy)
-    budget_tokens: int = 80_000
-    soft_ratio: float = 0.7
+    compressor: Compressor | None = None
     similarity_hint: bool = True
     similarity_max_distance: int = 5
     injections: dict[int, list[str]] = field(default_factory=dict)
@@ -185,25 +183,28 @@ class FlashLoop:
                 )
         return notices
 
+    def milestone_switch(self, number: int) -> tuple[int, str | None] | None:
+        """(switch step, previous milestone) when the last committed step's stamp differs from the
+        one before it; the Flash loop has no milestones."""
+        return None
+
     def _begin_turn(self, number: int, tail: Tail) -> None:
         def summaries(step: int) -> tuple[str, str | None]:
             rec = self.engine.get_step(self.session_id, step)
             return rec.summary_status, rec.summary
 
-        def render_chunk(index: int, start: int, end: int) -> str:
-            return render_ledger_chunk(index, self.engine.get_steps(self.session_id, start, end))
-
         probe = self.ledger.request(tail, [])
         self._context_tokens = self.meter.context_tokens(probe)
         if number == self.decided_turn:
             return  # resumed mid-turn: this turn's decisions were taken and replayed already
-        pressure = self._context_tokens >= self.soft_ratio * self.budget_tokens
-        decisions = self.ledger.begin_turn(
-            number,
-            summaries,
-            chunk_plan=lambda entries: plan_chunks(self.ledger, entries, self.chunk_policy, pressure=pressure),
-            render_chunk=render_chunk,
-        )
+        compressor = self.compressor
+
+        def compress() -> list[LedgerDecision]:
+            if compressor is None:
+                return []
+            return compressor.on_turn(number, self._context_tokens, self.milestone_switch(number))
+
+        decisions = self.ledger.begin_turn(number, summaries, compress=compress)
         for d in [*decisions, LedgerDecision("turn", at=number)]:
             self._event(number, LEDGER_EVENT, d.to_dict())
 

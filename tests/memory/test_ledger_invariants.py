@@ -136,7 +136,7 @@ def test_a_zone_is_append_only_but_for_the_scrub_edge_and_compression(recorded: 
     for a, b in itertools.pairwise(steps):
         f_a, a_entries, _ = _entries(firsts[a])
         f_b, b_entries, _ = _entries(firsts[b])
-        if any(d["op"] == "chunk" for d in decided.get(b, [])):
+        if any(d["op"] == "frozen" for d in decided.get(b, [])):
             continue  # a compression event rewrites F and moves steps out of A (deep, sparse)
         assert f_a == f_b, f"F changed between turns {a} and {b} without a compression event"
         touched = {d["step"] for d in decided.get(b, []) if d["op"] in ("xml", "image")}

@@ -16,7 +16,6 @@ from artemis_cli.config.task import Task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import LlmCallRecord
 from artemis_cli.report import build_report, write_report
-from artemis_cli.report.chunks import TABLE
 
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -65,26 +64,19 @@ def test_report_escapes_every_device_and_model_string(xss_session: tuple[DataEng
     assert not re.search(r"""(src|href)=['"]?(https?:)?//""", page)
 
 
-def test_chunk_section_only_when_the_table_exists(xss_session: tuple[DataEngine, str, int]) -> None:
+def test_chunk_section_shows_the_newest_version_escaped(xss_session: tuple[DataEngine, str, int]) -> None:
+    from artemis_cli.memory.chunk_store import ChunkRow, append_chunk_version
+
     engine, sid, _ = xss_session
-    if TABLE not in engine.db.table_names():
-        assert "id='chunks'" not in build_report(engine, sid)
-        engine.db.execute(
-            f"CREATE TABLE {TABLE} (id INTEGER PRIMARY KEY, session_id TEXT, start_step INTEGER, end_step INTEGER, "
-            "version INTEGER, status TEXT, milestone TEXT, band1_json TEXT, band2_text TEXT, band3_text TEXT)"
-        )
-    columns = {c.name for c in engine.db.table(TABLE).columns}
-    row = {"session_id": sid, "start_step": 1, "end_step": 3, "version": 1, "status": "ready",
-           "milestone": "note editor <b>open</b>", "band1_json": '{"facts": ["<script>x</script>"]}',
-           "band2_text": "old narrative", "band3_text": "notes"}
-    engine.db.table(TABLE).insert({k: v for k, v in row.items() if k in columns}, alter=False)
-    engine.db.table(TABLE).insert({**{k: v for k, v in row.items() if k in columns}, "version": 2,
-                                   **({"band2_text": "newest narrative"} if "band2_text" in columns else {})})
+    base = {"session_id": sid, "start_step": 1, "end_step": 3, "status": "ready",
+            "milestone": "note editor <b>open</b>", "band1": {"facts": ["<script>x</script>"]},
+            "band3": "notes"}
+    append_chunk_version(engine, ChunkRow(**base, band2="old narrative"))  # type: ignore[arg-type]
+    append_chunk_version(engine, ChunkRow(**base, band2="newest narrative"))  # type: ignore[arg-type]
     page = build_report(engine, sid)
     assert "id='chunks'" in page and "Steps 1–3" in page
     assert "<script>x</script>" not in page and "<b>open</b>" not in page
-    if "band2_text" in columns:
-        assert "newest narrative" in page and "old narrative" not in page
+    assert "newest narrative" in page and "old narrative" not in page
     assert page.count("class='boundary'") == 1
 
 

@@ -1,0 +1,252 @@
+"""Compression events (SPEC §10.3): close segments, summarise them in the background, swap them
+into F when ready, fold eras and period paragraphs, and take the L3 snapshot at the hard ratio.
+
+A trigger only *closes* a segment and dispatches its chunk lens; the raw turns stay in A until
+the chunk is ready, and the swap happens at the next render after that (ready-gated), never
+leaving fewer than ``min_active_steps`` steps in A. A segment whose lens gives up keeps its raw
+turns; only the hard threshold forces segments out (as ledger-only chunks) and snapshots F.
+Every F change is one ledger decision carrying the F operations and the resulting text, so a
+resumed session rebuilds the same F without a model call.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.records import EventRecord
+from artemis_cli.memory.chunk_lens import ChunkJob, ChunkLensError, ChunkSummarizer, run_chunk_lens
+from artemis_cli.memory.chunk_store import ChunkRow, append_chunk_version
+from artemis_cli.memory.frozen import FrozenHistory, add_op, build_chunk, fold_op, snapshot_op
+from artemis_cli.memory.ledger import LedgerDecision, LedgerEntry, TranscriptLedger
+from artemis_cli.memory.notes import notes_written
+
+RECOVERY_EVENT = "recovery_action"
+
+
+def entry_source_tokens(ledger: TranscriptLedger, entry: LedgerEntry) -> int:
+    """Estimated tokens a step contributes to A once scrubbed (what a chunk would replace)."""
+    text = ledger.scrubbed_observation(entry.step, entry.observation) + (entry.image_text or "")
+    calls = json.dumps([m.to_dict() for m in entry.turn], ensure_ascii=False)
+    return math.ceil((len(text) + len(calls)) / 4)
+
+
+@dataclass(frozen=True)
+class CompressionPolicy:
+    max_steps: int = 12
+    target_source_tokens: int = 2000
+    min_active_steps: int = 5
+    max_chunks: int = 8
+    max_eras: int | None = None
+    budget_tokens: int = 80_000
+    soft_ratio: float = 0.7
+    hard_ratio: float = 0.9
+    retries: int = 3
+
+    @classmethod
+    def from_profile(cls, profile: Any) -> CompressionPolicy:
+        m = profile.memory
+        return cls(
+            max_steps=m.chunking.max_steps,
+            target_source_tokens=m.chunking.target_source_tokens,
+            min_active_steps=m.transcript.min_active_steps,
+            max_chunks=m.chunking.max_chunks,
+            max_eras=m.chunking.max_eras,
+            budget_tokens=m.transcript.context_budget_tokens,
+            soft_ratio=m.transcript.soft_ratio,
+            hard_ratio=m.transcript.hard_ratio,
+            retries=m.runtime.retry_limit,
+        )
+
+
+@dataclass
+class Segment:
+    start: int
+    end: int
+    milestone: str | None
+    status: str = "pending"  # pending | ready | failed
+    band1: dict[str, Any] | None = None
+    band2: str = ""
+
+
+@dataclass
+class Compressor:
+    engine: DataEngine
+    session_id: str
+    ledger: TranscriptLedger
+    policy: CompressionPolicy
+    lens: ChunkSummarizer
+    fallback: ChunkSummarizer | None = None
+    goal: str = ""
+    plan_state: Callable[[], str] = lambda: ""
+    frozen: FrozenHistory = field(default_factory=FrozenHistory)
+    segments: list[Segment] = field(default_factory=list)
+    snapshots: int = 0
+    _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="artemis-chunk"))
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # -- bookkeeping -------------------------------------------------------------------------
+
+    def closed_through(self) -> int:
+        return max([self.frozen.covered_end(), *(s.end for s in self.segments)])
+
+    def open_entries(self) -> list[LedgerEntry]:
+        after = self.closed_through()
+        return [e for e in self.ledger.entries if e.step > after]
+
+    # -- triggers ----------------------------------------------------------------------------
+
+    def close(self, start: int, end: int, milestone: str | None) -> None:
+        """Close steps start..end and dispatch their chunk lens (background)."""
+        if end < start:
+            return
+        seg = Segment(start, end, milestone)
+        self.segments.append(seg)
+        append_chunk_version(self.engine, ChunkRow(session_id=self.session_id, start_step=start, end_step=end, status="pending",
+                                                   milestone=milestone))
+        self._pool.submit(self._summarise, seg)
+
+    def _summarise(self, seg: Segment) -> None:
+        steps = self.engine.get_steps(self.session_id, seg.start, seg.end)
+        job = ChunkJob(self.session_id, seg.start, seg.end, seg.milestone, steps,
+                       notes=notes_written(self.engine, self.session_id, seg.start, seg.end),
+                       recoveries=self.recoveries(seg.start, seg.end))
+        try:
+            bands = run_chunk_lens(job, self.lens, retries=self.policy.retries, fallback=self.fallback)
+        except ChunkLensError as exc:
+            append_chunk_version(self.engine, ChunkRow(session_id=self.session_id, start_step=seg.start, end_step=seg.end,
+                                                       status="failed", milestone=seg.milestone,
+                                                       source=str(exc)[:200]))
+            with self._lock:
+                seg.status = "failed"
+            return
+        except Exception as exc:  # a lens must never take the run down: the raw turns stay
+            with self._lock:
+                seg.status = "failed"
+            self.engine.record_event(EventRecord(session_id=self.session_id, step=None, kind="chunk_lens_error",
+                                                 payload={"error": repr(exc)[:300], "start": seg.start,
+                                                          "end": seg.end}))
+            return
+        chunk = build_chunk(steps, milestone=seg.milestone, band1=bands.band1, band2=bands.band2,
+                            recoveries=job.recoveries)
+        append_chunk_version(self.engine, ChunkRow(session_id=self.session_id, start_step=seg.start, end_step=seg.end,
+                                                   status="ready", milestone=seg.milestone, band1=bands.band1,
+                                                   band2="\n".join(chunk.band2), band3="\n".join(chunk.band3),
+                                                   rendered=chunk.render(), source=bands.source))
+        with self._lock:
+            seg.band1, seg.band2, seg.status = bands.band1, "\n".join(chunk.band2), "ready"
+
+    def recoveries(self, start: int, end: int) -> dict[int, list[str]]:
+        out: dict[int, list[str]] = {}
+        for ev in self.engine.events(self.session_id, kind=RECOVERY_EVENT):
+            if ev.step is not None and start <= ev.step <= end:
+                out.setdefault(ev.step, []).append(str(ev.payload.get("phrase") or ev.payload))
+        return out
+
+    def close_pool(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    # -- the turn ----------------------------------------------------------------------------
+
+    def on_turn(self, step: int, context_tokens: int, milestone_switch: tuple[int, str | None] | None) -> list[LedgerDecision]:
+        """Close segments whose trigger fired, then swap ready ones into F (decisions returned)."""
+        p = self.policy
+        open_entries = self.open_entries()
+        if milestone_switch is not None and open_entries:
+            switch_step, previous_milestone = milestone_switch
+            ended = [e for e in open_entries if e.step < switch_step]
+            if ended:
+                self.close(ended[0].step, ended[-1].step, previous_milestone)
+                open_entries = self.open_entries()
+        if open_entries:
+            tokens = sum(entry_source_tokens(self.ledger, e) for e in open_entries)
+            pressure = context_tokens >= p.soft_ratio * p.budget_tokens
+            if len(open_entries) >= p.max_steps or tokens >= p.target_source_tokens or pressure:
+                self.close(open_entries[0].step, open_entries[-1].step, None)
+        decisions = self._swap_ready(step)
+        if context_tokens >= p.hard_ratio * p.budget_tokens:
+            decisions += self._hard(step)
+        return decisions
+
+    def _swap_ready(self, step: int) -> list[LedgerDecision]:
+        out: list[LedgerDecision] = []
+        while self.segments:
+            with self._lock:
+                seg = self.segments[0]
+                status = seg.status
+            if status != "ready":
+                break  # ready-gated, in order: a pending or failed segment keeps its raw turns
+            remaining = [e for e in self.ledger.entries if e.step > seg.end]
+            if len(remaining) < self.policy.min_active_steps:
+                break
+            steps = self.engine.get_steps(self.session_id, seg.start, seg.end)
+            chunk = build_chunk(steps, milestone=seg.milestone, band1=seg.band1, band2=seg.band2,
+                                recoveries=self.recoveries(seg.start, seg.end))
+            added = self.frozen.add_chunk(chunk)
+            ops = [add_op(added)]
+            if self.frozen.fold(self.policy.max_chunks, self.policy.max_eras):
+                ops.append(fold_op(self.policy.max_chunks, self.policy.max_eras))
+            self.segments.pop(0)
+            out.append(self._decision(step, seg.end, ops))
+        return out
+
+    def _hard(self, step: int) -> list[LedgerDecision]:
+        """L3: force every closed segment out (ledger-only where the lens is not ready), close what
+        is above the floor, and replace F by one session snapshot."""
+        floor = self.policy.min_active_steps
+        movable = self.ledger.entries[: max(0, len(self.ledger.entries) - floor)]
+        if not movable:
+            return []
+        last = movable[-1].step
+        ops: list[dict[str, Any]] = []
+        covered = self.frozen.covered_end()
+        pending = [s for s in self.segments if s.end <= last]
+        bounds: list[tuple[int, int, Segment | None]] = [(s.start, s.end, s) for s in pending]
+        tail_start = max([covered, *(s.end for s in pending)]) + 1
+        if tail_start <= last:
+            bounds.append((tail_start, last, None))
+        for start, end, seg in bounds:
+            if start <= covered:
+                continue
+            steps = self.engine.get_steps(self.session_id, start, end)
+            ready = seg is not None and seg.status == "ready"
+            chunk = build_chunk(steps, milestone=seg.milestone if seg else None,
+                                band1=seg.band1 if ready and seg else None,
+                                band2=seg.band2 if ready and seg else "",
+                                recoveries=self.recoveries(start, end))
+            ops.append(add_op(self.frozen.add_chunk(chunk)))
+        self.segments = [s for s in self.segments if s.end > last]
+        if self.frozen.is_empty():
+            return []
+        device = f"foreground app at step {step - 1}: " + (self._last_app() or "unknown")
+        plan = self.plan_state()
+        self.frozen.snapshot(self.goal, plan, device)
+        ops.append(snapshot_op(self.goal, plan, device))
+        self.snapshots += 1
+        return [self._decision(step, last, ops)]
+
+    def _last_app(self) -> str | None:
+        last = self.engine.last_step_number(self.session_id)
+        return self.engine.get_step(self.session_id, last).foreground_app if last else None
+
+    def _decision(self, step: int, end: int, ops: list[dict[str, Any]]) -> LedgerDecision:
+        d = LedgerDecision("frozen", at=step, end=end, text=self.frozen.render(), ops=json.dumps(ops))
+        self.ledger.apply(d)
+        return d
+
+    # -- resume ------------------------------------------------------------------------------
+
+    def restore(self, decisions: list[LedgerDecision]) -> None:
+        """Rebuild F's structure from recorded decisions (their ops), no model call."""
+        for d in decisions:
+            if d.op == "frozen" and d.ops:
+                for op in json.loads(d.ops):
+                    self.frozen.apply(op)
+                if any(op.get("op") == "snapshot" for op in json.loads(d.ops)):
+                    self.snapshots += 1

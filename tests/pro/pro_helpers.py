@@ -1,0 +1,41 @@
+"""Helpers for the Pro agent tests (imported as a plain module, like tests/sim/sim_helpers.py)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
+from artemis_cli.models.gemini import GeminiModel
+
+GOLDEN = Path(__file__).parent / "golden"
+CHAIN = ["gemini-2.5-flash"]
+
+
+def check_golden(name: str, text: str) -> None:
+    """Exact golden text; regenerate with ARTEMIS_UPDATE_GOLDEN=1 and review the diff."""
+    path = GOLDEN / name
+    if os.environ.get("ARTEMIS_UPDATE_GOLDEN"):
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8"), f"{name} changed; review and regenerate"
+
+
+class Replies:
+    """Policy: the next text of a list (the last one repeats)."""
+
+    def __init__(self, *texts: str) -> None:
+        self.texts = list(texts)
+
+    def __call__(self, req: FakeRequest) -> FakeReply:
+        text = self.texts.pop(0) if len(self.texts) > 1 else self.texts[0]
+        return FakeReply.text(text)
+
+
+ServeFn = Callable[[Callable[[FakeRequest], FakeReply]], tuple[FakeGeminiServer, GeminiModel]]
+
+
+def gemini_model(server: FakeGeminiServer) -> GeminiModel:
+    """The real adapter (real SDK, real HTTP) pointed at the fake server; no retries or sleeps."""
+    return GeminiModel(CHAIN, api_key="k", base_url=server.base_url, sleep=lambda s: None, backoff_s=0.0,
+                       max_retries=0)
