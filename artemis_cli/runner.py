@@ -131,6 +131,46 @@ def make_chunk_lenses(model: Model, profile: Any, engine: DataEngine, session_id
     return primary, fallback
 
 
+class NullRoleModel:
+    """Stands in for the Pro agents' model when the operator is offline: it answers nothing, so
+    every agent takes its documented fallback (one milestone = the goal, verdict "unclear", no
+    recovery, checker not verified) — labelled as such in each result's ``fallback`` flag."""
+
+    offline = True
+    name = "offline-roles"
+    label = "no model for Pro roles (offline)"
+
+    def generate(self, request: ModelRequest) -> ModelResponse:
+        from artemis_cli.models.base import Message, Part, Usage
+
+        return ModelResponse(Message("model", [Part(text="")]), Usage(), self.name, 0.0)
+
+
+def make_pro_agents(model: Model, profile: Any, engine: DataEngine, session_id: str) -> Any:
+    from artemis_cli.models.gemini import GeminiModel
+    from artemis_cli.operators.pro.checker import Checker
+    from artemis_cli.operators.pro.failure_analyzer import FailureAnalyzer
+    from artemis_cli.operators.pro.loop import ProAgents
+    from artemis_cli.operators.pro.planner import Planner
+    from artemis_cli.operators.pro.validator import Validator
+
+    if not isinstance(model, GeminiModel):
+        null = NullRoleModel()
+        return ProAgents(Planner(null), Validator(null), FailureAnalyzer(null), Checker(null))
+    record = call_recorder(engine, session_id)
+    roles = profile.models
+
+    def chain(role: Any) -> Model:
+        return model.with_chain([role.model, *role.fallback])
+
+    return ProAgents(
+        Planner(chain(roles.planner), record_call=record),
+        Validator(chain(roles.validator), record_call=record),
+        FailureAnalyzer(chain(roles.planner), record_call=record),
+        Checker(chain(roles.validator), record_call=record),
+    )
+
+
 def new_ledger(task: Any, profile: Any, engine: DataEngine, max_steps: int) -> TranscriptLedger:
     """An empty ledger for a session (``task`` needs ``goal`` and ``app``)."""
     return TranscriptLedger(
@@ -171,7 +211,15 @@ def build_loop(
     chunk_lens, chunk_fallback = make_chunk_lenses(model, profile, engine, session_id)
     compressor = Compressor(engine, session_id, ledger, CompressionPolicy.from_profile(profile), chunk_lens,
                             chunk_fallback, goal=task.goal)
-    loop = FlashLoop(
+    loop_class: Any = FlashLoop
+    extra: dict[str, Any] = {}
+    if profile.loop == "pro":
+        from artemis_cli.operators.pro.loop import ProLoop
+
+        loop_class = ProLoop
+        extra = {"agents": make_pro_agents(model, profile, engine, session_id), "goal": task.goal}
+    loop = loop_class(
+        **extra,
         session_id=session_id,
         engine=engine,
         device=device,
@@ -193,6 +241,8 @@ def build_loop(
         on_step=callbacks.on_step,
         on_notice=callbacks.on_notice,
     )
+    if isinstance(loop, FlashLoop) and hasattr(loop, "plan"):
+        compressor.plan_state = lambda: loop.plan.checklist() if getattr(loop, "plan", None) else ""
     return loop, service
 
 
@@ -211,6 +261,9 @@ def finish_run(
     service.close()
     if loop.compressor is not None:
         loop.compressor.close_pool()
+    close_agents = getattr(loop, "close_agents", None)
+    if close_agents is not None:
+        close_agents()
     checks: list[CheckResult] = []
     if outcome.stop_reason != "device_offline" and task.success:
         checks = evaluate_checks(task.success, device, outcome.final)
@@ -266,7 +319,7 @@ def run_task(
             task_id=task.id,
             goal=task.goal,
             profile=profile.name,
-            loop="flash",
+            loop=profile.loop,
             device_serial=info.serial,
             device_kind=info.kind,
             screen_width=info.width,
@@ -375,6 +428,7 @@ def resume_session(
     engine.update_session(session_id, status="running")
     if loop.compressor is not None:
         loop.compressor.restore(ledger.decisions)
+    _restore_pro_state(loop, engine, session_id, steps)
     engine.record_event(EventRecord(session_id=session_id, step=None, kind="resume",
                                     payload={"after_step": last.number if last else 0,
                                              "entries": len(ledger.entries)}))
@@ -395,6 +449,19 @@ def resume_session(
     except DeviceError as exc:
         outcome = LoopOutcome(stop_reason="device_offline", stop_message=str(exc))
     return finish_run(session_id, task, spec.profile, device, model, engine, loop, service, outcome)
+
+
+def _restore_pro_state(loop: Any, engine: DataEngine, session_id: str, steps: list[Any]) -> None:
+    """The Pro loop's plan and milestone stamps, from the plan events and the step records."""
+    if not hasattr(loop, "stamps"):
+        return
+    from artemis_cli.operators.pro.loop import PLAN_EVENT
+    from artemis_cli.operators.pro.plan import Plan
+
+    plans = engine.events(session_id, kind=PLAN_EVENT)
+    if plans:
+        loop.plan = Plan.from_dict(plans[-1].payload["plan"])
+    loop.stamps = {s.number: (s.subgoal_hash, s.milestone or "") for s in steps if s.subgoal_hash}
 
 
 def _task_for(spec: Any) -> Any:

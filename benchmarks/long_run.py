@@ -9,7 +9,13 @@ service. Prints one JSON object with the prompt-size bound, cache figures and S-
 Keys: session_id, data_dir, steps, calls (operator calls), max_prompt_tokens_calls_20_30,
 max_prompt_tokens_last_50, bound_ratio (last-50 max / calls-20-30 max; goal ≤ 1.3),
 cache_hit_call_share (operator calls reporting cached tokens; goal ≥ 0.85), cached_token_share,
-s_zone_hash_changes (goal 0), lens_calls, recall_word / recall_word_step (a word typed at step ~40).
+s_zone_hash_changes (goal 0), lens_calls, recall_word / recall_word_step (a word typed at step ~40);
+and the compression figures: chunks, ledger_lines_match_steps (every chunk's band ③ has exactly
+one line per step of its range), eras, period_paragraphs, snapshots, max_prompt_tokens_q2 and
+max_prompt_tokens_q4 (goal: q4 ≤ 1.3 × q2).
+
+    python benchmarks/long_run.py --profile pro --steps 120 --json [--max-chunks 2 --max-eras 1]
+        [--budget 20000] [--inject 5:"Use dark mode" --inject 40:"…"]
 """
 
 from __future__ import annotations
@@ -25,12 +31,15 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from artemis_cli.config.profile import load_profile  # noqa: E402
+from artemis_cli.config.profile import Profile, load_profile  # noqa: E402
 from artemis_cli.config.task import Task  # noqa: E402
 from artemis_cli.engine.db import DataEngine  # noqa: E402
+from artemis_cli.memory.chunk_store import newest_chunks  # noqa: E402
+from artemis_cli.memory.frozen import FrozenHistory  # noqa: E402
 from artemis_cli.models.fake_gemini import FakeGeminiServer  # noqa: E402
 from artemis_cli.models.gemini import GeminiModel  # noqa: E402
 from artemis_cli.models.scripted import script_policy  # noqa: E402
+from artemis_cli.models.scripted_roles import pro_script_policy  # noqa: E402
 from artemis_cli.runner import run_task  # noqa: E402
 from artemis_cli.sim.phone import SimPhone  # noqa: E402
 
@@ -82,21 +91,63 @@ def chore_script(steps: int) -> tuple[list[dict[str, Any]], int]:
     return script, word_index + 1
 
 
+def compression_figures(engine: DataEngine, session_id: str) -> dict[str, Any]:
+    """Chunks, eras, period paragraphs and snapshots, from the recorded F operations and rows."""
+    frozen = FrozenHistory()
+    snapshots = 0
+    for ev in engine.events(session_id, kind="ledger"):
+        if ev.payload.get("op") == "frozen" and ev.payload.get("ops"):
+            for op in json.loads(ev.payload["ops"]):
+                frozen.apply(op)
+                snapshots += op.get("op") == "snapshot"
+    rows = [r for r in newest_chunks(engine, session_id) if r.status == "ready"]
+    match = all(
+        [int(ln.split()[2]) for ln in (r.band3 or "").splitlines() if ln.startswith("- Step ")]
+        == list(range(r.start_step, r.end_step + 1))
+        for r in rows
+    )
+    return {
+        "chunks": frozen.chunks_added,
+        "chunk_rows_ready": len(rows),
+        "ledger_lines_match_steps": bool(rows) and match,
+        "eras": frozen.eras_made,
+        "period_paragraphs": frozen.periods_made,
+        "snapshots": snapshots,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="flash")
     parser.add_argument("--steps", type=int, default=150)
     parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--max-chunks", type=int, default=None, help="memory.chunking.max_chunks")
+    parser.add_argument("--max-eras", type=int, default=None, help="memory.chunking.max_eras")
+    parser.add_argument("--budget", type=int, default=None, help="memory.transcript.context_budget_tokens")
+    parser.add_argument("--inject", action="append", default=[], metavar="STEP:TEXT",
+                        help="a user instruction injected at a step (repeatable)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="artemis-long-run-"))
-    profile = load_profile(args.profile)
+    settings = load_profile(args.profile).model_dump(mode="json")
+    if args.max_chunks is not None:
+        settings["memory"]["chunking"]["max_chunks"] = args.max_chunks
+    if args.max_eras is not None:
+        settings["memory"]["chunking"]["max_eras"] = args.max_eras
+    if args.budget is not None:
+        settings["memory"]["transcript"]["context_budget_tokens"] = args.budget
+    profile = Profile.model_validate(settings)
     script, word_step = chore_script(args.steps)
+    injections = []
+    for item in args.inject:
+        step, _, text = item.partition(":")
+        injections.append({"at_step": int(step), "text": text})
     task = Task.model_validate({"id": f"long-run-{args.steps}", "goal": "Do the daily phone chores",
-                                "max_steps": args.steps + 10})
+                                "max_steps": args.steps + 10, "inject": injections})
     t0 = time.perf_counter()
-    with FakeGeminiServer(script_policy(script)) as server:
+    policy = pro_script_policy(script) if profile.loop == "pro" else script_policy(script)
+    with FakeGeminiServer(policy) as server:
         operator = profile.models.operator
         model = GeminiModel([operator.model, *operator.fallback], api_key="fake-key", base_url=server.base_url)
         engine = DataEngine.open(data_dir)
@@ -107,6 +158,9 @@ def main() -> int:
     prompts = [c.prompt_tokens for c in calls]
     window = prompts[19:30]
     last = prompts[-50:]
+    quarter = max(1, len(prompts) // 4)
+    q2, q4 = prompts[quarter : 2 * quarter], prompts[3 * quarter :]
+    compression = compression_figures(engine, result.session_id)
     figures = {
         "session_id": result.session_id,
         "data_dir": str(data_dir),
@@ -121,6 +175,11 @@ def main() -> int:
         "cached_token_share": round(sum(c.cached_tokens for c in calls) / max(1, sum(prompts)), 3),
         "s_zone_hash_changes": len({c.prefix_hash for c in calls}) - 1,
         "lens_calls": len(lens),
+        **compression,
+        "max_prompt_tokens_q2": max(q2) if q2 else None,
+        "max_prompt_tokens_q4": max(q4) if q4 else None,
+        "q4_over_q2": round(max(q4) / max(q2), 3) if q2 and q4 else None,
+        "injected": injections,
         "recall_word": RECALL_WORD,
         "recall_word_step": word_step,
         "wall_s": round(wall, 1),

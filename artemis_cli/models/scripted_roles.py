@@ -52,13 +52,19 @@ def _kind(entry: dict[str, Any]) -> str:
     return keys[0] if len(keys) == 1 else ""
 
 
+MAX_MILESTONES = 12  # what the planner accepts
+
+
 def script_segments(script: list[dict[str, Any]]) -> list[ScriptSegment]:
-    """The milestones of a script: segments split at each ``launch`` entry."""
+    """The milestones of a script: segments split at each ``launch`` entry (every other launch,
+    and so on, when there would be more than the planner's 12 milestones)."""
     starts = [i for i, entry in enumerate(script) if _kind(entry) == "launch"]
     if not script:
         return []
     if not starts or starts[0] != 0:
         starts = [0, *starts]
+    stride = -(-len(starts) // MAX_MILESTONES)  # ceil
+    starts = starts[::stride]
     out: list[ScriptSegment] = []
     for k, start in enumerate(starts, 1):
         end = (starts[k] - 1) if k < len(starts) else len(script) - 1

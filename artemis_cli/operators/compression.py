@@ -88,6 +88,7 @@ class Compressor:
     frozen: FrozenHistory = field(default_factory=FrozenHistory)
     segments: list[Segment] = field(default_factory=list)
     snapshots: int = 0
+    last_snapshot_at: int | None = None
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="artemis-chunk"))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -106,6 +107,12 @@ class Compressor:
         """Close steps start..end and dispatch their chunk lens (background)."""
         if end < start:
             return
+        if milestone is None:  # closed by size or pressure: label it with the milestones it served
+            served: list[str] = []
+            for step in self.engine.get_steps(self.session_id, start, end):
+                if step.milestone and step.milestone not in served:
+                    served.append(step.milestone)
+            milestone = " → ".join(served) or None
         seg = Segment(start, end, milestone)
         self.segments.append(seg)
         append_chunk_version(self.engine, ChunkRow(session_id=self.session_id, start_step=start, end_step=end, status="pending",
@@ -166,7 +173,8 @@ class Compressor:
                 open_entries = self.open_entries()
         if open_entries:
             tokens = sum(entry_source_tokens(self.ledger, e) for e in open_entries)
-            pressure = context_tokens >= p.soft_ratio * p.budget_tokens
+            # under pressure a segment still needs a few steps: one chunk per turn would churn F
+            pressure = context_tokens >= p.soft_ratio * p.budget_tokens and len(open_entries) >= p.min_active_steps
             if len(open_entries) >= p.max_steps or tokens >= p.target_source_tokens or pressure:
                 self.close(open_entries[0].step, open_entries[-1].step, None)
         decisions = self._swap_ready(step)
@@ -180,6 +188,9 @@ class Compressor:
             with self._lock:
                 seg = self.segments[0]
                 status = seg.status
+            if seg.start <= self.frozen.covered_end():  # already forced out by a snapshot
+                self.segments.pop(0)
+                continue
             if status != "ready":
                 break  # ready-gated, in order: a pending or failed segment keeps its raw turns
             remaining = [e for e in self.ledger.entries if e.step > seg.end]
@@ -201,9 +212,15 @@ class Compressor:
         is above the floor, and replace F by one session snapshot."""
         floor = self.policy.min_active_steps
         movable = self.ledger.entries[: max(0, len(self.ledger.entries) - floor)]
-        if not movable:
+        # a snapshot is a deep mutation: at most one per max_steps turns
+        if self.last_snapshot_at is not None and step - self.last_snapshot_at < self.policy.max_steps:
             return []
-        last = movable[-1].step
+        if not movable and self.frozen.is_empty():
+            return []
+        last = movable[-1].step if movable else self.frozen.covered_end()
+        for seg in self.segments:  # never split a closed segment
+            if seg.start <= last < seg.end:
+                last = seg.start - 1
         ops: list[dict[str, Any]] = []
         covered = self.frozen.covered_end()
         pending = [s for s in self.segments if s.end <= last]
@@ -211,14 +228,14 @@ class Compressor:
         tail_start = max([covered, *(s.end for s in pending)]) + 1
         if tail_start <= last:
             bounds.append((tail_start, last, None))
-        for start, end, seg in bounds:
+        for start, end, part in bounds:
             if start <= covered:
                 continue
             steps = self.engine.get_steps(self.session_id, start, end)
-            ready = seg is not None and seg.status == "ready"
-            chunk = build_chunk(steps, milestone=seg.milestone if seg else None,
-                                band1=seg.band1 if ready and seg else None,
-                                band2=seg.band2 if ready and seg else "",
+            ready = part is not None and part.status == "ready"
+            chunk = build_chunk(steps, milestone=part.milestone if part else None,
+                                band1=part.band1 if ready and part else None,
+                                band2=part.band2 if ready and part else "",
                                 recoveries=self.recoveries(start, end))
             ops.append(add_op(self.frozen.add_chunk(chunk)))
         self.segments = [s for s in self.segments if s.end > last]
@@ -229,6 +246,7 @@ class Compressor:
         self.frozen.snapshot(self.goal, plan, device)
         ops.append(snapshot_op(self.goal, plan, device))
         self.snapshots += 1
+        self.last_snapshot_at = step
         return [self._decision(step, last, ops)]
 
     def _last_app(self) -> str | None:
@@ -250,3 +268,4 @@ class Compressor:
                     self.frozen.apply(op)
                 if any(op.get("op") == "snapshot" for op in json.loads(d.ops)):
                     self.snapshots += 1
+                    self.last_snapshot_at = d.at

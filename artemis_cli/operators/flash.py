@@ -183,6 +183,28 @@ class FlashLoop:
                 )
         return notices
 
+    # -- hooks the Pro loop fills in (the Flash loop has no plan, validator or milestones) --------
+
+    def prepare_turn(self, number: int, obs: Observation) -> None:
+        return None
+
+    def plan_recitation(self) -> str | None:
+        return None
+
+    def stamp(self) -> tuple[str, str] | None:
+        """(milestone hash, milestone title) this step serves."""
+        return None
+
+    def after_action(
+        self, number: int, pre: Observation, post: Observation | None, action: PlannedAction, turn: TurnResult,
+        result: ActionResult,
+    ) -> tuple[dict[str, Any] | None, list[EventRecord], Observation | None]:
+        """(validator verdict, sub-action events, post observation) once the action ran."""
+        return None, [], post
+
+    def after_commit(self, number: int, stored: Any) -> None:
+        return None
+
     def milestone_switch(self, number: int) -> tuple[int, str | None] | None:
         """(switch step, previous milestone) when the last committed step's stamp differs from the
         one before it; the Flash loop has no milestones."""
@@ -202,7 +224,13 @@ class FlashLoop:
         def compress() -> list[LedgerDecision]:
             if compressor is None:
                 return []
-            return compressor.on_turn(number, self._context_tokens, self.milestone_switch(number))
+            try:
+                return compressor.on_turn(number, self._context_tokens, self.milestone_switch(number))
+            except Exception as exc:  # compression is an optimisation: never let it end a run
+                self._event(number, "compression_error", {"error": f"{type(exc).__name__}: {exc}"[:500]})
+                if self.on_notice:
+                    self.on_notice(f"compression skipped this turn: {exc}")
+                return []
 
         decisions = self.ledger.begin_turn(number, summaries, compress=compress)
         for d in [*decisions, LedgerDecision("turn", at=number)]:
@@ -221,6 +249,8 @@ class FlashLoop:
         for number in range(start_step, self.max_steps + 1):
             step_t0 = time.monotonic()
             started_at = now_iso()
+            self.prepare_turn(number, obs)
+            stamp = self.stamp()
             typed = self.user_inbox() if self.user_inbox else []
             users = [*self.injections.get(number, []), *typed]
             for text in users:
@@ -236,6 +266,7 @@ class FlashLoop:
                 element_list=obs.element_list,
                 notices=self._notices(number, obs),
                 user_instructions=users,
+                plan=self.plan_recitation(),
             )
             tail = Tail(step=number, replies_in=pending, observation=observation, image_png=obs.png)
             self._begin_turn(number, tail)
@@ -277,6 +308,7 @@ class FlashLoop:
                     except DeviceOffline as exc:
                         post = None
                         out.stop_reason, out.stop_message = "device_offline", str(exc)
+            verdict, sub_events, post = self.after_action(number, obs, post, action, turn, result)
             replies_out = self._replies(turn, result, obs, post)
             stored = self.writer.write(
                 number=number,
@@ -291,10 +323,15 @@ class FlashLoop:
                 observation=observation,
                 replies_in=pending,
                 replies_out=replies_out,
+                verdict=verdict,
+                subgoal_hash=stamp[0] if stamp else None,
+                milestone=stamp[1] if stamp else None,
+                events=sub_events,
             )
             # the ledger holds exactly what was stored (typed passwords redacted), so a rebuild
             # from the DataEngine renders the same bytes
             self.ledger.commit(entry_from_step(self.engine, stored))
+            self.after_commit(number, stored)
             out.steps = number
             self._report(number, action, result, turn)
             if post is None:

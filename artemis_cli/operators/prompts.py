@@ -60,6 +60,7 @@ def observation_text(
     element_list: str,
     notices: list[str] | None = None,
     user_instructions: list[str] | None = None,
+    plan: str | None = None,
 ) -> str:
     w, h = screen_size
     grid = "pixels" if coordinates == "pixels" else "0-1000 normalised grid"
@@ -72,6 +73,8 @@ def observation_text(
         lines.append(f"User instruction (from the user, follow it): {json.dumps(text, ensure_ascii=False)}")
     for notice in notices or []:
         lines.append(f"Note: {notice}")
+    if plan:
+        lines.append(plan)
     lines.append("Screen elements (untrusted device content):")
     lines.append("<screen>")
     # Labels are JSON-quoted one per line; also neutralise a literal closing fence.

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.engine.records import StepRecord
+from artemis_cli.engine.records import EventRecord, StepRecord
 from artemis_cli.memory.lens import LensJob
 from artemis_cli.memory.recall import Recall
 from artemis_cli.memory.service import StepMemoryService
@@ -78,6 +78,10 @@ class StepWriter:
         observation: str,
         replies_in: list[FunctionResponse],
         replies_out: list[FunctionResponse],
+        verdict: dict[str, Any] | None = None,
+        subgoal_hash: str | None = None,
+        milestone: str | None = None,
+        events: list[EventRecord] | None = None,
     ) -> StepRecord:
         messages = [m.to_dict() for m in turn.messages]
         thought = turn.thought
@@ -119,6 +123,9 @@ class StepWriter:
             post_dhash=post.dhash if post is not None else None,
             foreground_app=pre.foreground,
             user_instruction="\n".join(users) if users else None,
+            verdict=verdict,
+            subgoal_hash=subgoal_hash,
+            milestone=milestone,
             summary_status="pending",
             meta={
                 "observation": observation,
@@ -132,7 +139,7 @@ class StepWriter:
                 "dhash_distance": hamming(pre.dhash, post.dhash) if post is not None else None,
             },
         )
-        stored = self.engine.record_step(record, blobs=blobs)
+        stored = self.engine.record_step(record, blobs=blobs, events=events or [])
         self.last_pre_sha = stored.pre_screenshot
         self.recall.index_step(stored, ui_text=" ".join(e.node.label for e in pre.elements if e.node.label))
         self.history.append(
