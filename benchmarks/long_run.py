@@ -98,7 +98,8 @@ def compression_figures(engine: DataEngine, session_id: str) -> dict[str, Any]:
     for ev in engine.events(session_id, kind="ledger"):
         if ev.payload.get("op") == "frozen" and ev.payload.get("ops"):
             for op in json.loads(ev.payload["ops"]):
-                frozen.apply(op)
+                if op.get("op") != "checker":  # verdict annotations do not change the structure
+                    frozen.apply(op)
                 snapshots += op.get("op") == "snapshot"
     rows = [r for r in newest_chunks(engine, session_id) if r.status == "ready"]
     match = all(

@@ -16,13 +16,13 @@ import math
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import EventRecord
 from artemis_cli.memory.chunk_lens import ChunkJob, ChunkLensError, ChunkSummarizer, run_chunk_lens
-from artemis_cli.memory.chunk_store import ChunkRow, append_chunk_version
+from artemis_cli.memory.chunk_store import ChunkRow, append_chunk_version, newest_chunks
 from artemis_cli.memory.frozen import FrozenHistory, add_op, build_chunk, fold_op, snapshot_op
 from artemis_cli.memory.ledger import LedgerDecision, LedgerEntry, TranscriptLedger
 from artemis_cli.memory.notes import notes_written
@@ -171,12 +171,17 @@ class Compressor:
             if ended:
                 self.close(ended[0].step, ended[-1].step, previous_milestone)
                 open_entries = self.open_entries()
-        if open_entries:
-            tokens = sum(entry_source_tokens(self.ledger, e) for e in open_entries)
-            # under pressure a segment still needs a few steps: one chunk per turn would churn F
-            pressure = context_tokens >= p.soft_ratio * p.budget_tokens and len(open_entries) >= p.min_active_steps
-            if len(open_entries) >= p.max_steps or tokens >= p.target_source_tokens or pressure:
-                self.close(open_entries[0].step, open_entries[-1].step, None)
+        # size: segments of at most max_steps turns or target_source_tokens, oldest first
+        size, tokens = 0, 0
+        for i, entry in enumerate(open_entries):
+            size, tokens = size + 1, tokens + entry_source_tokens(self.ledger, entry)
+            if size >= p.max_steps or tokens >= p.target_source_tokens:
+                self.close(open_entries[i - size + 1].step, entry.step, None)
+                size, tokens = 0, 0
+        open_entries = self.open_entries()
+        # pressure (soft ratio): close what is open, if it is worth a chunk (churn guard)
+        if open_entries and context_tokens >= p.soft_ratio * p.budget_tokens and len(open_entries) >= p.min_active_steps:
+            self.close(open_entries[0].step, open_entries[-1].step, None)
         decisions = self._swap_ready(step)
         if context_tokens >= p.hard_ratio * p.budget_tokens:
             decisions += self._hard(step)
@@ -218,9 +223,12 @@ class Compressor:
         if not movable and self.frozen.is_empty():
             return []
         last = movable[-1].step if movable else self.frozen.covered_end()
-        for seg in self.segments:  # never split a closed segment
+        for seg in list(self.segments):
             if seg.start <= last < seg.end:
-                last = seg.start - 1
+                if seg.status == "ready":  # its bands describe the whole range: keep it whole
+                    last = seg.start - 1
+                else:  # emergency: its head goes out ledger-only, the rest returns to A's open part
+                    self.segments.remove(seg)
         ops: list[dict[str, Any]] = []
         covered = self.frozen.covered_end()
         pending = [s for s in self.segments if s.end <= last]
@@ -253,7 +261,27 @@ class Compressor:
         last = self.engine.last_step_number(self.session_id)
         return self.engine.get_step(self.session_id, last).foreground_app if last else None
 
+    def _late_verdicts(self) -> list[dict[str, Any]]:
+        """Checker verdicts that arrived (as new chunk versions) since a chunk went into F."""
+        newest = {(r.start_step, r.end_step): r for r in newest_chunks(self.engine, self.session_id)}
+        ops = []
+        for chunk in self.frozen.chunks:
+            row = newest.get((chunk.start, chunk.end))
+            if row is not None and row.checker and row.checker != chunk.checker:
+                ops.append({"op": "checker", "start": chunk.start, "end": chunk.end, "checker": row.checker})
+        return ops
+
+    def _apply_checker(self, op: dict[str, Any]) -> None:
+        self.frozen.chunks = [
+            replace(c, checker=op["checker"]) if (c.start, c.end) == (op["start"], op["end"]) else c
+            for c in self.frozen.chunks
+        ]
+
     def _decision(self, step: int, end: int, ops: list[dict[str, Any]]) -> LedgerDecision:
+        # late checker verdicts reach F only now, at a compression event (SPEC §10.3)
+        for op in self._late_verdicts():
+            self._apply_checker(op)
+            ops.append(op)
         d = LedgerDecision("frozen", at=step, end=end, text=self.frozen.render(), ops=json.dumps(ops))
         self.ledger.apply(d)
         return d
@@ -265,7 +293,10 @@ class Compressor:
         for d in decisions:
             if d.op == "frozen" and d.ops:
                 for op in json.loads(d.ops):
-                    self.frozen.apply(op)
+                    if op.get("op") == "checker":
+                        self._apply_checker(op)
+                    else:
+                        self.frozen.apply(op)
                 if any(op.get("op") == "snapshot" for op in json.loads(d.ops)):
                     self.snapshots += 1
                     self.last_snapshot_at = d.at
