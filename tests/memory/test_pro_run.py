@@ -23,6 +23,8 @@ from artemis_cli.runner import new_ledger, run_task
 from artemis_cli.sim.phone import SimPhone
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import itertools
+
 from long_run import chore_script
 
 STEPS = 72
@@ -65,7 +67,7 @@ def test_roles_all_spoke_through_the_sdk(pro_run: tuple[DataEngine, str, Any]) -
 def test_chunks_close_at_milestone_switches_with_one_ledger_line_per_step(pro_run: tuple[DataEngine, str, Any]) -> None:
     engine, sid, _ = pro_run
     steps = engine.get_steps(sid)
-    switches = [b.number for a, b in zip(steps, steps[1:], strict=False) if a.subgoal_hash != b.subgoal_hash]
+    switches = [b.number for a, b in itertools.pairwise(steps) if a.subgoal_hash != b.subgoal_hash]
     assert len(switches) >= 3
     rows = [r for r in newest_chunks(engine, sid) if r.status == "ready"]
     ends = {r.end_step for r in rows}
