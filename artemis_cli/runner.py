@@ -307,9 +307,12 @@ def run_task(
     lens: Lens | None = None,
     run_config: dict[str, Any] | None = None,
     user_inbox: Callable[[], list[str]] | None = None,
+    ledger_factory: Callable[[TranscriptLedger], TranscriptLedger] | None = None,
 ) -> RunResult:
     """Create a session and run ``task`` to its end. ``run_config`` is what `resume` needs to
-    rebuild the same run (the CLI passes the task file, model and device options)."""
+    rebuild the same run (the CLI passes the task file, model and device options).
+    ``ledger_factory`` turns the session's new ledger into another projection of it (``artemis
+    bench`` memory modes, ``artemis_cli.memory.modes``); None keeps the transcript ledger."""
     info = device.info()
     steps_budget = max_steps or profile.max_steps or task.max_steps
     session_id = engine.new_session_id()
@@ -341,9 +344,12 @@ def run_task(
     )
     if on_start:
         on_start(session_id)
+    ledger = new_ledger(task, profile, engine, steps_budget)
+    if ledger_factory is not None:
+        ledger = ledger_factory(ledger)
     loop, service = build_loop(session_id, task, profile, device, model, engine, max_steps=steps_budget,
                                real_time=real_time, callbacks=Callbacks(on_start, on_step, on_notice), lens=lens,
-                               user_inbox=user_inbox)
+                               ledger=ledger, user_inbox=user_inbox)
     try:
         for setup in task.setup:
             out = device.shell(setup.shell)

@@ -32,7 +32,7 @@ from artemis_cli.engine.records import StepRecord
 from artemis_cli.errors import ArtemisError
 from artemis_cli.memory.frozen import BAND1_FIELDS, BAND1_LISTS, BAND1_PROSE
 from artemis_cli.memory.ledger_lines import action_phrase, ledger_lines, quote, result_phrase, step_header
-from artemis_cli.memory.lens import VERDICT_WORDS, neutralize_verdict_words, verdict_words
+from artemis_cli.memory.lens import VERDICT_WORDS, MeteredCaller, neutralize_verdict_words, verdict_words
 from artemis_cli.memory.notes import Note
 from artemis_cli.models.base import Message, Model, ModelRequest, ModelResponse, Part
 
@@ -265,27 +265,12 @@ class ChunkLens:
     source = "chunk_lens"
 
     def __init__(self, model: Model, *, record_call: RecordCall | None = None) -> None:
-        self.model = model
-        self.model_name: str | None = getattr(model, "name", None)
-        self._record_call = record_call
-
-    def _record(self, request: ModelRequest, response: ModelResponse | None, error: Exception | None) -> None:
-        if self._record_call is None:
-            return
-        try:
-            self._record_call(request, response, error)
-        except Exception:  # metering must never cost a chunk
-            log.exception("recording a chunk-lens call failed")
+        self.caller = MeteredCaller(model, record_call)
+        self.model_name: str | None = self.caller.model_name
 
     def summarize(self, job: ChunkJob) -> ChunkBands:
         _check_job(job)
-        request = build_chunk_lens_request(job)
-        try:
-            response = self.model.generate(request)
-        except Exception as exc:
-            self._record(request, None, exc)
-            raise
-        self._record(request, response, None)
+        response = self.caller.generate(build_chunk_lens_request(job))
         band1, band2 = parse_chunk_reply(job, response.message.text())
         model = response.model or self.model_name
         return ChunkBands(band1=band1, band2=band2, source=f"{self.source}:{model}" if model else self.source, model=model)

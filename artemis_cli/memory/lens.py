@@ -249,6 +249,33 @@ def build_lens_request(job: LensJob) -> ModelRequest:
     return ModelRequest(system=LENS_SYSTEM_PROMPT, messages=[Message("user", parts)], role="lens")
 
 
+class MeteredCaller:
+    """One model call for an auxiliary agent, reported to ``record_call`` whether it succeeds or
+    fails (metering must never cost the caller its result)."""
+
+    def __init__(self, model: Model, record_call: RecordCall | None = None) -> None:
+        self.model = model
+        self.model_name: str | None = getattr(model, "name", None)
+        self._record_call = record_call
+
+    def generate(self, request: ModelRequest) -> ModelResponse:
+        try:
+            response = self.model.generate(request)
+        except Exception as exc:
+            self._record(request, None, exc)
+            raise
+        self._record(request, response, None)
+        return response
+
+    def _record(self, request: ModelRequest, response: ModelResponse | None, error: Exception | None) -> None:
+        if self._record_call is None:
+            return
+        try:
+            self._record_call(request, response, error)
+        except Exception:
+            log.exception("recording a %s call failed", request.role)
+
+
 class VisualTransitionLens:
     """A :class:`Lens` over a model. One ``describe`` = one model call (the model's own HTTP
     retries and fallbacks happen inside it) followed by :func:`check_lens_output`."""
@@ -256,25 +283,10 @@ class VisualTransitionLens:
     source = "visual_lens"
 
     def __init__(self, model: Model, *, record_call: RecordCall | None = None) -> None:
-        self.model = model
-        self.model_name: str | None = getattr(model, "name", None)
-        self._record_call = record_call
-
-    def _record(self, request: ModelRequest, response: ModelResponse | None, error: Exception | None) -> None:
-        if self._record_call is None:
-            return
-        try:
-            self._record_call(request, response, error)
-        except Exception:  # metering must never cost a summary
-            log.exception("recording a lens call failed")
+        self.caller = MeteredCaller(model, record_call)
+        self.model_name: str | None = self.caller.model_name
 
     def describe(self, job: LensJob) -> LensResult:
-        request = build_lens_request(job)
-        try:
-            response = self.model.generate(request)
-        except Exception as exc:
-            self._record(request, None, exc)
-            raise
-        self._record(request, response, None)
+        response = self.caller.generate(build_lens_request(job))
         text = check_lens_output(response.message.text())
         return LensResult(text=text, source=self.source, model=response.model or self.model_name)
