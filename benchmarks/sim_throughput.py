@@ -35,6 +35,7 @@ from artemis_cli.engine import db as engine_db  # noqa: E402
 from artemis_cli.models.registry import reference_script  # noqa: E402
 from artemis_cli.models.scripted import ScriptedModel  # noqa: E402
 from artemis_cli.operators import act, flash, observe  # noqa: E402
+from artemis_cli.perception.dhash import _CACHE as dhash_cache  # noqa: E402
 from artemis_cli.runner import run_task  # noqa: E402
 from artemis_cli.sim import phone as sim_phone  # noqa: E402
 
@@ -89,6 +90,7 @@ def main() -> int:
                                        seed=task.sim.seed if task.sim else 0)
             mark = [time.perf_counter()]
             TIMINGS.clear()
+            dhash_cache.clear()  # each run starts cold, as a new process would
 
             def on_step(_rep: flash.StepReport, mark: list[float] = mark) -> None:
                 now = time.perf_counter()

@@ -8,12 +8,20 @@ Parts keep everything a provider needs to receive its own content back unchanged
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 Role = Literal["user", "model"]
+
+
+@functools.lru_cache(maxsize=64)
+def image_sha256(png: bytes) -> str:
+    """SHA-256 of an image part. Cached: every request re-serialises the same few screenshots
+    (bytes objects cache their own hash, so a hit costs nothing like a digest)."""
+    return hashlib.sha256(png).hexdigest()
 
 
 @dataclass
@@ -44,7 +52,7 @@ class Part:
         if self.text is not None:
             out["text"] = self.text
         if self.image_png is not None:
-            out["image_sha256"] = hashlib.sha256(self.image_png).hexdigest()
+            out["image_sha256"] = image_sha256(self.image_png)
         if self.function_call is not None:
             fc = self.function_call
             out["function_call"] = {"name": fc.name, "args": fc.args, "id": fc.id}

@@ -16,7 +16,9 @@ hash goes through this function, so stored hashes stay comparable with each othe
 
 from __future__ import annotations
 
+import hashlib
 import io
+from collections import OrderedDict
 
 import imagehash
 from PIL import Image
@@ -57,9 +59,25 @@ def dhash_image(image: Image.Image) -> str:
     return str(imagehash.dhash(grey, hash_size=HASH_SIZE))
 
 
+_CACHE: OrderedDict[bytes, str] = OrderedDict()
+_CACHE_SIZE = 4096  # digests only: a few hundred KB however large the screenshots are
+
+
 def dhash_hex(png: bytes) -> str:
-    """16 hex characters (64 bits). Raises ScreenshotError for bytes that are not a PNG."""
-    return dhash_image(load_png(png))
+    """16 hex characters (64 bits). Raises ScreenshotError for bytes that are not a PNG.
+
+    Screens recur (home screens, list pages, dialogs): hashes are remembered by the SHA-256 of
+    the PNG, so a screen seen before costs a digest instead of a decode."""
+    key = hashlib.sha256(png).digest() if isinstance(png, (bytes, bytearray)) else b""
+    if key and key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    value = dhash_image(load_png(png))
+    if key:
+        _CACHE[key] = value
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return value
 
 
 def hamming(a: str, b: str) -> int:
