@@ -9,10 +9,12 @@ use ``BEGIN IMMEDIATE`` and ``busy_timeout`` is 5000 ms.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import sqlite3
 import threading
+from collections.abc import Iterator
 from dataclasses import fields, replace
 from datetime import datetime
 from pathlib import Path
@@ -151,6 +153,13 @@ class DataEngine:
     @property
     def blobs(self) -> BlobStore:
         return self._blobs
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[DataEngine]:
+        """Group many writes into one transaction (bulk imports, synthetic sessions): each write
+        inside becomes a savepoint, and nothing is visible to others until the batch commits."""
+        with self._lock, write_transaction(self.db):
+            yield self
 
     def close(self) -> None:
         with self._lock:

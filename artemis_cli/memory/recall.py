@@ -59,6 +59,8 @@ MAX_TERM_CHARS = 64
 CHARS_PER_TOKEN = 4
 _MIN_TEXT_CHARS = 400  # results keep at least this much room even beside a long range
 _FTS_ROWS = 400  # per table and query, before grouping by step
+_KIND_INDEX = {"thought": 0, "action": 1, "verdict": 2, "user": 3, "ui": 4, "summary": 5}
+_KIND_SLOTS = 8  # rowid = steps.id * 8 + kind
 _SNIPPET_TOKENS = 16
 _DETAIL_CHARS = 600
 
@@ -350,25 +352,37 @@ class Recall:
         rows = step_fields(step, ui_text)
         db = self.engine.db
         with engine_lock(self.engine), write_transaction(db):
-            db.execute("DELETE FROM step_fts WHERE session_id = ? AND step = ?", [step.session_id, step.number])
+            base = self._row_base(step.session_id, step.number, step.id)
+            # rowids are derived from the step's id: replacing a step's rows is a rowid range
+            # delete, not a scan of the whole index (which made long sessions quadratic)
+            db.execute("DELETE FROM step_fts WHERE rowid BETWEEN ? AND ?", [base, base + _KIND_SLOTS - 1])
             for kind, text in rows.items():
                 db.execute(
-                    "INSERT INTO step_fts (session_id, step, kind, text) VALUES (?, ?, ?, ?)",
-                    [step.session_id, step.number, kind, text],
+                    "INSERT INTO step_fts (rowid, session_id, step, kind, text) VALUES (?, ?, ?, ?, ?)",
+                    [base + _KIND_INDEX[kind], step.session_id, step.number, kind, text],
                 )
             self._mark(step.session_id, step.number, step.summary_version)
+
+    def _row_base(self, session_id: str, number: int, step_id: int | None = None) -> int:
+        if step_id is None:
+            row = self.engine.db.execute(
+                "SELECT id FROM steps WHERE session_id = ? AND number = ?", [session_id, number]
+            ).fetchone()
+            if row is None:
+                raise RecallError(f"step {number} of session {session_id} is not recorded")
+            step_id = int(row[0])
+        return int(step_id) * _KIND_SLOTS
 
     def index_summary(self, session_id: str, step: int, text: str | None, *, version: int | None = None) -> None:
         """(Re-)index a step's summary (it arrives after the step). Empty text removes it."""
         db = self.engine.db
         with engine_lock(self.engine), write_transaction(db):
-            db.execute(
-                "DELETE FROM step_fts WHERE session_id = ? AND step = ? AND kind = 'summary'", [session_id, step]
-            )
+            rowid = self._row_base(session_id, step) + _KIND_INDEX["summary"]
+            db.execute("DELETE FROM step_fts WHERE rowid = ?", [rowid])
             if text and text.strip():
                 db.execute(
-                    "INSERT INTO step_fts (session_id, step, kind, text) VALUES (?, ?, 'summary', ?)",
-                    [session_id, step, text],
+                    "INSERT INTO step_fts (rowid, session_id, step, kind, text) VALUES (?, ?, ?, 'summary', ?)",
+                    [rowid, session_id, step, text],
                 )
             if version is not None:
                 db.execute(
