@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Sequence
@@ -60,7 +61,7 @@ def session_figures(engine: DataEngine, session_id: str, budget: int) -> dict[st
     lens = [c.latency_ms for c in engine.llm_calls(session_id) if c.role == "lens" and c.status == "ok"]
     steps = engine.get_steps(session_id)
     repeated = 0
-    for prev, cur in zip(steps, steps[1:], strict=False):
+    for prev, cur in itertools.pairwise(steps):
         same_screen = bool(cur.pre_dhash) and cur.pre_dhash == prev.pre_dhash
         if same_screen and action_key(cur.action_type, cur.action_args, cur.target) == action_key(
                 prev.action_type, prev.action_args, prev.target):

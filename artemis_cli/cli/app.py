@@ -38,6 +38,9 @@ def _register() -> None:
 
     app.command("recall")(recall_cmd.recall)
     app.add_typer(sim_cmd.app, name="sim")
+    from artemis_cli.cli import bench_cmd
+
+    app.add_typer(bench_cmd.app, name="bench")
 
 
 _register()

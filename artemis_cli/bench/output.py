@@ -1,0 +1,162 @@
+"""Bench output: the side-by-side Rich table with the goals, the SVG chart, and ``compare``."""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+MODE_COLOURS = {"transcript": "#1f77b4", "legacy": "#ff7f0e", "naive": "#2ca02c"}
+
+#: (key, label, goal text, fmt)
+ROWS: list[tuple[str, str, str, str]] = [
+    ("success_share", "success share", "", "share"),
+    ("steps", "steps (all tasks)", "", "int"),
+    ("calls", "operator calls", "", "int"),
+    ("prompt_tokens_p50", "prompt tokens / call p50", "", "int"),
+    ("prompt_tokens_p95", "prompt tokens / call p95", "", "int"),
+    ("prompt_tokens_max", "prompt tokens / call max", "", "int"),
+    ("prompt_tokens_last_quartile_mean", "prompt tokens, last-quartile mean", "", "int"),
+    ("steady_state_share", "steady-state context / budget", "", "share"),
+    ("steady_state_share_at_200", "context at step 200 / budget", "≤ 25%", "share"),
+    ("share_at_200_vs_naive", "context at step 200 ÷ naive", "≤ 0.15×", "ratio"),
+    ("cache_hit_call_share", "calls with cached tokens", "≥ 90%", "share"),
+    ("cached_token_share", "cached-token share", "≥ 70%", "share"),
+    ("overhead_ms_p50_step10", "overhead / step p50 @10 (ms)", "≤ 5 ms", "ms"),
+    ("overhead_ms_p50_step1000", "overhead / step p50 @1000 (ms)", "≤ 5 ms, flat", "ms"),
+    ("overhead_ms_p50", "overhead / step p50, suite (ms)", "", "ms"),
+    ("summary_ready_ms_p50", "summary ready p50 (lens ms)", "", "ms"),
+    ("summary_ready_ms_p90", "summary ready p90 (lens ms)", "", "ms"),
+    ("chunks", "chunks", "", "int"),
+    ("eras", "eras", "", "int"),
+    ("repeated_action_rate", "repeated-action rate", "", "share"),
+    ("recall_ms_p50_10k", "recall p50 @10k steps (ms)", "≤ 20 ms", "ms"),
+    ("fidelity_share", "fidelity (context + recall)", "", "share"),
+    ("fidelity_text_share", "fidelity (context only)", "", "share"),
+    ("wall_s", "wall time (s)", "", "num"),
+]
+
+
+def fmt(value: Any, kind: str) -> str:
+    if value is None:
+        return "—"
+    if kind == "share":
+        return f"{100 * float(value):.1f}%"
+    if kind == "int":
+        return f"{int(value):,}"
+    if kind == "ratio":
+        return f"{float(value):.3f}×"
+    if kind == "ms":
+        return f"{float(value):.2f}"
+    return f"{float(value):g}"
+
+
+def results_table(results: dict[str, Any]) -> Table:
+    modes = list(results["modes"])
+    table = Table(title=f"artemis bench · {results['suite']} · model {results['model']} · profile "
+                        f"{results['profile']} · budget {results['context_budget_tokens']:,} tokens")
+    table.add_column("figure")
+    for m in modes:
+        table.add_column(m, justify="right")
+    table.add_column("goal (transcript)", style="dim")
+    for key, label, goal, kind in ROWS:
+        table.add_row(label, *[fmt(results["modes"][m].get(key), kind) for m in modes], goal)
+    return table
+
+
+def task_table(results: dict[str, Any]) -> Table:
+    table = Table(title="per task")
+    for col in ("task", "mode", "ok", "steps", "calls", "tok p50", "tok max", "@200", "cache hit", "cached",
+                "facts"):
+        table.add_column(col, justify="left" if col in ("task", "mode") else "right")
+    for t in results["tasks"]:
+        table.add_row(t["task"], t["mode"], "yes" if t["success"] else "NO", str(t["steps"]), str(t["calls"]),
+                      fmt(t.get("prompt_tokens_p50"), "int"), fmt(t.get("prompt_tokens_max"), "int"),
+                      fmt(t.get("steady_state_share_at_200"), "share"), fmt(t.get("cache_hit_call_share"), "share"),
+                      fmt(t.get("cached_token_share"), "share"),
+                      f"{t.get('fidelity_answered', 0)}/{t.get('fidelity_facts', 0)}")
+    return table
+
+
+def print_results(results: dict[str, Any], console: Console) -> None:
+    console.print(task_table(results))
+    console.print(results_table(results))
+    console.print("[dim]Goals are printed next to the figures; they are not assertions.[/dim]")
+
+
+# -- SVG chart -------------------------------------------------------------------------------------
+
+
+def svg_chart(results: dict[str, Any], task: str | None = None) -> str:
+    """Prompt tokens per step, one line per mode, for the longest task (or ``task``)."""
+    rows = results["tasks"]
+    if task is None and rows:
+        task = max(rows, key=lambda r: r["steps"])["task"]
+    series = {r["mode"]: r["prompt_tokens_per_step"] for r in rows if r["task"] == task}
+    w, h, left, bottom, top, right = 900, 480, 80, 50, 40, 150
+    max_x = max((p[0] for s in series.values() for p in s), default=1)
+    max_y = max((p[1] for s in series.values() for p in s), default=1)
+    budget = results.get("context_budget_tokens")
+
+    def x(v: float) -> float:
+        return left + (w - left - right) * v / max(1, max_x)
+
+    def y(v: float) -> float:
+        return h - bottom - (h - bottom - top) * v / max(1, max_y)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" '
+           f'font-size="12"><rect width="100%" height="100%" fill="white"/>',
+           f'<text x="{left}" y="22" font-size="15">Prompt tokens per step · {escape(str(task))}</text>',
+           f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" stroke="black"/>',
+           f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="black"/>']
+    for i in range(5):
+        v = max_y * i / 4
+        out.append(f'<text x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{int(v):,}</text>')
+        out.append(f'<line x1="{left}" y1="{y(v):.1f}" x2="{w - right}" y2="{y(v):.1f}" stroke="#eee"/>')
+        s = max_x * i / 4
+        out.append(f'<text x="{x(s):.1f}" y="{h - bottom + 18}" text-anchor="middle">{int(s)}</text>')
+    out.append(f'<text x="{(left + w - right) / 2}" y="{h - 12}" text-anchor="middle">step</text>')
+    if budget and budget <= max_y:
+        out.append(f'<line x1="{left}" y1="{y(budget):.1f}" x2="{w - right}" y2="{y(budget):.1f}" '
+                   f'stroke="red" stroke-dasharray="4 4"/><text x="{w - right + 4}" y="{y(budget) + 4:.1f}" '
+                   f'fill="red">budget</text>')
+    for i, (mode, pts) in enumerate(series.items()):
+        colour = MODE_COLOURS.get(mode, "#555")
+        path = " ".join(f"{x(s):.1f},{y(t):.1f}" for s, t in pts)
+        out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>')
+        out.append(f'<rect x="{w - right + 10}" y="{top + 20 * i}" width="14" height="4" fill="{colour}"/>'
+                   f'<text x="{w - right + 30}" y="{top + 20 * i + 6}">{escape(mode)}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def write_chart(results: dict[str, Any], json_path: Path) -> Path:
+    path = json_path.with_suffix(".svg")
+    path.write_text(svg_chart(results), encoding="utf-8")
+    return path
+
+
+# -- compare ------------------------------------------------------------------------------------------
+
+
+def compare_table(a: dict[str, Any], b: dict[str, Any], a_name: str, b_name: str) -> Table:
+    table = Table(title=f"bench compare · A = {a_name} · B = {b_name}")
+    for col in ("mode", "figure", "A", "B", "B − A", "B ÷ A"):
+        table.add_column(col, justify="left" if col in ("mode", "figure") else "right")
+    for mode in [m for m in a["modes"] if m in b["modes"]]:
+        for key, label, _goal, kind in ROWS:
+            va, vb = a["modes"][mode].get(key), b["modes"][mode].get(key)
+            if va is None and vb is None:
+                continue
+            diff = ratio = "—"
+            if isinstance(va, int | float) and isinstance(vb, int | float):
+                diff = f"{vb - va:+.4g}"
+                ratio = f"{vb / va:.3f}×" if va else "—"
+            table.add_row(mode, label, fmt(va, kind), fmt(vb, kind), diff, ratio)
+    only = sorted(set(a["modes"]) ^ set(b["modes"]))
+    if only:
+        table.caption = "modes in only one file: " + ", ".join(only)
+    return table

@@ -1,0 +1,270 @@
+"""Run a suite in every memory mode (resumable) and collect the figures (SPEC §12).
+
+Each task × mode pair runs on a fresh simulated phone (the task's fixed world, seed and pop-up
+schedule) with its own DataEngine under the work directory. With ``--model scripted`` the
+decisions come from the task's reference solution played by the fake Gemini server through the
+real SDK, so tokens and prefix caching are measured the same way for every mode. Finished pairs
+are kept in a state file next to the output and skipped when the run is started again.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from artemis_cli.bench.fidelity import probe
+from artemis_cli.bench.metrics import aggregate, rounded, session_figures, window_p50
+from artemis_cli.bench.policy import bench_policy
+from artemis_cli.bench.suite import load_suite
+from artemis_cli.bench.synthetic import overhead_run, recall_latency
+from artemis_cli.bench.timing import StepClock, TimeMeter, time_device, time_model
+from artemis_cli.config.profile import Profile, load_profile
+from artemis_cli.config.task import SimOptions, Task
+from artemis_cli.engine.db import DataEngine
+from artemis_cli.errors import UsageError
+from artemis_cli.memory.ledger import TranscriptLedger
+from artemis_cli.memory.modes import MEMORY_MODES, ledger_for_mode
+from artemis_cli.models.registry import build_model, reference_script
+from artemis_cli.runner import run_task
+from artemis_cli.sim.phone import SimPhone
+
+BENCH_MODELS = ("scripted", "heuristic")
+SCHEMA_VERSION = 1
+GOALS = {
+    "steady_state_share_at_200": "<= 0.25 of the budget and <= 0.15 x naive",
+    "cache_hit_call_share": ">= 0.90",
+    "cached_token_share": ">= 0.70",
+    "overhead_ms_p50_step10": "<= 5 ms",
+    "overhead_ms_p50_step1000": "<= 5 ms (flat)",
+    "recall_ms_p50_10k": "<= 20 ms",
+}
+
+
+@dataclass
+class BenchConfig:
+    suite: Path
+    out: Path
+    modes: list[str] = field(default_factory=lambda: list(MEMORY_MODES))
+    model: str = "scripted"
+    profile: str = "flash"
+    tasks: list[str] | None = None
+    work_dir: Path | None = None
+    synthetic_steps: int = 1000
+    recall_steps: int = 10_000
+    #: modes that get the synthetic long overhead run (it costs ~75 ms a step; the goal is transcript's)
+    synthetic_modes: tuple[str, ...] = ("transcript",)
+
+    def check(self) -> None:
+        bad = [m for m in self.modes if m not in MEMORY_MODES]
+        if bad or not self.modes:
+            raise UsageError(f"unknown memory mode(s): {', '.join(bad) or '(none)'}",
+                             hint="--memory takes a comma list of: " + ", ".join(MEMORY_MODES))
+        if self.model not in BENCH_MODELS:
+            raise UsageError(f"bench does not support --model {self.model!r}",
+                             hint="use scripted (the reference solutions via the fake Gemini server) or heuristic")
+
+    @property
+    def state_path(self) -> Path:
+        return self.out.with_name(self.out.name + ".state.json")
+
+    @property
+    def work(self) -> Path:
+        return self.work_dir or self.out.with_name(self.out.stem + "-sessions")
+
+
+# -- one pair -------------------------------------------------------------------------------------
+
+
+def _device(task: Task) -> SimPhone:
+    sim = task.sim or SimOptions()
+    return SimPhone(world=sim.world, seed=sim.seed, popups=sim.popups, faults=sim.faults)
+
+
+def run_pair(task: Task, mode: str, profile: Profile, model_kind: str, data_dir: Path,
+             on_step: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Run ``task`` once in ``mode`` and return its figures."""
+    from artemis_cli.models.fake_gemini import FakeGeminiServer
+    from artemis_cli.models.gemini import GeminiModel
+
+    engine = DataEngine.open(data_dir)
+    dev_meter, model_meter = TimeMeter(), TimeMeter()
+    device = time_device(_device(task), dev_meter)
+    clock = StepClock(dev_meter, model_meter)
+    holder: dict[str, TranscriptLedger] = {}
+    budget = profile.memory.transcript.context_budget_tokens
+
+    def factory(base: TranscriptLedger) -> TranscriptLedger:
+        holder["ledger"] = ledger_for_mode(mode, base)
+        return holder["ledger"]
+
+    def started(_sid: str) -> None:
+        dev_meter.bind_to_current_thread()
+        model_meter.bind_to_current_thread()
+        clock.start()
+
+    def stepped(report: Any) -> None:
+        clock.step(report.number)
+        if on_step:
+            on_step(report.number)
+
+    t0 = time.perf_counter()
+    server = None
+    try:
+        if model_kind == "scripted":
+            script = reference_script(task)
+            if not script:
+                raise UsageError(f"bench task {task.id!r} has no reference solution for the scripted model")
+            server = FakeGeminiServer(bench_policy(script), keep_requests=2).start()
+            op = profile.models.operator
+            model: Any = GeminiModel([op.model, *op.fallback], api_key="fake-key", base_url=server.base_url)
+        else:
+            model = build_model(model_kind, task=task, profile=profile)
+        time_model(model, model_meter)
+        result = run_task(task, profile, device, model, engine, real_time=False, on_start=started,
+                          on_step=stepped, ledger_factory=factory)
+    finally:
+        if server is not None:
+            server.stop()
+    wall = time.perf_counter() - t0
+    figures = session_figures(engine, result.session_id, budget)
+    fidelity = probe(engine, result.session_id, holder.get("ledger"), budget)
+    overhead = clock.overhead_ms
+    return {
+        "task": task.id,
+        "mode": mode,
+        "session_id": result.session_id,
+        "data_dir": str(data_dir),
+        "success": result.success,
+        "status": result.status,
+        "steps": result.steps,
+        "reference_steps": len(task.reference),
+        **figures,
+        "overhead_ms": {str(k): round(v, 3) for k, v in sorted(overhead.items())},
+        "overhead_ms_p50": rounded(window_p50(overhead, max(overhead, default=0), half=10**9), 2),
+        "overhead_ms_p50_step10": rounded(window_p50(overhead, 10), 2),
+        **fidelity,
+        "device_s": round(dev_meter.seconds, 2),
+        "model_s": round(model_meter.seconds, 2),
+        "wall_s": round(wall, 1),
+    }
+
+
+# -- the whole bench --------------------------------------------------------------------------------
+
+
+def _load_state(path: Path) -> dict[str, Any]:
+    if path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data, dict):
+                return data
+        except json.JSONDecodeError:
+            pass
+    return {}
+
+
+def _save_state(path: Path, state: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(state, indent=1), encoding="utf-8")
+    tmp.replace(path)
+
+
+@dataclass
+class Progress:
+    """What the CLI shows: one bar for the pairs, one for the current pair's steps."""
+
+    on_pair_start: Callable[[str, str, int], None] | None = None
+    on_step: Callable[[int], None] | None = None
+    on_pair_done: Callable[[str, str, dict[str, Any] | None], None] | None = None
+    on_phase: Callable[[str], None] | None = None
+
+
+def run_bench(config: BenchConfig, progress: Progress | None = None) -> dict[str, Any]:
+    config.check()
+    progress = progress or Progress()
+    tasks = load_suite(config.suite, only=config.tasks)
+    profile = load_profile(config.profile)
+    state = _load_state(config.state_path)
+    key = {"suite": str(config.suite.resolve()), "model": config.model, "profile": config.profile}
+    if state.get("key") != key:
+        state = {"key": key, "pairs": {}, "synthetic": {}}
+    pairs: dict[str, Any] = state["pairs"]
+    t0 = time.perf_counter()
+    for task in tasks:
+        for mode in config.modes:
+            pid = f"{task.id}|{mode}"
+            if pid in pairs:
+                if progress.on_pair_done:
+                    progress.on_pair_done(task.id, mode, None)  # resumed: kept from the earlier run
+                continue
+            if progress.on_pair_start:
+                progress.on_pair_start(task.id, mode, task.max_steps)
+            pairs[pid] = run_pair(task, mode, profile, config.model, config.work / f"{task.id}-{mode}",
+                                  on_step=progress.on_step)
+            _save_state(config.state_path, state)
+            if progress.on_pair_done:
+                progress.on_pair_done(task.id, mode, pairs[pid])
+    synthetic: dict[str, Any] = state["synthetic"]
+    for mode in [m for m in config.modes if m in config.synthetic_modes]:
+        sk = f"overhead|{mode}|{config.synthetic_steps}"
+        if sk not in synthetic:
+            if progress.on_phase:
+                progress.on_phase(f"synthetic {config.synthetic_steps}-step run ({mode})")
+            synthetic[sk] = overhead_run(mode, profile, config.synthetic_steps,
+                                         config.work / f"synthetic-{mode}", on_step=progress.on_step)
+            _save_state(config.state_path, state)
+    rk = f"recall|{config.recall_steps}"
+    if rk not in synthetic:
+        if progress.on_phase:
+            progress.on_phase(f"recall latency on a synthetic {config.recall_steps}-step session")
+        synthetic[rk] = recall_latency(config.recall_steps, config.work / "recall-10k")
+        _save_state(config.state_path, state)
+    return assemble(config, tasks, state, time.perf_counter() - t0)
+
+
+def assemble(config: BenchConfig, tasks: list[Task], state: dict[str, Any], wall_s: float) -> dict[str, Any]:
+    pairs = state["pairs"]
+    synthetic = state["synthetic"]
+    recall = synthetic.get(f"recall|{config.recall_steps}", {})
+    modes: dict[str, Any] = {}
+    task_rows: list[dict[str, Any]] = []
+    for mode in config.modes:
+        rows = [pairs[f"{t.id}|{mode}"] for t in tasks if f"{t.id}|{mode}" in pairs]
+        agg = aggregate(rows)
+        syn = synthetic.get(f"overhead|{mode}|{config.synthetic_steps}", {})
+        suite_10 = rounded(
+            _mean([r["overhead_ms_p50_step10"] for r in rows if r.get("overhead_ms_p50_step10") is not None]), 2)
+        agg["overhead_ms_p50_step10_suite"] = suite_10
+        # step 10 from the synthetic run when the mode has one, else from the suite's tasks
+        agg["overhead_ms_p50_step10"] = syn.get("overhead_ms_p50_step10", suite_10)
+        agg["overhead_ms_p50_step1000"] = syn.get("overhead_ms_p50_last")
+        agg["synthetic_steps"] = syn.get("steps")
+        agg["recall_ms_p50_10k"] = recall.get("recall_ms_p50")
+        modes[mode] = agg
+        task_rows += [{k: v for k, v in r.items() if k != "overhead_ms"} for r in rows]
+    naive_200 = modes.get("naive", {}).get("steady_state_share_at_200")
+    for agg in modes.values():
+        mine = agg.get("steady_state_share_at_200")
+        agg["share_at_200_vs_naive"] = rounded(mine / naive_200, 4) if mine is not None and naive_200 else None
+    profile = load_profile(config.profile)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "suite": str(config.suite),
+        "model": config.model,
+        "profile": config.profile,
+        "context_budget_tokens": profile.memory.transcript.context_budget_tokens,
+        "wall_s": round(wall_s, 1),
+        "goals": GOALS,
+        "recall": recall,
+        "modes": modes,
+        "tasks": task_rows,
+    }
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
