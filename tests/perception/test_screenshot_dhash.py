@@ -87,12 +87,18 @@ def test_jpeg_is_not_a_png() -> None:
         dhash_hex(buf.getvalue())
 
 
-def test_speed_figure_is_printed(capsys: pytest.CaptureFixture[str]) -> None:
-    """Not a timed assertion (SPEC §14): prints the figure for the report."""
+def test_speed_figure_is_printed_and_the_memory_agrees(capsys: pytest.CaptureFixture[str]) -> None:
+    """Not a timed assertion (SPEC §14): prints the figure for a screen not seen before, and checks
+    that a screen seen before gets the same hash from the digest memory."""
+    from artemis_cli.perception import dhash as dhash_module
+
     png = png_bytes(screenshot(7))
     start = time.perf_counter()
     for _ in range(3):
-        dhash_hex(png)
+        dhash_module._CACHE.clear()
+        cold = dhash_hex(png)
     per_call = (time.perf_counter() - start) / 3 * 1000
+    assert dhash_hex(png) == cold  # remembered
+    assert dhash_module.dhash_image(dhash_module.load_png(png)) == cold  # and what a decode gives
     with capsys.disabled():
-        print(f"\n[perception] dhash_hex 1080x2400 PNG: {per_call:.1f} ms/call")
+        print(f"\n[perception] dhash_hex 1080x2400 PNG, new screen: {per_call:.1f} ms/call")
