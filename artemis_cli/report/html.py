@@ -27,6 +27,7 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.errors import BlobMissing
 from artemis_cli.engine.records import LlmCallRecord, SessionRecord, StepRecord
 from artemis_cli.errors import ScreenshotError
+from artemis_cli.memory.ledger_lines import action_phrase
 from artemis_cli.perception.marker import draw_action_marker
 from artemis_cli.perception.types import Target
 from artemis_cli.report.chunks import ChunkView, load_chunks
@@ -72,24 +73,6 @@ def _thumbnail(engine: DataEngine, step: StepRecord) -> str | None:
     except (BlobMissing, ScreenshotError, OSError):
         return None
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _phrase(step: StepRecord) -> str:
-    a = step.action_args or {}
-    t = step.action_type
-    if t in ("tap", "long_press"):
-        return f"{t} ({step.x},{step.y})" if step.x is not None else t
-    if t == "swipe":
-        return f"swipe ({step.x},{step.y}) → ({step.x2},{step.y2})"
-    if t == "type_text":
-        return f"type {json.dumps(a.get('text', ''), ensure_ascii=False)}"
-    if t == "press_key":
-        return f"press {a.get('key', '')}"
-    if t == "launch_app":
-        return f"launch {a.get('package') or a.get('app') or ''}"
-    if t == "finish":
-        return f"finish success={a.get('success')}"
-    return t
 
 
 def _duration(rec: SessionRecord) -> str:
@@ -201,7 +184,7 @@ def _card(engine: DataEngine, step: StepRecord, tokens: tuple[int, int] | None, 
         f"<h3>Step {step.number} <span class='muted'>T+{(step.offset_ms or 0) / 1000:.1f}s · {e(tok)} · "
         f"{e(step.foreground_app or '')}</span></h3>{badge}"
         f"<div class='field'><h4>Thought</h4><p class='thought'>{e(step.thought or '')}</p></div>"
-        f"<div class='field'><h4>Action</h4><p class='action'><code>{e(_phrase(step))}</code></p></div>"
+        f"<div class='field'><h4>Action</h4><p class='action'><code>{e(action_phrase(step))}</code></p></div>"
         f"<div class='field'><h4>Target</h4>{_target_rows(step.target)}</div>"
         f"<div class='field'><h4>Result</h4><p class='result {status_class}'>{e(step.result_status)}"
         f"{(' — ' + e(step.result_detail)) if step.result_detail else ''}</p></div>"
