@@ -101,16 +101,6 @@ def run_pair(task: Task, mode: str, profile: Profile, model_kind: str, data_dir:
         holder["ledger"] = ledger_for_mode(mode, base)
         return holder["ledger"]
 
-    def started(_sid: str) -> None:
-        dev_meter.bind_to_current_thread()
-        model_meter.bind_to_current_thread()
-        clock.start()
-
-    def stepped(report: Any) -> None:
-        clock.step(report.number)
-        if on_step:
-            on_step(report.number)
-
     t0 = time.perf_counter()
     server = None
     try:
@@ -124,8 +114,8 @@ def run_pair(task: Task, mode: str, profile: Profile, model_kind: str, data_dir:
         else:
             model = build_model(model_kind, task=task, profile=profile)
         time_model(model, model_meter)
-        result = run_task(task, profile, device, model, engine, real_time=False, on_start=started,
-                          on_step=stepped, ledger_factory=factory)
+        result = run_task(task, profile, device, model, engine, real_time=False, ledger_factory=factory,
+                          **clock.hooks(on_step))
     finally:
         if server is not None:
             server.stop()

@@ -49,19 +49,9 @@ def overhead_run(mode: str, profile: Profile, steps: int, data_dir: Path,
     model = time_model(LegacyAwareScripted(ScriptedModel(overhead_script(steps))), mod)
     clock = StepClock(dev, mod)
 
-    def started(_sid: str) -> None:
-        dev.bind_to_current_thread()
-        mod.bind_to_current_thread()
-        clock.start()
-
-    def stepped(report: Any) -> None:
-        clock.step(report.number)
-        if on_step:
-            on_step(report.number)
-
     t0 = time.perf_counter()
-    result = run_task(task, profile, device, model, engine, real_time=False, on_start=started, on_step=stepped,
-                      ledger_factory=lambda base: ledger_for_mode(mode, base))
+    result = run_task(task, profile, device, model, engine, real_time=False,
+                      ledger_factory=lambda base: ledger_for_mode(mode, base), **clock.hooks(on_step))
     last = result.steps
     return {
         "mode": mode,

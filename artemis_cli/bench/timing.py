@@ -70,6 +70,22 @@ class StepClock:
     def start(self) -> None:
         self._t, self._dev, self._mod = time.perf_counter(), self.device.seconds, self.model.seconds
 
+    def hooks(self, on_step: Callable[[int], None] | None = None) -> dict[str, Any]:
+        """``on_start``/``on_step`` callbacks for ``run_task`` that drive this clock (the meters
+        count calls made on the loop's thread only, so background lens calls are excluded)."""
+
+        def started(_session_id: str) -> None:
+            self.device.bind_to_current_thread()
+            self.model.bind_to_current_thread()
+            self.start()
+
+        def stepped(report: Any) -> None:
+            self.step(report.number)
+            if on_step:
+                on_step(report.number)
+
+        return {"on_start": started, "on_step": stepped}
+
     def step(self, number: int) -> None:
         now = time.perf_counter()
         wall = now - self._t
