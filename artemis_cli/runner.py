@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from artemis_cli.device.protocol import Device
+from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import EventRecord, LlmCallRecord, SessionRecord
 from artemis_cli.errors import DeviceError
@@ -24,7 +25,7 @@ from artemis_cli.memory.service import StepMemoryService
 from artemis_cli.models.base import Model, ModelRequest, ModelResponse
 from artemis_cli.operators.checks import CheckResult, evaluate_checks
 from artemis_cli.operators.compression import CompressionPolicy, Compressor
-from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport, now_iso
+from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport
 from artemis_cli.operators.memory_tools import MemoryTools
 from artemis_cli.operators.prompts import SYSTEM_PROMPT, task_message
 from artemis_cli.operators.recording import StepWriter

@@ -19,12 +19,12 @@ from artemis_cli.bench.policy import LegacyAwareScripted
 from artemis_cli.bench.timing import StepClock, TimeMeter, time_device, time_model
 from artemis_cli.config.profile import Profile
 from artemis_cli.config.task import Task
+from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import SessionRecord, StepRecord
 from artemis_cli.memory.modes import ledger_for_mode
 from artemis_cli.memory.recall import Recall
 from artemis_cli.models.scripted import ScriptedModel
-from artemis_cli.operators.recording import now_iso
 from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone
 

@@ -26,8 +26,7 @@ from artemis_cli.memory.chunk_store import ChunkRow, append_chunk_version, newes
 from artemis_cli.memory.frozen import FrozenHistory, add_op, build_chunk, fold_op, snapshot_op
 from artemis_cli.memory.ledger import LedgerDecision, LedgerEntry, TranscriptLedger
 from artemis_cli.memory.notes import notes_written
-
-RECOVERY_EVENT = "recovery_action"
+from artemis_cli.operators.pro.failure_analyzer import RECOVERY_EVENT
 
 
 def entry_source_tokens(ledger: TranscriptLedger, entry: LedgerEntry) -> int:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from artemis_cli.device.protocol import Device
+from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import EventRecord, LlmCallRecord
 from artemis_cli.errors import DeviceOffline, ModelError, ModelUnavailable
@@ -27,10 +28,10 @@ from artemis_cli.operators.compression import Compressor
 from artemis_cli.operators.memory_tools import MemoryTools
 from artemis_cli.operators.observe import Observation, observe
 from artemis_cli.operators.prompts import observation_text
-from artemis_cli.operators.recording import StepWriter, now_iso
+from artemis_cli.operators.recording import StepWriter
 from artemis_cli.operators.turn import TurnResult, ordered_responses, run_turn
 
-__all__ = ["FlashLoop", "LoopOutcome", "StepReport", "now_iso"]
+__all__ = ["FlashLoop", "LoopOutcome", "StepReport"]
 
 
 @dataclass

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
+from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import EventRecord, StepRecord
 from artemis_cli.memory.lens import LensJob
@@ -22,10 +22,6 @@ from artemis_cli.operators.act import REDACTED, ActionResult, PlannedAction
 from artemis_cli.operators.observe import Observation
 from artemis_cli.operators.turn import TurnResult
 from artemis_cli.perception.dhash import hamming
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def action_key(action_type: str, args: dict[str, Any] | None, target: dict[str, Any] | None) -> str:
