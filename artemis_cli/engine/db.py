@@ -154,6 +154,11 @@ class DataEngine:
     def blobs(self) -> BlobStore:
         return self._blobs
 
+    @property
+    def lock(self) -> threading.RLock:
+        """The connection lock: hold it to run several statements as one unit from any thread."""
+        return self._lock
+
     @contextlib.contextmanager
     def batch(self) -> Iterator[DataEngine]:
         """Group many writes into one transaction (bulk imports, synthetic sessions): each write

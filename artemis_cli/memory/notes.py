@@ -7,7 +7,7 @@ of a key stays in ``note_fts``: an overwritten note is not recalled with its old
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -51,8 +51,7 @@ class Note:
 
 def engine_lock(engine: DataEngine) -> AbstractContextManager[Any]:
     """The engine's connection lock (the connection is shared with lens worker threads)."""
-    lock = getattr(engine, "_lock", None)
-    return lock if lock is not None else nullcontext()
+    return engine.lock
 
 
 def _clean_key(key: str) -> str:
