@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import signal
-import threading
+import time
 from types import FrameType
 from typing import Annotated
 
@@ -29,10 +29,12 @@ def serve(
 
     phone = SimPhone(world=world, seed=seed, faults=faults, popups=popups)
     adbd = SimAdbd(phone, host=host, port=port, adb_keyboard=adb_keyboard).start()
-    stop = threading.Event()
+    # A plain flag, not threading.Event: Event.set() in a signal handler can deadlock when the
+    # signal lands while the main thread holds the Event's own lock inside wait().
+    stopping: list[int] = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
+        stopping.append(signum)
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -41,8 +43,8 @@ def serve(
         con.print(f"Connect with: adb connect {adbd.serial}", markup=False)
         con.print("Press Ctrl-C to stop.", markup=False)
         con.file.flush()
-        while not stop.wait(0.5):
-            pass
+        while not stopping:
+            time.sleep(0.2)
     finally:
         adbd.stop()
         for s, h in old.items():
