@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -251,64 +252,6 @@ def export(
     err().print(f"Wrote {what} to {escape(str(output))}")
 
 
-def _tables_with_session_id(engine: Any) -> list[str]:
-    found = []
-    for name in engine.db.table_names():
-        if name == "sessions":
-            continue
-        cols = [r[1] for r in engine.db.execute(f"PRAGMA table_info([{name}])").fetchall()]
-        if "session_id" in cols:
-            found.append(name)
-    return found
-
-
-def _blob_still_used(engine: Any, sha: str) -> bool:
-    from artemis_cli.engine.records import BLOB_FIELDS
-
-    for name in engine.db.table_names():
-        cols = [r[1] for r in engine.db.execute(f"PRAGMA table_info([{name}])").fetchall()]
-        if name == "blobs":
-            continue
-        candidates = BLOB_FIELDS if name == "steps" else [
-            c for c in cols if any(k in c for k in ("sha", "screenshot", "blob", "xml", "image"))]
-        for col in candidates:
-            if col in cols and engine.db.execute(f"SELECT 1 FROM [{name}] WHERE [{col}] = ? LIMIT 1", [sha]).fetchone():
-                return True
-    return False
-
-
-def remove_session(engine: Any, session_id: str, *, delete_blobs: bool = True) -> dict[str, Any]:
-    """Delete a session's rows from every table that has a ``session_id`` column, then the
-    session; then the blob files no other row refers to (blobs are shared by content hash, so a
-    screenshot seen by another session stays). Replays of it keep their rows; their
-    ``parent_session`` becomes NULL."""
-    from artemis_cli.engine.records import BLOB_FIELDS
-    from artemis_cli.engine.transaction import write_transaction
-
-    rec = engine.get_session(session_id)
-    steps = engine.step_count(rec.id)
-    shas: set[str] = set()
-    for row in engine.db.execute(
-        f"SELECT {', '.join(BLOB_FIELDS)} FROM steps WHERE session_id = ?", [rec.id]
-    ).fetchall():
-        shas.update(v for v in row if v)
-    with write_transaction(engine.db):
-        for table in _tables_with_session_id(engine):
-            engine.db.execute(f"DELETE FROM [{table}] WHERE session_id = ?", [rec.id])
-        engine.db.execute("DELETE FROM sessions WHERE id = ?", [rec.id])
-    removed: list[str] = []
-    if delete_blobs:
-        for sha in sorted(shas):
-            with write_transaction(engine.db):
-                if _blob_still_used(engine, sha):
-                    continue
-                engine.db.execute("DELETE FROM blobs WHERE sha256 = ?", [sha])
-                path = engine.blobs.path(sha)
-                path.unlink(missing_ok=True)
-                removed.append(sha)
-    return {"session_id": rec.id, "steps": steps, "blobs_removed": len(removed), "blobs_kept": len(shas) - len(removed)}
-
-
 @app.command("rm")
 def rm(
     sessions: Annotated[list[str], typer.Argument(help="Session id(s) (unique prefixes are enough).")],
@@ -335,7 +278,7 @@ def rm(
         names = ", ".join(r.id for r in records)
         if not typer.confirm(f"Delete {len(records)} session(s): {names}?"):
             raise typer.Exit(1)
-    results = [remove_session(engine, r.id, delete_blobs=not keep_blobs) for r in records]
+    results = [asdict(engine.remove_session(r.id, delete_blobs=not keep_blobs)) for r in records]
     if as_json:
         print(json.dumps(results, indent=2))
         return

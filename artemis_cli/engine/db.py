@@ -41,6 +41,7 @@ from .records import (
     SessionRecord,
     StepRecord,
 )
+from .removal import RemovedSession, remove_session_rows
 from .summaries import SUMMARY_UPDATE_SQL
 from .transaction import write_transaction
 
@@ -502,6 +503,13 @@ class DataEngine:
                     {"sha256": sha, "kind": kind, "size": len(data), "created_at": now_iso()}, ignore=True
                 )
         return sha
+
+    def remove_session(self, id_or_prefix: str, *, delete_blobs: bool = True) -> RemovedSession:
+        """Delete a session and every row that names it; with ``delete_blobs``, also the blob
+        files no other row refers to."""
+        with self._lock:
+            rec = self.get_session(id_or_prefix)
+            return remove_session_rows(self.db, self._blobs, rec.id, delete_blobs=delete_blobs)
 
     # --- health --------------------------------------------------------------------------
 
