@@ -271,6 +271,9 @@ def finish_run(
     status, success, message = _decide_status(outcome, checks, bool(task.success))
     if status == "interrupted":
         message += f" — the session is saved; continue it with: artemis resume {session_id}"
+    elif status == "aborted":  # the service rejected the request (never retried): say what now
+        message += (f" — the session is saved; inspect it with: artemis sessions show {session_id}; "
+                    f"to try the step again: artemis resume {session_id}")
     result = RunResult(
         session_id=session_id,
         status=status,
@@ -359,7 +362,9 @@ def run_task(
         if task.app:
             device.launch(task.app)
         outcome = loop.run()
-    except DeviceError as exc:
+    except DeviceError as exc:  # setup, launch, or a device error the loop does not handle itself
+        engine.record_event(EventRecord(session_id=session_id, step=None, kind="device_fault",
+                                        payload={"what": "run", "detail": f"{type(exc).__name__}: {exc}"}))
         outcome = LoopOutcome(stop_reason="device_offline", stop_message=str(exc))
     except KeyboardInterrupt:
         service.close()

@@ -12,7 +12,7 @@ success:                        # checked after the run, never shown to the mode
   - visible: Wi-Fi              # | not_visible: … | app: com.android.settings (foreground)
 inject: [{at_step: 5, text: Use the quick settings panel instead}]
 reference: [...]                # see below
-sim: {world: default, seed: 0, popups: true, faults: null}
+sim: {world: default, seed: 0, popups: true, faults: null}   # faults e.g. "drop:0.1,garbage_xml:0.2": artemis_cli/sim/faults.py
 tags: [settings]
 description: free text
 ```

@@ -31,6 +31,25 @@ def reference_script(task: Any) -> list[dict[str, Any]]:
     return out
 
 
+TIMEOUT_ENV = "ARTEMIS_GEMINI_TIMEOUT_S"
+DEFAULT_TIMEOUT_S = 60.0
+
+
+def gemini_timeout_s() -> float:
+    """Seconds one Gemini HTTP attempt may take: ``$ARTEMIS_GEMINI_TIMEOUT_S``, default 60."""
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 3600:
+        raise ModelConfigError(f"{TIMEOUT_ENV} must be a number of seconds in (0, 3600], got {raw!r}",
+                               hint=f"unset {TIMEOUT_ENV} to use the default of {DEFAULT_TIMEOUT_S:g} s")
+    return value
+
+
 def build_model(name: str | None, *, task: Any, profile: Any, role: str = "operator") -> Model:
     name = name or default_model_name()
     if name == "heuristic":
@@ -54,7 +73,8 @@ def build_model(name: str | None, *, task: Any, profile: Any, role: str = "opera
         chain = [roles.model, *roles.fallback] if roles is not None else ["gemini-2.5-flash"]
         if name != "gemini":
             chain = [name, *[m for m in chain if m != name]]
-        return GeminiModel(chain, base_url=os.environ.get("ARTEMIS_GEMINI_BASE_URL") or None)
+        return GeminiModel(chain, base_url=os.environ.get("ARTEMIS_GEMINI_BASE_URL") or None,
+                           timeout_s=gemini_timeout_s())
     raise ModelConfigError(
         f"unknown model {name!r}",
         hint="use heuristic, scripted, gemini, or a Gemini model name such as gemini-2.5-flash",

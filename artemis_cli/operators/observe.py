@@ -1,7 +1,8 @@
 """Observation: one screenshot + UI XML, parsed and indexed, with its hashes.
 
-Capture failures are retried a bounded number of times with backoff; a device that stays away
-raises DeviceOffline to the runner, which stops the session as resumable.
+Capture failures (including a dump with unparseable or empty content) are retried a bounded
+number of times with backoff; a dropped connection gets its own reconnect budget; a device that
+stays away raises DeviceOffline to the runner, which stops the session as resumable.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from artemis_cli.device.protocol import Device
 from artemis_cli.errors import DeviceOffline, HierarchyError, HierarchyParseError, ScreenshotError
@@ -48,6 +50,8 @@ class Observation:
         return next((e for e in self.elements if e.node.focused), None)
 
 
+T = TypeVar("T")
+
 _EMPTY_XML = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\" />"
 
 
@@ -57,54 +61,79 @@ def observe(
     coordinates: str,
     *,
     retries: int = 3,
+    offline_retries: int = 6,
     backoff_s: float = 0.5,
+    max_backoff_s: float = 2.0,
     sleep: Callable[[float], None] = time.sleep,
     on_problem: Callable[[str, str], None] | None = None,
 ) -> Observation:
     """Capture and parse the current screen.
 
-    Hierarchy and screenshot failures are retried; when the hierarchy still cannot be had the
-    observation carries an empty tree and a problem note (the model still gets the screenshot).
-    DeviceOffline is retried with backoff and re-raised when the device stays away.
+    Hierarchy and screenshot failures are retried ``retries`` times; a dump that "succeeds" with
+    unparseable or empty content is re-dumped the same way. When no usable hierarchy comes the
+    observation carries the last parsed tree (else an empty one) and a problem note (the model
+    still gets the screenshot). DeviceOffline is retried ``offline_retries`` times with backoff
+    (a reconnect window of a few seconds, counted per failure across the whole observation) and
+    re-raised when the device stays away.
     """
     problems: list[str] = []
+    offline = {"left": offline_retries}
 
-    def attempt(what: str, fn: Callable[[], object]) -> object:
+    def attempt(what: str, fn: Callable[[], T]) -> T:
         delay = backoff_s
-        last: Exception | None = None
-        for i in range(retries + 1):
+        tries = 0
+        while True:
             try:
                 return fn()
-            except (HierarchyError, ScreenshotError, DeviceOffline) as exc:
-                last = exc
+            except (HierarchyError, ScreenshotError, DeviceOffline, HierarchyParseError) as exc:
                 if on_problem:
                     on_problem(what, f"{type(exc).__name__}: {exc}")
-                if i < retries:
-                    sleep(delay)
-                    delay = min(delay * 2, 8.0)
-        assert last is not None
-        raise last
+                if isinstance(exc, DeviceOffline):
+                    offline["left"] -= 1
+                    if offline["left"] < 0:
+                        raise
+                else:
+                    tries += 1
+                    if tries > retries:
+                        raise
+                sleep(delay)
+                delay = min(delay * 2, max_backoff_s)
 
     png = attempt("screenshot", device.screenshot)
-    assert isinstance(png, bytes)
-    try:
-        xml = attempt("hierarchy", device.hierarchy)
-        assert isinstance(xml, str)
-    except HierarchyError as exc:
-        problems.append(f"UI hierarchy unavailable ({exc}); only the screenshot is current")
-        xml = _EMPTY_XML
-    try:
+    last_empty: tuple[str, UITree] | None = None
+
+    def dump_and_parse() -> tuple[str, UITree]:
+        nonlocal last_empty
+        xml = device.hierarchy()
         tree = parse_hierarchy(xml, screen_size=screen)
+        if not tree.nodes:
+            last_empty = (xml, tree)
+            raise HierarchyError("the UI hierarchy dump holds no nodes")
+        return xml, tree
+
+    try:
+        xml, tree = attempt("hierarchy", dump_and_parse)
+    except HierarchyError as exc:
+        if last_empty is not None:
+            xml, tree = last_empty
+            problems.append("UI hierarchy empty (no nodes in the dump); only the screenshot is current")
+        else:
+            problems.append(f"UI hierarchy unavailable ({exc}); only the screenshot is current")
+            xml, tree = _EMPTY_XML, parse_hierarchy(_EMPTY_XML, screen_size=screen)
     except HierarchyParseError as exc:
         problems.append(f"UI hierarchy unreadable ({exc}); only the screenshot is current")
-        tree = parse_hierarchy(_EMPTY_XML, screen_size=screen)
+        xml, tree = _EMPTY_XML, parse_hierarchy(_EMPTY_XML, screen_size=screen)
     space = CoordinateSpace(screen[0], screen[1], coordinates)  # type: ignore[arg-type]
-    try:
-        hint = device.current_app()
-    except DeviceOffline:
-        raise
-    except Exception:
-        hint = None
+
+    def current_app() -> str | None:
+        try:
+            return device.current_app()
+        except DeviceOffline:
+            raise
+        except Exception:
+            return None
+
+    hint = attempt("current_app", current_app)
     return Observation(
         png=png,
         xml=xml,

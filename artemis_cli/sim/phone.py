@@ -84,6 +84,8 @@ class SimPhone:
             raise HierarchyError(NULL_ROOT_MSG)
         if fault == "stale_dump":
             raise HierarchyError("stale window dump: the dump file was not rewritten")
+        if fault is not None:  # garbage_xml / empty_hierarchy: a "successful" dump with bad content
+            return self.faults.faulty_content(fault, self.dump_xml())
         return self.dump_xml()
 
     def tap(self, x: int, y: int) -> None:

@@ -253,6 +253,8 @@ class Shell:
         if fault == "null_root":
             return _out(NULL_ROOT_MSG + "\n", 1)
         xml = self.phone.dump_xml()
+        if fault is not None:  # garbage_xml / empty_hierarchy: a "successful" dump with bad content
+            xml = self.phone.faults.faulty_content(fault, xml)
         if path in ("/dev/tty", "/dev/stdout"):
             return _out(xml + f"UI hierchary dumped to: {path}\n")
         if fault != "stale_dump":

@@ -1,0 +1,337 @@
+"""Fault matrix: what the user sees when the device or the model misbehaves (issue 8, SPEC §7, §8).
+
+For each fault, one seeded run of a short task on the simulated phone through the real CLI
+(``python -m artemis_cli run TASK --model gemini --json --no-live`` as a subprocess) against a
+FakeGeminiServer living in this process, which plays the task's reference solution. Device faults
+go in through the task file's ``sim: {faults: …}``; model faults are queued on the fake server or
+come from a policy that answers malformed function calls once.
+
+Each run is classified from exactly what the user sees (exit code, stdout, stderr):
+
+- ``crashed``: a Python traceback or an "unexpected" error on stderr, an exit code outside
+  SPEC §2 (0, 1, 2, 3), a stop without a message saying what to do next, or a hang (timeout);
+- ``stopped-resumable``: stopped with a message telling the user what to do next (``artemis
+  resume <id>`` or a retry hint) and the session really is resumable: ``artemis resume`` on it
+  (with the model fault gone) ends without a crash;
+- ``finished``: exit 0, or a normal task failure (the JSON result says succeeded/failed, exit 1).
+
+Usage: python benchmarks/fault_matrix.py [--seed N] [--only FAULT] [--json] [--timeout S]
+Prints ``{"runs": [...], "crashed": N, "finished": N, "stopped_resumable": N}`` with --json,
+else a table. Exits 1 when any run crashed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from artemis_cli.config.task import load_task  # noqa: E402
+from artemis_cli.engine.db import DataEngine  # noqa: E402
+from artemis_cli.errors import ArtemisError  # noqa: E402
+from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest  # noqa: E402
+from artemis_cli.models.registry import reference_script  # noqa: E402
+from artemis_cli.models.scripted import script_policy  # noqa: E402
+
+BASE_TASK = REPO / "tasks" / "settings-dark-theme.yaml"
+DOCUMENTED_EXIT_CODES = frozenset({0, 1, 2, 3})  # SPEC §2, artemis_cli/errors.py, RunResult.exit_code
+OPERATOR_CHAIN = ("gemini-2.5-flash", "gemini-2.0-flash")  # profiles/flash.yaml operator + fallback
+MODEL_TIMEOUT_S = 1.0  # ARTEMIS_GEMINI_TIMEOUT_S for the runs; the fake server holds 2 s
+NEXT_STEP_RE = re.compile(r"artemis resume \S+|\bretry\b|\btry again\b|^Hint: ", re.I | re.M)
+RESUME_RE = re.compile(r"artemis resume (\S+)")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One row of the matrix: device faults (task file) and/or model faults (fake server)."""
+
+    name: str
+    sim_faults: str | None = None
+    popups: bool = False
+    inject: tuple[tuple[str, int, str | None], ...] = ()  # (kind, count, model) for server.inject
+    bad_call: str | None = None  # "unknown_tool" | "wrong_types" | "two_actions": answered once
+    resume: bool = True  # resume a stopped session to prove it is resumable
+
+
+FAULTS: tuple[Fault, ...] = (
+    Fault("drop", sim_faults="drop:0.15"),
+    Fault("drop_long", sim_faults="drop:0.9"),
+    Fault("screencap_fail", sim_faults="screencap_fail:0.3"),
+    Fault("idle_state", sim_faults="idle_state:0.5"),
+    Fault("null_root", sim_faults="null_root:0.4"),
+    Fault("stale_dump", sim_faults="stale_dump:0.4"),
+    Fault("garbage_xml", sim_faults="garbage_xml:0.4"),
+    Fault("empty_hierarchy", sim_faults="empty_hierarchy:0.4"),
+    Fault("popup_storm", sim_faults="popup_storm", popups=True),
+    Fault("gemini_429", inject=(("429", 2, OPERATOR_CHAIN[0]),)),
+    # 3 attempts per model (max_retries=2): 6 exhaust the operator's chain, 4 fall back and recover
+    Fault("gemini_503_exhausted", inject=(("503", 3, OPERATOR_CHAIN[0]), ("503", 3, OPERATOR_CHAIN[1]))),
+    Fault("gemini_503_recovered", inject=(("503", 3, OPERATOR_CHAIN[0]), ("503", 1, OPERATOR_CHAIN[1]))),
+    Fault("gemini_timeout", inject=(("timeout", 1, OPERATOR_CHAIN[0]),)),
+    Fault("gemini_400", inject=(("400", 1, OPERATOR_CHAIN[0]),)),
+    Fault("call_unknown_tool", bad_call="unknown_tool"),
+    Fault("call_wrong_types", bad_call="wrong_types"),
+    Fault("call_two_actions", bad_call="two_actions"),
+)
+
+BAD_CALLS: dict[str, FakeReply] = {
+    "unknown_tool": FakeReply.call("teleport", {"to": "Display"}, thought_text=None),
+    "wrong_types": FakeReply.call("tap", {"index": "seven", "x": [1, 2], "y": {"deep": True}}),
+    "two_actions": FakeReply(parts=[{"functionCall": {"name": "tap", "args": {"index": 1}}},
+                                    {"functionCall": {"name": "press_key", "args": {"key": "back"}}}]),
+}
+
+
+@dataclass
+class Outcome:
+    outcome: str  # finished | stopped-resumable | crashed
+    reason: str  # why (for crashed: what gave it away)
+
+
+@dataclass
+class RunRecord:
+    fault: str
+    outcome: str
+    exit_code: int | None
+    message: str
+    steps: int
+    session_id: str | None
+    events: dict[str, int] = field(default_factory=dict)
+    reason: str = ""
+    elapsed_s: float = 0.0
+    resume: dict[str, Any] | None = None
+    injected: int = 0  # faults that actually happened: device_fault events, or fake-server faults served
+
+
+# --- classification (pure: unit-tested) --------------------------------------------------------
+
+
+def parse_result(stdout: str) -> dict[str, Any] | None:
+    """The JSON result ``--json`` prints on stdout, or None."""
+    text = stdout.strip()
+    if not text:
+        return None
+    try:
+        data = json.loads(text[text.find("{"):]) if "{" in text else None
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def user_message(stdout: str, stderr: str) -> str:
+    """The last thing the user was told: the JSON result's message, else stderr's last lines."""
+    result = parse_result(stdout)
+    if result is not None and result.get("message"):
+        return str(result["message"])
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    tail = [ln for ln in lines[-3:] if ln.startswith(("Error:", "Hint:"))] or lines[-2:]
+    return "\n".join(tail)
+
+
+def says_what_next(stdout: str, stderr: str) -> bool:
+    return bool(NEXT_STEP_RE.search(user_message(stdout, stderr))) or bool(
+        re.search(r"^Hint: ", stderr, re.M))
+
+
+def classify(exit_code: int | None, stdout: str, stderr: str, *, timed_out: bool = False,
+             resumable: bool | None = None) -> Outcome:
+    """Classify one CLI run from what the user saw. ``resumable``: whether ``artemis resume``
+    on the stopped session ended without a crash (None: not checked)."""
+    if timed_out or exit_code is None:
+        return Outcome("crashed", "hang: the run did not end before the timeout")
+    if "Traceback (most recent call last)" in stderr:
+        return Outcome("crashed", "a Python traceback on stderr")
+    if re.search(r"^Error: unexpected ", stderr, re.M):
+        return Outcome("crashed", "an unexpected exception reached the CLI's catch-all")
+    if exit_code not in DOCUMENTED_EXIT_CODES:
+        return Outcome("crashed", f"exit code {exit_code} is not in SPEC §2")
+    if exit_code == 0:
+        return Outcome("finished", "exit 0")
+    result = parse_result(stdout)
+    if exit_code == 1 and result is not None and result.get("status") in ("succeeded", "failed"):
+        return Outcome("finished", "a normal task failure (exit 1)")
+    if not says_what_next(stdout, stderr):
+        return Outcome("crashed", f"stopped (exit {exit_code}) without saying what to do next")
+    if resumable is False:
+        return Outcome("crashed", "says it can be resumed, but `artemis resume` crashed")
+    return Outcome("stopped-resumable", f"stopped (exit {exit_code}) with a next step")
+
+
+# --- one run ----------------------------------------------------------------------------------
+
+
+def bad_call_policy(base: Callable[[FakeRequest], FakeReply], kind: str, at_request: int = 2
+                    ) -> Callable[[FakeRequest], FakeReply]:
+    """``base``, except that the ``at_request``-th operator request (one declaring tools) gets the
+    malformed reply ``kind`` — once; then the run continues normally."""
+    seen = {"n": 0}
+
+    def policy(request: FakeRequest) -> FakeReply:
+        if request.tools:
+            seen["n"] += 1
+            if seen["n"] == at_request:
+                request.fault = f"bad_call:{kind}"  # counted like an injected server fault
+                return BAD_CALLS[kind]
+        return base(request)
+
+    return policy
+
+
+def _write_task(dest: Path, fault: Fault, seed: int) -> Path:
+    data = yaml.safe_load(BASE_TASK.read_text(encoding="utf-8"))
+    data["id"] = f"fault-{fault.name.replace('_', '-')}"
+    data["sim"] = {"world": "default", "seed": seed, "popups": fault.popups,
+                   **({"faults": fault.sim_faults} if fault.sim_faults else {})}
+    path = dest / f"{data['id']}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _cli(args: list[str], env: dict[str, str], timeout_s: float) -> tuple[int | None, str, str, bool]:
+    try:
+        done = subprocess.run([sys.executable, "-m", "artemis_cli", *args], cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as exc:
+        def text(v: Any) -> str:
+            return v.decode("utf-8", "replace") if isinstance(v, bytes) else (v or "")
+        return None, text(exc.stdout), text(exc.stderr), True
+    return done.returncode, done.stdout, done.stderr, False
+
+
+def _session_facts(home: Path, session_id: str | None) -> tuple[str | None, int, dict[str, int], str | None]:
+    """(session id, steps, event counts, status) from the run's DataEngine."""
+    db = home / "artemis.db"
+    if not db.exists():
+        return session_id, 0, {}, None
+    engine = DataEngine.open(home)
+    try:
+        if session_id is None:
+            sessions = engine.list_sessions()
+            if not sessions:
+                return None, 0, {}, None
+            session_id = sessions[0].id
+        rec = engine.get_session(session_id)
+        events = Counter(e.kind for e in engine.events(rec.id))
+        return rec.id, engine.last_step_number(rec.id), dict(sorted(events.items())), rec.status
+    except ArtemisError:
+        return session_id, 0, {}, None
+    finally:
+        close = getattr(engine, "close", None)
+        if close is not None:
+            close()
+
+
+def run_fault(fault: Fault, seed: int, timeout_s: float) -> RunRecord:
+    task_file = BASE_TASK
+    script = reference_script(load_task(task_file))
+    base = script_policy(script)
+    policy = bad_call_policy(base, fault.bad_call) if fault.bad_call else base
+    with tempfile.TemporaryDirectory(prefix="artemis-fault-") as tmp, \
+            FakeGeminiServer(policy, retry_delay_s=0.2, timeout_hold_s=2 * MODEL_TIMEOUT_S) as server:
+        home = Path(tmp) / "home"
+        task_path = _write_task(Path(tmp), fault, seed)
+        env = {**os.environ, "ARTEMIS_HOME": str(home), "GEMINI_API_KEY": "dummy",
+               "ARTEMIS_GEMINI_BASE_URL": server.base_url, "ARTEMIS_GEMINI_TIMEOUT_S": f"{MODEL_TIMEOUT_S:g}"}
+        env.pop("ARTEMIS_DEBUG", None)
+        for kind, count, model in fault.inject:
+            server.inject(kind, count, model)
+        t0 = time.monotonic()
+        code, out, err, hung = _cli(["run", str(task_path), "--model", "gemini", "--json", "--no-live"],
+                                    env, timeout_s)
+        elapsed = time.monotonic() - t0
+        result = parse_result(out) or {}
+        sid = result.get("session_id") or _session_from_stderr(err)
+        sid, steps, events, status = _session_facts(home, sid)
+        resume: dict[str, Any] | None = None
+        resumable: bool | None = None
+        first = classify(code, out, err, timed_out=hung)
+        if first.outcome == "stopped-resumable" and fault.resume:
+            resume = _resume(sid, status, env, timeout_s)
+            resumable = resume["outcome"] != "crashed"
+        verdict = classify(code, out, err, timed_out=hung, resumable=resumable)
+        injected = events.get("device_fault", 0) + sum(1 for r in server.requests if r.fault)
+        return RunRecord(fault=fault.name, outcome=verdict.outcome, exit_code=code,
+                         message=user_message(out, err), steps=int(result.get("steps", steps) or steps),
+                         session_id=sid, events=events, reason=verdict.reason, elapsed_s=round(elapsed, 1),
+                         resume=resume, injected=injected)
+
+
+def _session_from_stderr(stderr: str) -> str | None:
+    m = re.search(r"^Session (\S+)", stderr, re.M) or RESUME_RE.search(stderr)
+    return m.group(1) if m else None
+
+
+def _resume(session_id: str | None, status: str | None, env: dict[str, str], timeout_s: float) -> dict[str, Any]:
+    """Run ``artemis resume`` on a stopped session (the server's queued faults are used up)."""
+    if session_id is None:
+        return {"outcome": "crashed", "reason": "no session id to resume", "status_before": status}
+    code, out, err, hung = _cli(["resume", session_id, "--json", "--no-live"], env, timeout_s)
+    verdict = classify(code, out, err, timed_out=hung)
+    return {"status_before": status, "exit_code": code, "outcome": verdict.outcome,
+            "message": user_message(out, err)}
+
+
+# --- output -----------------------------------------------------------------------------------
+
+
+def summary(runs: list[RunRecord]) -> dict[str, Any]:
+    counts = Counter(r.outcome for r in runs)
+    return {"runs": [asdict(r) for r in runs], "crashed": counts["crashed"], "finished": counts["finished"],
+            "stopped_resumable": counts["stopped-resumable"]}
+
+
+def print_table(runs: list[RunRecord]) -> None:
+    print(f"{'fault':<22} {'outcome':<18} {'exit':>4} {'steps':>5} {'hits':>4} {'time':>6}  message")
+    for r in runs:
+        msg = " | ".join(r.message.splitlines())[:110]
+        code = "-" if r.exit_code is None else str(r.exit_code)
+        print(f"{r.fault:<22} {r.outcome:<18} {code:>4} {r.steps:>5} {r.injected:>4} {r.elapsed_s:>5.1f}s  {msg}")
+        if r.outcome == "crashed":
+            print(f"{'':<22} ^ {r.reason}")
+        if r.resume is not None:
+            print(f"{'':<22}   resume: {r.resume.get('outcome')} (exit {r.resume.get('exit_code')})"
+                  f" {str(r.resume.get('message', '')).splitlines()[0][:90] if r.resume.get('message') else ''}")
+    counts = Counter(r.outcome for r in runs)
+    print(f"\ncrashed {counts['crashed']} · finished {counts['finished']} · "
+          f"stopped-resumable {counts['stopped-resumable']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=11, help="sim seed for every run (default 11)")
+    ap.add_argument("--only", action="append", metavar="FAULT",
+                    help=f"run only this fault (repeatable): {', '.join(f.name for f in FAULTS)}")
+    ap.add_argument("--json", action="store_true", help="print the JSON summary")
+    ap.add_argument("--timeout", type=float, default=90.0, help="seconds before a run counts as a hang")
+    args = ap.parse_args(argv)
+    faults = list(FAULTS)
+    if args.only:
+        unknown = sorted(set(args.only) - {f.name for f in FAULTS})
+        if unknown:
+            ap.error(f"unknown fault(s) {', '.join(unknown)}; known: {', '.join(f.name for f in FAULTS)}")
+        faults = [f for f in FAULTS if f.name in args.only]
+    runs = [run_fault(f, args.seed, args.timeout) for f in faults]
+    if args.json:
+        print(json.dumps(summary(runs), indent=2, ensure_ascii=False))
+    else:
+        print_table(runs)
+    return 1 if any(r.outcome == "crashed" for r in runs) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""The fault matrix (benchmarks/fault_matrix.py): no fault makes `artemis run` crash (issue 8).
+
+The representative subset runs the real CLI in subprocesses against the fake Gemini server; the
+classifier tests prove the verdict can come out ``crashed``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "benchmarks" / "fault_matrix.py"
+# one of each kind: a device drop that must stop (exit 3 + resume), garbage XML, a 503 storm that
+# exhausts the fallback chain (then resumed), a 400, and a malformed function call
+SUBSET = ("drop_long", "garbage_xml", "gemini_503_exhausted", "gemini_400", "call_two_actions")
+
+
+def _matrix() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("fault_matrix", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["fault_matrix"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_fault_matrix_subset_never_crashes(tmp_path: Path) -> None:
+    args = [sys.executable, str(SCRIPT), "--json"]
+    for name in SUBSET:
+        args += ["--only", name]
+    done = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=600)
+    report = json.loads(done.stdout)
+    runs = report["runs"]
+    assert [r["fault"] for r in runs] == list(SUBSET)
+    crashed = [(r["fault"], r["reason"], r["message"]) for r in runs if r["outcome"] == "crashed"]
+    assert report["crashed"] == 0, crashed
+    assert done.returncode == 0, done.stderr[-2000:]
+    matrix = _matrix()
+    for r in runs:
+        assert r["outcome"] in ("finished", "stopped-resumable"), r
+        assert r["session_id"] and r["injected"] > 0, r  # the fault really happened
+        if r["outcome"] != "finished":
+            assert matrix.NEXT_STEP_RE.search(r["message"]), r  # says what to do next
+            assert f"artemis resume {r['session_id']}" in r["message"]
+            assert r["resume"]["outcome"] != "crashed", r
+    by = {r["fault"]: r for r in runs}
+    assert by["drop_long"]["exit_code"] == 3 and by["drop_long"]["outcome"] == "stopped-resumable"
+    assert by["gemini_503_exhausted"]["exit_code"] == 3
+    assert by["gemini_503_exhausted"]["resume"]["exit_code"] == 0  # recovered once the storm passed
+    assert by["call_two_actions"]["exit_code"] == 0
+
+
+# --- the classifier can fail ------------------------------------------------------------------
+
+TRACEBACK = """Session 20260101-000000-abcd · task x
+Traceback (most recent call last):
+  File "artemis_cli/runner.py", line 1, in run_task
+KeyError: 'bounds'
+"""
+
+
+def test_a_traceback_on_stderr_is_crashed_whatever_the_exit_code() -> None:
+    classify = _matrix().classify
+    for code in (0, 1, 3):
+        verdict = classify(code, "", TRACEBACK)
+        assert verdict.outcome == "crashed" and "traceback" in verdict.reason
+
+
+def test_other_crash_signs() -> None:
+    classify = _matrix().classify
+    assert classify(None, "", "", timed_out=True).outcome == "crashed"  # a hang
+    assert classify(139, "", "").outcome == "crashed"  # undocumented exit code
+    unexpected = "Error: unexpected KeyError: 'x'\nHint: rerun with ARTEMIS_DEBUG=1 for the full traceback\n"
+    assert classify(1, "", unexpected).outcome == "crashed"
+    silent = json.dumps({"status": "interrupted", "message": "device 'sim' offline", "session_id": "s"})
+    assert classify(3, silent, "").outcome == "crashed"  # stopped without saying what to do next
+    told = json.dumps({"status": "interrupted", "session_id": "s",
+                       "message": "device offline — continue it with: artemis resume s"})
+    assert classify(3, told, "").outcome == "stopped-resumable"
+    assert classify(3, told, "", resumable=False).outcome == "crashed"  # the resume itself crashed
+
+
+def test_normal_endings_are_finished() -> None:
+    classify = _matrix().classify
+    assert classify(0, json.dumps({"status": "succeeded", "message": "ok"}), "").outcome == "finished"
+    failed = json.dumps({"status": "failed", "message": "success checks failed: x"})
+    assert classify(1, failed, "").outcome == "finished"
