@@ -29,7 +29,7 @@ import json
 import math
 import struct
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from artemis_cli.models.base import FunctionResponse, Message, ModelRequest, Part, ToolDecl
@@ -127,7 +127,7 @@ class TranscriptLedger:
     load_image: Callable[[str], bytes] = lambda sha: b""
     entries: list[LedgerEntry] = field(default_factory=list)  # A zone, oldest first
     f_body: str = ""  # F zone after the task: compressed history
-    decisions: list[LedgerDecision] = field(default_factory=list)
+    decisions: list[LedgerDecision] = field(default_factory=list)  # bounded log, see _log
     _images: dict[str, bytes] = field(default_factory=dict)
 
     # -- S zone ------------------------------------------------------------------------------
@@ -174,7 +174,7 @@ class TranscriptLedger:
 
     def apply(self, d: LedgerDecision) -> None:
         """Apply one decision (live, or replayed from the DataEngine when rebuilding)."""
-        self.decisions.append(d)
+        self._log(d)
         if d.op == "turn":
             return
         if d.op == "frozen":
@@ -191,6 +191,19 @@ class TranscriptLedger:
             entry.image_state = d.state  # type: ignore[assignment]
             entry.image_text = d.text
             self._images.pop(entry.image_sha or "", None)
+
+    def _log(self, d: LedgerDecision) -> None:
+        """Keep in RAM what is read back: every ``frozen`` decision's ops (``Compressor.restore``
+        rebuilds F's structure from them) and the latest turn's decisions (resume asks whether
+        that turn was decided). Older scrub and turn decisions, and the F text of a superseded
+        ``frozen`` decision, live only in the DataEngine's events — a long run holds no per-step
+        list here (benchmarks/rss.py)."""
+        log = self.decisions
+        if log and d.at > log[-1].at:
+            log[:] = [x for x in log if x.op == "frozen"]
+        if d.op == "frozen":
+            log[:] = [replace(x, text=None) if x.op == "frozen" and x.text is not None else x for x in log]
+        log.append(d)
 
     def _entry(self, step: int | None) -> LedgerEntry | None:
         return next((e for e in self.entries if e.step == step), None)

@@ -95,13 +95,26 @@ class StepMemoryService:
             with self._lock:
                 self._jobs.pop(key, None)
             raise
-        if not applied:
+        if not applied:  # decided already: the DataEngine rejects every later pending write too
+            with self._lock:
+                if self._jobs.get(key, False) is None:
+                    del self._jobs[key]
             log.debug("step %s/%d: summary already decided; submit ignored", *key)
             return
         with self._lock:
             if self._closed:
                 return  # closed meanwhile: the step stays pending (a later run may summarise it)
-            self._jobs[key] = self._pool.submit(self._run, job)
+            future = self._pool.submit(self._run, job)
+            self._jobs[key] = future
+        future.add_done_callback(lambda done: self._forget(key, done))
+
+    def _forget(self, key: StepKey, done: Future[None]) -> None:
+        """Drop a finished job, so the service holds only jobs in flight (bounded memory over long
+        runs). A later submit of that step is still ignored: its ``pending`` write is rejected by
+        the DataEngine because the summary is decided (``ready`` or ``failed``)."""
+        with self._lock:
+            if self._jobs.get(key) is done:
+                del self._jobs[key]
 
     def state(self, session_id: str, step: int) -> tuple[str, str | None]:
         """``(summary_status, summary)`` as stored now."""

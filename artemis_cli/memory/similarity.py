@@ -18,6 +18,7 @@ from artemis_cli.perception.dhash import hamming
 __all__ = [
     "DEFAULT_MAX_DISTANCE",
     "SAME_SCREEN_DISTANCE",
+    "SCAN_STEPS",
     "SimilarityHint",
     "distance",
     "repeated_action",
@@ -26,6 +27,7 @@ __all__ = [
 
 DEFAULT_MAX_DISTANCE = 5  # memory.transcript.similarity_max_distance (SPEC §13)
 SAME_SCREEN_DISTANCE = 3  # loop detection: "the same screen" allows a blinking cursor or a clock
+SCAN_STEPS = 500  # the similarity hint looks at most this many steps back (SPEC §10.5)
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ def similar_step(
     current_step: int,
     recent: int = 3,
     max_distance: int = DEFAULT_MAX_DISTANCE,
-    scan: int = 500,
+    scan: int = SCAN_STEPS,
 ) -> SimilarityHint | None:
     """The closest older step to ``current_dhash`` within ``max_distance`` bits, or None.
 

@@ -17,6 +17,7 @@ from artemis_cli.engine.records import EventRecord, StepRecord
 from artemis_cli.memory.lens import LensJob
 from artemis_cli.memory.recall import Recall
 from artemis_cli.memory.service import StepMemoryService
+from artemis_cli.memory.similarity import SCAN_STEPS
 from artemis_cli.models.base import FunctionResponse
 from artemis_cli.operators.act import REDACTED, ActionResult, PlannedAction
 from artemis_cli.operators.observe import Observation
@@ -37,6 +38,11 @@ def responses_to_dicts(responses: list[FunctionResponse]) -> list[dict[str, Any]
 
 def responses_from_dicts(data: list[dict[str, Any]] | None) -> list[FunctionResponse]:
     return [FunctionResponse(d["name"], d.get("response") or {}, d.get("id")) for d in data or []]
+
+
+#: Step traces kept in RAM: the similarity hint's scan window (loop detection needs only 3). Older
+#: steps stay in the DataEngine; a long run must not grow a list per step (benchmarks/rss.py).
+HISTORY_STEPS = SCAN_STEPS
 
 
 @dataclass(frozen=True)
@@ -142,6 +148,8 @@ class StepWriter:
             StepTrace(number, pre.dhash, offset_ms, action.phrase(), action_key(action.type, record.action_args,
                                                                                   record.target))
         )
+        if len(self.history) > HISTORY_STEPS:  # older traces are never looked at again (DB has them)
+            del self.history[: len(self.history) - HISTORY_STEPS]
         if self.service is not None:
             self.service.submit(
                 LensJob(

@@ -131,6 +131,8 @@ class ProLoop(FlashLoop):
     def after_commit(self, number: int, stored: Any) -> None:
         if stored.subgoal_hash:
             self.stamps[number] = (stored.subgoal_hash, stored.milestone or "")
+            if len(self.stamps) > 2:  # milestone_switch reads the last two steps only; the DB has the rest
+                self.stamps = {k: v for k, v in self.stamps.items() if k >= number - 1}
         verdict = stored.verdict or {}
         if self.plan is None or not verdict.get("milestone_complete"):
             return

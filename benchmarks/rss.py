@@ -1,0 +1,235 @@
+"""Resource bounds of a long run: peak resident memory at step 100 vs the last step, blob dedup.
+
+Runs ``python -m artemis_cli run TASK --model gemini --device sim --max-steps N --no-live --json``
+as a child process (the process whose memory is measured) against a FakeGeminiServer in this
+process, playing long_run.py's deterministic multi-app chore through the real google-genai SDK.
+While the child runs, the DataEngine is polled read-only and ``/proc/<pid>/status`` is read when
+the committed step count first reaches each sample point (VmHWM = peak RSS so far, VmRSS = now).
+When the child has already exited by the time the last step is seen, the last figure is the
+child's lifetime peak from ``wait4`` (ru_maxrss). Prints one JSON object (or aligned lines)::
+
+    python benchmarks/rss.py --steps 1000 --json [--profile flash|pro] [--sample-every 100]
+
+Keys: steps, exit_code, status, elapsed_s, steps_per_s, rss_mb_step100, rss_mb_step1000 (peak
+RSS at step 100 / at the last step, named after the default 1000 whatever --steps is),
+rss_ratio (goal ≤ 1.2), rss_mb_peak_exit (lifetime peak), screenshots_recorded (pre + post
+screenshot references over all steps), screenshot_blobs (distinct screenshots stored), xml_refs,
+xml_blobs, blob_bytes_recorded (sizes in the blobs table), blob_bytes_on_disk, dedup_ratio (references / distinct blobs, screenshots and XML
+together), and with --sample-every N an ``rss_series`` of {step, vmrss_mb, vmhwm_mb}.
+Linux only (/proc). Figures are measured, never asserted here (SPEC §14).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+
+from long_run import chore_script  # noqa: E402
+
+from artemis_cli.models.fake_gemini import FakeGeminiServer  # noqa: E402
+from artemis_cli.models.scripted import script_policy  # noqa: E402
+from artemis_cli.models.scripted_roles import pro_script_policy  # noqa: E402
+
+FIRST_MARK = 100
+POLL_S = 0.02
+
+
+@dataclass
+class Sample:
+    step: int
+    vmrss_mb: float
+    vmhwm_mb: float
+
+
+@dataclass
+class Watch:
+    """What the poller saw of the child while it ran."""
+
+    samples: dict[int, Sample] = field(default_factory=dict)
+    last_step: int = 0
+
+
+def proc_memory_mb(pid: int) -> tuple[float, float] | None:
+    """(VmRSS, VmHWM) of a live process in MB, or None when it is gone (or a zombie)."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    fields: dict[str, float] = {}
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(rest.split()[0]) / 1024  # kB
+    if "VmRSS" not in fields or "VmHWM" not in fields:
+        return None
+    return fields["VmRSS"], fields["VmHWM"]
+
+
+def committed_steps(db_path: Path) -> int:
+    """Highest committed step number in the data dir's database (read-only; 0 before it exists)."""
+    if not db_path.is_file():
+        return 0
+    try:
+        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1.0)
+        try:
+            row = conn.execute("SELECT COALESCE(MAX(number), 0) FROM steps").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:  # not migrated yet, or busy
+        return 0
+    return int(row[0])
+
+
+def sample_points(steps: int, every: int | None) -> list[int]:
+    points = {min(FIRST_MARK, steps), steps}
+    if every:
+        points.update(range(every, steps + 1, every))
+    return sorted(points)
+
+
+def watch_child(proc: subprocess.Popen[bytes], db_path: Path, points: list[int]) -> tuple[Watch, int, float]:
+    """Poll until the child exits; returns what was seen, its exit code and peak RSS (MB, wait4)."""
+    seen = Watch()
+    pending = list(points)
+    while True:
+        done_pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if done_pid == proc.pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            seen.last_step = max(seen.last_step, committed_steps(db_path))
+            return seen, proc.returncode, usage.ru_maxrss / 1024  # Linux: kB
+        step = committed_steps(db_path)
+        seen.last_step = max(seen.last_step, step)
+        if pending and step >= pending[0]:
+            mem = proc_memory_mb(proc.pid)
+            while pending and step >= pending[0]:
+                point = pending.pop(0)
+                if mem is not None:
+                    seen.samples[point] = Sample(point, round(mem[0], 1), round(mem[1], 1))
+        time.sleep(POLL_S)
+
+
+def blob_figures(data_dir: Path) -> dict[str, Any]:
+    """Screenshot and UI-XML references over all steps vs distinct stored blobs, bytes on disk."""
+    conn = sqlite3.connect(f"file:{data_dir / 'artemis.db'}?mode=ro", uri=True)
+    try:
+        shots = [r[0] for r in conn.execute("SELECT pre_screenshot FROM steps UNION ALL SELECT post_screenshot FROM steps")
+                 if r[0]]
+        xmls = [r[0] for r in conn.execute("SELECT ui_xml FROM steps UNION ALL SELECT post_ui_xml FROM steps") if r[0]]
+        kinds = {k: n for k, n in conn.execute("SELECT kind, COUNT(*) FROM blobs GROUP BY kind")}
+        recorded = conn.execute("SELECT COALESCE(SUM(size), 0) FROM blobs").fetchone()[0]
+    finally:
+        conn.close()
+    on_disk = sum(p.stat().st_size for p in (data_dir / "blobs").rglob("*") if p.is_file() and not p.name.startswith("."))
+    refs, distinct = len(shots) + len(xmls), len(set(shots)) + len(set(xmls))
+    return {
+        "screenshots_recorded": len(shots),
+        "screenshot_blobs": len(set(shots)),
+        "xml_refs": len(xmls),
+        "xml_blobs": len(set(xmls)),
+        "blob_rows_by_kind": kinds,
+        "blob_bytes_recorded": int(recorded),
+        "blob_bytes_on_disk": on_disk,
+        "dedup_ratio": round(refs / distinct, 2) if distinct else None,
+    }
+
+
+def write_task(path: Path, steps: int, profile: str) -> None:
+    # JSON is YAML: no YAML writer needed
+    task = {"id": f"rss-{steps}", "goal": "Do the daily phone chores", "profile": profile,
+            "max_steps": steps, "sim": {"seed": 7, "popups": False}}
+    path.write_text(json.dumps(task, indent=2) + "\n")
+
+
+def run(steps: int, profile: str, every: int | None, data_dir: Path) -> dict[str, Any]:
+    script, _ = chore_script(steps)
+    task_file = data_dir / "rss-task.yaml"
+    write_task(task_file, steps, profile)
+    policy = pro_script_policy(script) if profile == "pro" else script_policy(script)
+    points = sample_points(steps, every)
+    with FakeGeminiServer(policy) as server:
+        env = {**os.environ, "GEMINI_API_KEY": "fake-key", "ARTEMIS_GEMINI_BASE_URL": server.base_url,
+               "ARTEMIS_HOME": str(data_dir)}
+        env.pop("GOOGLE_API_KEY", None)
+        cmd = [sys.executable, "-m", "artemis_cli", "run", str(task_file), "--model", "gemini", "--device", "sim",
+               "--profile", profile, "--max-steps", str(steps), "--no-live", "--json"]
+        t0 = time.perf_counter()
+        with open(data_dir / "run.stdout", "wb") as out, open(data_dir / "run.stderr", "wb") as errs:
+            proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=errs, stdin=subprocess.DEVNULL)
+            seen, code, peak_exit = watch_child(proc, data_dir / "artemis.db", points)
+        elapsed = time.perf_counter() - t0
+    try:
+        result = json.loads((data_dir / "run.stdout").read_text())
+    except ValueError:
+        result = {}
+    first = min(FIRST_MARK, steps)
+    rss_first = seen.samples[first].vmhwm_mb if first in seen.samples else None
+    last = seen.samples.get(steps)
+    rss_last = last.vmhwm_mb if last is not None else round(peak_exit, 1)
+    done = int(result.get("steps") or seen.last_step)
+    figures: dict[str, Any] = {
+        "profile": profile,
+        "steps": done,
+        "exit_code": code,
+        "status": result.get("status"),
+        "stop_reason": result.get("stop_reason"),
+        "elapsed_s": round(elapsed, 1),
+        "steps_per_s": round(done / elapsed, 2) if elapsed else None,
+        f"rss_mb_step{FIRST_MARK}": rss_first,
+        "rss_mb_step1000": rss_last,
+        "rss_last_source": "proc_vmhwm" if last is not None else "wait4_ru_maxrss",
+        "rss_ratio": round(rss_last / rss_first, 3) if rss_first else None,
+        "rss_mb_peak_exit": round(peak_exit, 1),
+        **blob_figures(data_dir),
+        "data_dir": str(data_dir),
+        "goals": {"rss_ratio": "<= 1.2"},
+    }
+    if every:
+        figures["rss_series"] = [vars(seen.samples[p]) for p in sorted(seen.samples)]
+    if code not in (0, 1):
+        figures["stderr_tail"] = (data_dir / "run.stderr").read_text(errors="replace")[-2000:]
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--profile", choices=("flash", "pro"), default="flash")
+    parser.add_argument("--sample-every", type=int, default=None, metavar="N",
+                        help="also record an RSS series every N steps")
+    parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if args.steps < 2:
+        parser.error("--steps must be at least 2")
+    if args.sample_every is not None and args.sample_every < 1:
+        parser.error("--sample-every must be at least 1")
+    if not Path("/proc/self/status").is_file():
+        print("rss.py needs Linux /proc", file=sys.stderr)
+        return 2
+    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="artemis-rss-"))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    figures = run(args.steps, args.profile, args.sample_every, data_dir)
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        for k, v in figures.items():
+            print(f"{k:24} {v}")
+    return 0 if figures["exit_code"] in (0, 1) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
