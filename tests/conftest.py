@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import Task, load_task
@@ -17,6 +18,27 @@ from artemis_cli.sim.phone import SimPhone
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
+
+# -- hypothesis profiles -----------------------------------------------------------------------
+# Every @given test takes its example count from the active profile (no hard-coded max_examples),
+# so ``--long`` really fuzzes everything harder.  "ci" (the default) keeps the suite fast;
+# ``pytest --long`` loads "long"; an explicit ``--hypothesis-profile NAME`` wins over both.
+# Settings objects resolve their defaults when they are built, so the profile is loaded in
+# pytest_configure, before any test module is imported.
+FUZZ_PROFILES = {"ci": 50, "long": 2000}
+for _name, _examples in FUZZ_PROFILES.items():
+    settings.register_profile(_name, max_examples=_examples, deadline=None, print_blob=True)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--long", action="store_true", default=False,
+                     help="run fuzz tests with many more examples")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("hypothesis_profile", default=None):
+        return
+    settings.load_profile("long" if config.getoption("long") else "ci")
 
 
 @pytest.fixture(autouse=True)

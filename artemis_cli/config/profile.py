@@ -146,7 +146,8 @@ class Profile(StrictModel):
         """Fill roles the profile does not set with its loop's defaults."""
         if not isinstance(data, dict):
             return data
-        loop = data["loop"] if data.get("loop") in ROLE_DEFAULTS else "flash"
+        raw_loop = data.get("loop")
+        loop = raw_loop if isinstance(raw_loop, str) and raw_loop in ROLE_DEFAULTS else "flash"  # [] is unhashable
         models = data.get("models", {})
         if isinstance(models, dict):
             data = {**data, "models": deep_merge(ROLE_DEFAULTS[loop], models)}

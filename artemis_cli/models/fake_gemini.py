@@ -41,7 +41,11 @@ Fault injection
 
 Robustness
     Malformed JSON or wrongly shaped bodies get a 400 error body; an exception in the policy gets
-    a 500 error body. The server never dies on bad input.
+    a 500 error body. Bad framing -- an invalid or duplicated ``Content-Length``, a chunked body,
+    a body shorter than announced or over ``MAX_BODY_BYTES`` -- and malformed HTTP get a 4xx JSON
+    error body too, and the connection is closed (the rest of the stream cannot be trusted).
+    Anything unexpected that escapes a handler thread is recorded in ``server.errors`` (a client
+    hanging up is not unexpected). The server never dies on bad input.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ import json
 import math
 import re
 import secrets
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -61,8 +66,13 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 IMAGE_TOKENS = 258
+MAX_BODY_BYTES = 64 * 1024 * 1024  # far above anything Artemis sends; larger bodies get a 413
 FAULT_KINDS = ("429", "500", "503", "400", "timeout")
 
+_CONTENT_LENGTH_RE = re.compile(r"^[0-9]{1,19}$")
+_RPC_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+               408: "DEADLINE_EXCEEDED", 409: "ABORTED", 429: "RESOURCE_EXHAUSTED", 501: "UNIMPLEMENTED",
+               503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
 _PATH_RE = re.compile(r"^/(?P<version>[^/]+)/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
 
 
@@ -197,6 +207,18 @@ class BadRequest(Exception):
     """A request the service would reject with 400 INVALID_ARGUMENT."""
 
 
+class _BadFraming(Exception):
+    """The HTTP body cannot be delimited: answered with ``code`` and the connection closed."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _rpc_status(code: int) -> str:
+    return _RPC_STATUS.get(code, "INTERNAL" if code >= 500 else "INVALID_ARGUMENT")
+
+
 def _error_body(
     code: int, status: str, message: str, details: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
@@ -206,11 +228,16 @@ def _error_body(
     return {"error": error}
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
 def _parse_body(model: str, version: str, raw: bytes) -> FakeRequest:
     try:
-        body = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BadRequest(f"Invalid JSON payload received. {exc}") from exc
+        body = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        json.dumps(body, ensure_ascii=False).encode("utf-8")  # lone surrogates ("\ud800") are not text
+    except (UnicodeError, ValueError, RecursionError) as exc:  # ValueError: also huge integers
+        raise BadRequest(f"Invalid JSON payload received. {str(exc)[:200]}") from None
     if not isinstance(body, dict):
         raise BadRequest("Invalid JSON payload received. Expected an object.")
     contents = body.get("contents")
@@ -339,6 +366,8 @@ class FakeGeminiServer:
         self._issued: set[bytes] = set()
         self._tries: dict[str, _PrefixTrie] = {}
         self._released = threading.Event()
+        #: Unexpected exceptions that escaped a handler thread (tests assert this stays empty).
+        self.errors: list[str] = []
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -348,7 +377,8 @@ class FakeGeminiServer:
         if self._httpd is not None:
             return self
         self._released.clear()
-        httpd = ThreadingHTTPServer((self._host, self._port), _make_handler(self))
+        httpd = _HTTPServer((self._host, self._port), _make_handler(self))
+        httpd.owner = self
         httpd.daemon_threads = True
         self._httpd = httpd
         self._thread = threading.Thread(
@@ -531,9 +561,26 @@ class FakeGeminiServer:
         }
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    """Records what escapes a handler thread instead of only printing it; hang-ups are normal."""
+
+    owner: FakeGeminiServer | None = None
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError):  # the client went away: nothing to answer
+            return
+        if self.owner is not None:
+            with self.owner._lock:
+                self.owner.errors.append(f"{type(exc).__name__}: {exc}")
+        super().handle_error(request, client_address)
+
+
 def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # A garbage request line is answered with a status line and headers, not HTTP/0.9 style.
+        default_request_version = "HTTP/1.1"
         server_version = "FakeGemini/1.0"
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
@@ -544,31 +591,64 @@ def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
             self.send_response(code)
             self.send_header("Content-Type", "application/json; charset=UTF-8")
             self.send_header("Content-Length", str(len(data)))
+            if self.close_connection:
+                self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(data)
 
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            """http.server's own errors (bad request line, unsupported method, ...) as JSON."""
+            self.close_connection = True
+            text = message or self.responses.get(code, ("Error",))[0]
+            self._send(code, _error_body(code, _rpc_status(code), text))
+
         def _read_body(self) -> bytes:
-            length_header = self.headers.get("Content-Length")
-            try:
-                length = int(length_header) if length_header is not None else 0
-            except ValueError:
-                length = 0
-            return self.rfile.read(length) if length > 0 else b""
+            """The body as ``Content-Length`` delimits it; raises _BadFraming when it cannot."""
+            if self.headers.get("Transfer-Encoding") is not None:
+                raise _BadFraming(411, "Length Required: send the body with a Content-Length.")
+            values = {v.strip() for v in self.headers.get_all("Content-Length", [])}
+            if not values:
+                return b""
+            if len(values) > 1:
+                raise _BadFraming(400, "Conflicting Content-Length headers.")
+            (value,) = values
+            if not _CONTENT_LENGTH_RE.match(value):
+                raise _BadFraming(400, f"Invalid Content-Length: {value[:40]!r}")
+            length = int(value)
+            if length > MAX_BODY_BYTES:
+                raise _BadFraming(413, f"Request payload size exceeds the limit: {MAX_BODY_BYTES} bytes.")
+            raw = self.rfile.read(length) if length else b""
+            if len(raw) < length:
+                raise _BadFraming(400, f"Incomplete request body: {len(raw)} of {length} bytes.")
+            return raw
 
         def do_GET(self) -> None:
+            self._answer(self._handle_get)
+
+        def do_POST(self) -> None:
+            self._answer(self._handle_post)
+
+        def _handle_get(self) -> None:
             self._read_body()
             self._send(404, _error_body(404, "NOT_FOUND", "Only POST :generateContent is served here."))
 
-        def do_POST(self) -> None:
+        def _answer(self, handle: Callable[[], None]) -> None:
             try:
-                self._handle_post()
+                handle()
             except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
                 return
+            except _BadFraming as exc:
+                self.close_connection = True
+                self._send_quietly(exc.code, _error_body(exc.code, _rpc_status(exc.code), str(exc)))
             except Exception as exc:  # last line of defence: answer, don't die
-                try:
-                    self._send(500, _error_body(500, "INTERNAL", f"fake server error: {type(exc).__name__}"))
-                except OSError:
-                    return
+                self._send_quietly(500, _error_body(500, "INTERNAL", f"fake server error: {type(exc).__name__}"))
+
+        def _send_quietly(self, code: int, body: dict[str, Any]) -> None:
+            try:
+                self._send(code, body)
+            except OSError:
+                self.close_connection = True
 
         def _handle_post(self) -> None:
             raw = self._read_body()

@@ -168,7 +168,6 @@ def test_state_machine_matches_reference(engine: DataEngine) -> None:
     run_state_machine_as_test(
         SummaryMachine,
         settings=settings(
-            max_examples=60,
             stateful_step_count=25,
             deadline=None,
             database=None,

@@ -147,7 +147,7 @@ def test_mechanical_lens_names_notes_and_covers_the_segment() -> None:
 texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(
     kinds=st.lists(st.sampled_from(["tap", "swipe", "press_key", "type_text", "launch_app", "wait"]), min_size=1, max_size=12),
     apps=st.lists(st.one_of(st.none(), texts), min_size=1, max_size=12),

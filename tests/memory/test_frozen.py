@@ -218,7 +218,7 @@ def test_fold_is_quiet_below_the_limits_and_merges_fields() -> None:
     assert sum(1 for line in era.band3 if line.startswith("- Step ")) == 10
 
 
-@settings(max_examples=40, deadline=None)
+@settings(deadline=None)
 @given(
     sizes=st.lists(st.integers(1, 6), min_size=1, max_size=9),
     users=st.dictionaries(st.integers(1, 54), st.text(min_size=1, max_size=30), max_size=5),

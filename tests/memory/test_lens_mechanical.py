@@ -121,7 +121,7 @@ def tamper(xml: str, words: list[str]) -> str:
     return re.sub(r'(text|content-desc)="[^"]*"', swap, xml, count=12)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     start=st.sampled_from(PACKAGES),
     actions=st.lists(ACTIONS, min_size=1, max_size=4),

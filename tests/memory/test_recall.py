@@ -292,7 +292,7 @@ NASTY = ['"', "'", "(", ")", "AND", "OR", "NOT", "NEAR(", "*", ":", "^", "-", "+
          "\\", "\x00", "é", "设置", "%", "_", "[x]", "zanzibar", "NEAR/3", "\u2028"]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.one_of(st.text(max_size=60), st.lists(st.sampled_from(NASTY), max_size=8).map(" ".join)))
 def test_any_query_never_raises_except_empty(long_session: tuple[DataEngine, str], query: str) -> None:
     engine, sid = long_session

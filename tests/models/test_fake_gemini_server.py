@@ -160,7 +160,7 @@ content_like = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     body=st.fixed_dictionaries({"contents": st.lists(content_like, max_size=3) | json_values}) | json_values
 )

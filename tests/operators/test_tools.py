@@ -71,7 +71,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(
     name=st.sampled_from([*ACTION_TOOLS, *MEMORY_TOOLS, "bogus"]),
     args=st.dictionaries(

@@ -53,7 +53,7 @@ def test_invalid_space() -> None:
 _SIZES = st.tuples(st.integers(100, 4000), st.integers(100, 4000))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(_SIZES, st.data())
 def test_round_trip_pixels_via_normalized(size, data) -> None:
     width, height = size
@@ -66,7 +66,7 @@ def test_round_trip_pixels_via_normalized(size, data) -> None:
     assert abs(by - y) <= max(1, height / 1000)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(_SIZES, st.integers(0, 1000), st.integers(0, 1000))
 def test_round_trip_normalized_via_pixels(size, nx, ny) -> None:
     width, height = size

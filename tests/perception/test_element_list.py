@@ -137,7 +137,7 @@ _flags_bools = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(
     text=_label,
     desc=_label,

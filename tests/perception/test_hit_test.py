@@ -95,7 +95,7 @@ def test_target_for_element_uses_index() -> None:
 _TREES = [parse_hierarchy(p.read_bytes()) for p in dump_files()]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(st.integers(0, len(_TREES) - 1), st.integers(-100, 3200), st.integers(-100, 3200))
 def test_hit_test_never_raises(which: int, x: int, y: int) -> None:
     target = hit_test(_TREES[which], x, y)

@@ -216,7 +216,7 @@ def test_external_entities_are_not_resolved(tmp_path) -> None:
 
 # --- fuzz ---------------------------------------------------------------------------------
 
-_FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _XMLISH = st.lists(
     st.sampled_from(
         [

@@ -125,7 +125,7 @@ def test_tokenizer_quotes_and_operators() -> None:
         tokenize("echo 'open")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(st.text(max_size=60))
 def test_shell_never_raises_on_garbage(cmd: str) -> None:
     phone = SimPhone(popups=False)
@@ -138,7 +138,7 @@ def test_shell_never_raises_on_garbage(cmd: str) -> None:
     phone.hierarchy()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(st.lists(st.sampled_from(["input tap 540 1000", "input swipe 540 2000 540 800", "input text hi",
                                  "input keyevent 4", "input keyevent 66", "input keyevent 67", "input tap 900 300",
                                  "monkey -p com.artemis.shop 1", "monkey -p com.android.deskclock 1",

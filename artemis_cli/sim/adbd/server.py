@@ -170,9 +170,13 @@ class SimAdbd:
                 continue
             except OSError:
                 continue  # closed by drop()/stop()
-            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            client.settimeout(None)
-            conn = Connection(client, self)
+            try:
+                client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                client.settimeout(None)
+                conn = Connection(client, self)
+            except OSError:  # reset by the peer before we got to it: nothing to serve
+                client.close()
+                continue
             with self._lock:
                 self._conns.add(conn)
                 self.connections_accepted += 1
