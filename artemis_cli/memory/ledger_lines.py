@@ -45,10 +45,12 @@ _WS = re.compile(r"\s+")
 
 
 def quote(text: str, limit: int | None = MAX_QUOTED_CHARS) -> str:
-    """JSON-quoted, cut to ``limit`` characters plus "…" (``None``: never cut)."""
+    """JSON-quoted (``</`` as ``<\\/``), cut to ``limit`` characters plus "…" (``None``: never cut)."""
     if limit is not None and len(text) > limit:
         text = text[:limit] + "…"
     out = json.dumps(text, ensure_ascii=False)
+    # "<\/" is the same JSON string; it keeps device text from closing the prompt's <screen> fence
+    out = out.replace("</", "<\\/")
     return out.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\u0085", "\\u0085")
 
 
@@ -62,7 +64,7 @@ def describe_target(target: dict[str, Any] | None) -> str:
     if not target or target.get("label_source", "none") == "none":
         return ""
     class_name = str(target.get("class_name") or "")
-    kind = class_name.rsplit(".", 1)[-1] if class_name else "element"
+    kind = _flat(class_name.rsplit(".", 1)[-1], MAX_QUOTED_CHARS).replace(" ", "_") if class_name else "element"
     label = str(target.get("text") or target.get("content_desc") or "")
     bits = [kind]
     if label:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -142,12 +143,22 @@ class Target:
         )
 
     def describe(self) -> str:
-        """Short phrase for ledgers and progress: 'Button "Wi-Fi" (id wifi_toggle)'."""
-        kind = self.class_name.rsplit(".", 1)[-1] if self.class_name else "element"
+        """Short phrase for ledgers and progress: 'Button "Wi-Fi" (id wifi_toggle)'.
+
+        The label is device text (untrusted): it is JSON-quoted, and class and id are kept on one
+        line, so screen text can neither end the quotes nor start a line of its own in a prompt.
+        """
+        kind = _one_token(self.class_name.rsplit(".", 1)[-1]) if self.class_name else "element"
         label = self.text or self.content_desc
         bits = [kind]
         if label:
-            bits.append(f'"{label}"')
+            quoted = json.dumps(label, ensure_ascii=False).replace("</", "<\\/")  # same JSON, no fence
+            bits.append(quoted.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085"))
         if self.resource_id:
-            bits.append(f"(id {self.resource_id.rsplit('/', 1)[-1]})")
+            bits.append(f"(id {_one_token(self.resource_id.rsplit('/', 1)[-1])})")
         return " ".join(bits) if self.label_source != "none" else "(no element)"
+
+
+def _one_token(text: str) -> str:
+    """``text`` with whitespace and unprintable characters as ``_`` (one line, one word)."""
+    return "".join(ch if ch.isprintable() and not ch.isspace() else "_" for ch in text)
