@@ -24,6 +24,8 @@ from typing import Any
 
 from artemis_cli.engine.records import REDACTED, StepRecord
 from artemis_cli.operators.prompts import format_offset
+from artemis_cli.perception.quoting import MAX_QUOTED_CHARS, quote_untrusted
+from artemis_cli.perception.types import Target
 
 __all__ = [
     "MAX_DETAIL_CHARS",
@@ -39,19 +41,11 @@ __all__ = [
     "user_lines",
 ]
 
-MAX_QUOTED_CHARS = 80
 MAX_DETAIL_CHARS = 160
 _WS = re.compile(r"\s+")
 
 
-def quote(text: str, limit: int | None = MAX_QUOTED_CHARS) -> str:
-    """JSON-quoted (``</`` as ``<\\/``), cut to ``limit`` characters plus "…" (``None``: never cut)."""
-    if limit is not None and len(text) > limit:
-        text = text[:limit] + "…"
-    out = json.dumps(text, ensure_ascii=False)
-    # "<\/" is the same JSON string; it keeps device text from closing the prompt's <screen> fence
-    out = out.replace("</", "<\\/")
-    return out.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\u0085", "\\u0085")
+quote = quote_untrusted  # device text in ledger lines: JSON-quoted, one line, no fence
 
 
 def _flat(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
@@ -63,16 +57,7 @@ def describe_target(target: dict[str, Any] | None) -> str:
     """``Switch "Wi-Fi" (id wifi_switch)``; "" when the action had no element under it."""
     if not target or target.get("label_source", "none") == "none":
         return ""
-    class_name = str(target.get("class_name") or "")
-    kind = _flat(class_name.rsplit(".", 1)[-1], MAX_QUOTED_CHARS).replace(" ", "_") if class_name else "element"
-    label = str(target.get("text") or target.get("content_desc") or "")
-    bits = [kind]
-    if label:
-        bits.append(quote(label))
-    resource_id = str(target.get("resource_id") or "")
-    if resource_id:
-        bits.append(f"(id {_flat(resource_id.rsplit('/', 1)[-1], MAX_QUOTED_CHARS)})")
-    return " ".join(bits)
+    return Target.from_dict(target).describe(limit=MAX_QUOTED_CHARS)
 
 
 def _point(x: int | None, y: int | None) -> str:

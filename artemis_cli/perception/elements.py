@@ -13,8 +13,8 @@ Line format (pinned by golden tests; :func:`parse_element_lines` is its exact in
 * ``@(cx,cy)`` — centre of the on-screen part of the bounds, in the model's coordinate space.
 
 Strings are cut to 80 characters (plus "…") and written with ``json.dumps(ensure_ascii=False)``;
-line-separator characters JSON leaves raw (U+0085, U+2028, U+2029) are escaped as well, so device
-text can never break a line.
+line-separator characters JSON leaves raw (U+0085, U+2028, U+2029) and ``</`` are escaped as well
+(:mod:`artemis_cli.perception.quoting`), so device text can never break a line or close a fence.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 
 from artemis_cli.perception.coords import CoordinateSpace
+from artemis_cli.perception.quoting import MAX_QUOTED_CHARS, quote_untrusted
 from artemis_cli.perception.structure import (
     TreeStructure,
     can_borrow_label,
@@ -46,7 +47,7 @@ __all__ = [
     "render_element_list",
 ]
 
-MAX_LABEL_CHARS = 80
+MAX_LABEL_CHARS = MAX_QUOTED_CHARS
 FLAG_ORDER = (
     "click",
     "long",
@@ -59,7 +60,6 @@ FLAG_ORDER = (
     "password",
     "disabled",
 )
-_RAW_LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
 # --- indexing --------------------------------------------------------------------------------
@@ -115,12 +115,7 @@ def index_elements(tree: UITree) -> list[Element]:
 
 
 def _quote(s: str, limit: int | None = MAX_LABEL_CHARS) -> str:
-    if limit is not None and len(s) > limit:
-        s = s[:MAX_LABEL_CHARS] + "…"
-    out = json.dumps(s, ensure_ascii=False)
-    for raw, escaped in _RAW_LINE_BREAKS.items():
-        out = out.replace(raw, escaped)
-    return out
+    return quote_untrusted(s, limit)
 
 
 def _bare_token_ok(s: str) -> bool:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+from .quoting import MAX_QUOTED_CHARS, one_token, quote_untrusted
 
 LabelSource = Literal["index", "hit_test", "none"]
 
@@ -142,23 +143,20 @@ class Target:
             password=bool(data.get("password", False)),
         )
 
-    def describe(self) -> str:
+    def describe(self, limit: int | None = None) -> str:
         """Short phrase for ledgers and progress: 'Button "Wi-Fi" (id wifi_toggle)'.
 
-        The label is device text (untrusted): it is JSON-quoted, and class and id are kept on one
-        line, so screen text can neither end the quotes nor start a line of its own in a prompt.
+        The label is device text (untrusted): JSON-quoted (cut to ``limit`` characters), and class
+        and id are kept to one word, so screen text can neither end the quotes nor start a line
+        of its own in a prompt.
         """
-        kind = _one_token(self.class_name.rsplit(".", 1)[-1]) if self.class_name else "element"
+        if self.label_source == "none":
+            return "(no element)"
+        kind = one_token(self.class_name.rsplit(".", 1)[-1][:MAX_QUOTED_CHARS]) if self.class_name else "element"
         label = self.text or self.content_desc
         bits = [kind]
         if label:
-            quoted = json.dumps(label, ensure_ascii=False).replace("</", "<\\/")  # same JSON, no fence
-            bits.append(quoted.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085"))
+            bits.append(quote_untrusted(label, limit))
         if self.resource_id:
-            bits.append(f"(id {_one_token(self.resource_id.rsplit('/', 1)[-1])})")
-        return " ".join(bits) if self.label_source != "none" else "(no element)"
-
-
-def _one_token(text: str) -> str:
-    """``text`` with whitespace and unprintable characters as ``_`` (one line, one word)."""
-    return "".join(ch if ch.isprintable() and not ch.isspace() else "_" for ch in text)
+            bits.append(f"(id {one_token(self.resource_id.rsplit('/', 1)[-1][:MAX_QUOTED_CHARS])})")
+        return " ".join(bits)
