@@ -456,7 +456,7 @@ class Matrix:
     def _final(self) -> None:
         if not self.sessions:
             return
-        from artemis_cli.cli.prompt_cmd import check_turn
+        from artemis_cli.memory.turn_check import check_turn
 
         with DataEngine.open(self.home) as engine:
             for sid in self.sessions:
@@ -464,7 +464,7 @@ class Matrix:
                 around = sorted({n for k in self.report.kills if k.session_id == sid
                                  for n in (k.steps_at_kill, k.steps_at_kill + 1) if 1 <= n <= last})
                 for n in around:
-                    if not check_turn(engine, sid, n)[-1]:
+                    if not check_turn(engine, sid, n).match:
                         self.report.prompt_mismatches += 1
                         self.report.problems.append(f"session {sid} step {n}: re-rendered request differs")
             rec = engine.get_session(self.sessions[-1])

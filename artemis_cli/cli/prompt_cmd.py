@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Annotated, Any
 
 import typer
@@ -32,47 +31,6 @@ def render_request_text(request: Any) -> str:
     return "\n".join(lines)
 
 
-def recorded_request_hashes(engine: Any, session_id: str, step: int) -> list[str]:
-    """The operator request hashes recorded for ``step``'s committed turn, in order.
-
-    A turn cut off by a crash (its process killed after a model call, before the step was
-    committed) is played again by ``artemis resume``: calls made before the resume that restarted
-    this turn belong to the lost attempt, not to the committed step, and are left out."""
-    restarts = [e.created_at or "" for e in engine.events(session_id, kind="resume")
-                if (e.payload or {}).get("after_step") == step - 1]
-    since = max(restarts, default="")
-    recorded: list[str] = []
-    for call in engine.llm_calls(session_id):
-        # retries repeat the same request: count each distinct request once
-        if (call.step == step and call.role == "operator" and call.request_hash
-                and (call.created_at or "") >= since
-                and (not recorded or recorded[-1] != call.request_hash)):
-            recorded.append(call.request_hash)
-    return recorded
-
-
-def check_turn(engine: Any, session_id: str, step: int) -> tuple[list[Any], list[str], list[str], list[dict[str, Any]], bool]:
-    """Re-render ``step``'s requests from stored records and compare them with the recorded hashes:
-    (requests, rendered hashes, recorded hashes, one row per call, all match)."""
-    from artemis_cli.memory.restore import SessionSpec, rebuild_ledger, turn_requests
-    from artemis_cli.runner import new_ledger
-
-    spec = SessionSpec.load(engine, session_id)
-    record = engine.get_step(session_id, step)
-    ledger = new_ledger(SimpleNamespace(goal=spec.goal, app=spec.app), spec.profile, engine, spec.max_steps)
-    rebuild_ledger(engine, session_id, ledger, before_step=step)
-    requests = turn_requests(engine, session_id, ledger, record)
-    recorded = recorded_request_hashes(engine, session_id, step)
-    rendered = [r.request_hash() for r in requests]
-    rows = [
-        {"call": i + 1, "rendered": h, "recorded": recorded[i] if i < len(recorded) else None,
-         "match": i < len(recorded) and recorded[i] == h}
-        for i, h in enumerate(rendered)
-    ]
-    ok = bool(rows) and len(rendered) == len(recorded) and all(r["match"] for r in rows)
-    return requests, rendered, recorded, rows, ok
-
-
 def prompt(
     session: Annotated[str, typer.Argument(help="Session id (a unique prefix, or 'latest').")],
     step: Annotated[int, typer.Option("--step", "-s", min=1, help="The step whose turn to re-render.")],
@@ -86,7 +44,10 @@ def prompt(
 
     engine = DataEngine.open(resolve(data_dir))
     rec = engine.get_session(session)
-    requests, rendered, recorded, rows, ok = check_turn(engine, rec.id, step)
+    from artemis_cli.memory.turn_check import check_turn
+
+    check = check_turn(engine, rec.id, step)
+    requests, rendered, recorded, rows, ok = check.requests, check.rendered, check.recorded, check.rows, check.match
     if as_json:
         data: dict[str, Any] = {"session_id": rec.id, "step": step, "match": ok, "calls": rows}
         if show:
