@@ -314,9 +314,14 @@ class Matrix:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.popen.pid, signal.SIGKILL)
         proc.popen.wait()
-        if self._traceback(proc):
+        if proc.popen.returncode == -signal.SIGKILL and self._traceback(proc):  # else _ended counts it
             self.report.tracebacks += 1
             self.report.problems.append(f"traceback before the kill in {proc.log.name}")
+
+    def _status(self, sid: str) -> str:
+        with contextlib.closing(read_only(self.home / "artemis.db", timeout_s=2.0)) as conn:
+            row = conn.execute("SELECT status FROM sessions WHERE id = ?", [sid]).fetchone()
+        return str(row[0]) if row else ""
 
     def _ended(self, proc: Proc) -> str:
         """A runner ended on its own: 'finished' (session over) or 'failed' (counted)."""
@@ -325,11 +330,7 @@ class Matrix:
         if rc == 0 and not tb:
             return "finished"
         sid = self.sessions[-1] if self.sessions else None
-        status = ""
-        if sid:
-            with contextlib.closing(read_only(self.home / "artemis.db", timeout_s=2.0)) as conn:
-                row = conn.execute("SELECT status FROM sessions WHERE id = ?", [sid]).fetchone()
-                status = row[0] if row else ""
+        status = self._status(sid) if sid else ""
         if rc == 1 and not tb and status == "failed":
             self.report.problems.append(f"{proc.log.name}: the task failed its success checks")
             return "finished"
@@ -398,6 +399,12 @@ class Matrix:
                 if mode == "resume" and proc.kind != "resume":
                     mode, target, delay = "step", 0, round(delay * MAX_DELAY_S / 1.1, 3)
                 state, at = self._wait(proc, mode, target, delay)
+                phase, pending = "", 0
+                if state == "kill":
+                    phase, pending = self.probe.phase(proc, self._session(proc))
+                    self._kill(proc)
+                    if proc.popen.returncode != -signal.SIGKILL:  # it ended on its own just before
+                        state = "ended"
                 if state == "ended":
                     outcome = self._ended(proc)
                     self._check()
@@ -423,18 +430,15 @@ class Matrix:
                     proc = self._resume()
                     continue
                 failures_in_a_row = 0
-                sid = self._session(proc)
-                phase, pending = self.probe.phase(proc, sid)
-                self._kill(proc)
                 sid = self._session(proc)  # the row may have appeared in the last milliseconds
                 steps = self._check()
                 self.report.kills.append(Kill(i + 1, proc.kind, mode, at, steps, delay, phase, pending, sid or ""))
                 self.report.kills_done += 1
                 i += 1
-                if sid:
+                if sid and self._status(sid) == "running":
                     proc = self._resume()
-                else:  # killed before the session row existed: nothing to resume, start again
-                    proc = self._run()
+                else:  # killed before the session row existed, or after the session was closed
+                    proc = self._run()  # (the runner was cleaning up): nothing to resume, start again
             # the last runner goes to the end of the task
             deadline = time.monotonic() + FINAL_TIMEOUT_S
             while proc.popen.poll() is None and time.monotonic() < deadline:
