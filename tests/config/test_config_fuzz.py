@@ -64,10 +64,8 @@ def test_random_yaml_text(tmp_path: Path, text: str) -> None:
     _check(tmp_path / "t.yaml", text)
 
 
-@SETTINGS
-@given(data=st.data())
-def test_random_mutations_of_a_valid_task(tmp_path: Path, data: st.DataObject) -> None:
-    doc = copy.deepcopy(VALID)
+def _mutate(doc: Any, data: st.DataObject) -> None:
+    """One to three random edits of ``doc`` in place: replace, delete or add a key."""
     for _ in range(data.draw(st.integers(1, 3))):
         path = data.draw(st.sampled_from(_paths(doc)))
         if not path:
@@ -82,6 +80,13 @@ def test_random_mutations_of_a_valid_task(tmp_path: Path, data: st.DataObject) -
             parent[data.draw(st.text(max_size=6))] = data.draw(values)
         else:
             parent[path[-1]] = data.draw(values)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_random_mutations_of_a_valid_task(tmp_path: Path, data: st.DataObject) -> None:
+    doc = copy.deepcopy(VALID)
+    _mutate(doc, data)
     _check(tmp_path / "t.yaml", yaml.safe_dump(doc, allow_unicode=True))
 
 
@@ -143,20 +148,7 @@ def test_random_profile_text_through_load_profile(tmp_path: Path, text: str) -> 
 @given(base=st.sampled_from(sorted(PROFILES)), data=st.data())
 def test_random_mutations_of_the_shipped_profiles(tmp_path: Path, base: str, data: st.DataObject) -> None:
     doc = copy.deepcopy(PROFILES[base])
-    for _ in range(data.draw(st.integers(1, 3))):
-        path = data.draw(st.sampled_from(_paths(doc)))
-        if not path:
-            continue
-        parent = doc
-        for part in path[:-1]:
-            parent = parent[part]
-        action = data.draw(st.sampled_from(["replace", "delete", "add"]))
-        if action == "delete":
-            del parent[path[-1]]
-        elif action == "add" and isinstance(parent, dict):
-            parent[data.draw(st.text(max_size=6))] = data.draw(values)
-        else:
-            parent[path[-1]] = data.draw(values)
+    _mutate(doc, data)
     target = tmp_path / "p.yaml"
     target.write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
     _check_profile(target, [tmp_path, REPO])
