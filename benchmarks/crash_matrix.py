@@ -187,21 +187,6 @@ class Probe:
             self._conn = None
 
 
-def _quiet_resets(server: FakeGeminiServer) -> None:
-    """A runner killed mid-request resets its connection: expected here, so the fake server's
-    socketserver does not print a traceback for it (anything else still is)."""
-    httpd = getattr(server, "_httpd", None)
-    if httpd is None:
-        return
-    original = httpd.handle_error
-
-    def handle_error(request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            original(request, client_address)
-
-    httpd.handle_error = handle_error
-
-
 def password_text(task: Task) -> str | None:
     """The text the reference types into a password field: the user knows it, resume needs it
     (typed passwords are stored redacted; fast-forward reads ``$ARTEMIS_SECRET``)."""
@@ -385,7 +370,6 @@ class Matrix:
         plan = plan_points(rng, self.points, len(self.task.reference) or self.task.max_steps)
         secret = password_text(self.task)
         with FakeGeminiServer(script_policy(reference_script(self.task))) as server:
-            _quiet_resets(server)
             self.env = {**os.environ, "ARTEMIS_HOME": str(self.home), "GEMINI_API_KEY": "crash-matrix-key",
                         "ARTEMIS_GEMINI_BASE_URL": server.base_url, "PYTHONUNBUFFERED": "1"}
             if secret is not None:
