@@ -14,7 +14,7 @@ import json
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import fields, replace
 from datetime import datetime
 from pathlib import Path
@@ -385,6 +385,17 @@ class DataEngine:
         sql += " ORDER BY number"
         with self._lock:
             rows = self._rows(sql, params)
+        return [_decode(r, _STEP_JSON, StepRecord) for r in rows]
+
+    def steps_numbered(self, session_id: str, numbers: Iterable[int]) -> list[StepRecord]:
+        """The recorded steps among ``numbers``, ordered by number (one query)."""
+        wanted = sorted({int(n) for n in numbers})
+        if not wanted:
+            return []
+        marks = ", ".join("?" for _ in wanted)
+        with self._lock:
+            rows = self._rows(f"SELECT * FROM steps WHERE session_id = ? AND number IN ({marks}) ORDER BY number",
+                              [session_id, *wanted])
         return [_decode(r, _STEP_JSON, StepRecord) for r in rows]
 
     def get_step(self, session_id: str, number: int) -> StepRecord:

@@ -224,11 +224,19 @@ def _m003_history_chunks(db: sqlite_utils.Database) -> None:
         db.execute(sql)
 
 
+def _m004_recall_sync_indexes(db: sqlite_utils.Database) -> None:
+    # Recall.sync compares (count, total summary_version) of steps and recall_indexed per session:
+    # covering indexes make both index-only scans instead of table scans.
+    db.execute("CREATE INDEX idx_steps_session_summary_version ON steps(session_id, summary_version)")
+    db.execute("CREATE INDEX idx_recall_indexed_session_version ON recall_indexed(session_id, summary_version)")
+
+
 #: Append-only. (name, function); position + 1 is the migration id.
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_core_tables", _m001_core_tables),
     ("0002_memory_notes_fts", _m002_memory_notes_fts),
     ("0003_history_chunks", _m003_history_chunks),
+    ("0004_recall_sync_indexes", _m004_recall_sync_indexes),
 ]
 
 

@@ -410,6 +410,14 @@ class Recall:
     def sync(self, session_id: str) -> int:
         """Index steps not indexed yet and summaries that changed since; returns steps touched."""
         with engine_lock(self.engine):
+            # Fast path: every step indexed at its current summary version. Indexed versions never
+            # exceed the step's and indexed rows are a subset of the steps, so equal counts and
+            # equal version totals mean nothing is left to do (two index scans, not a join).
+            totals = "SELECT count(*), total(summary_version) FROM {} WHERE session_id = ?"
+            have = self.engine.db.execute(totals.format("steps"), [session_id]).fetchone()
+            done = self.engine.db.execute(totals.format("recall_indexed"), [session_id]).fetchone()
+            if tuple(have) == tuple(done):
+                return 0
             rows = list(
                 self.engine.db.query(
                     """
@@ -541,10 +549,10 @@ class Recall:
         where, extra = _range_sql("step", rng)
         for row in db.query(
             f"""
-            SELECT step, kind, bm25(step_fts) AS score,
+            SELECT step, kind, rank AS score,
                    snippet(step_fts, 3, '', '', '…', {_SNIPPET_TOKENS}) AS snip
             FROM step_fts WHERE step_fts MATCH ? AND session_id = ? {where}
-            ORDER BY score LIMIT {_FTS_ROWS}
+            ORDER BY rank LIMIT {_FTS_ROWS}
             """,
             [expression, session_id, *extra],
         ):
@@ -553,9 +561,9 @@ class Recall:
             match.snippets.setdefault(row["kind"], row["snip"])
         for row in db.query(
             f"""
-            SELECT step, note_key, version, text, bm25(note_fts) AS score
+            SELECT step, note_key, version, text, rank AS score
             FROM note_fts WHERE note_fts MATCH ? AND session_id = ? {where}
-            ORDER BY score LIMIT {_FTS_ROWS}
+            ORDER BY rank LIMIT {_FTS_ROWS}
             """,
             [expression, session_id, *extra],
         ):
@@ -563,10 +571,10 @@ class Recall:
         cwhere, cextra = _chunk_range_sql(rng)
         for row in db.query(
             f"""
-            SELECT start_step, end_step, bm25(chunk_fts) AS score,
+            SELECT start_step, end_step, rank AS score,
                    snippet(chunk_fts, 3, '', '', '…', {_SNIPPET_TOKENS * 2}) AS snip
             FROM chunk_fts WHERE chunk_fts MATCH ? AND session_id = ? {cwhere}
-            ORDER BY score LIMIT {_FTS_ROWS}
+            ORDER BY rank LIMIT {_FTS_ROWS}
             """,
             [expression, session_id, *cextra],
         ):
@@ -653,15 +661,7 @@ class Recall:
         return out
 
     def _steps(self, session_id: str, numbers: Iterable[int]) -> list[StepRecord]:
-        wanted = sorted(n for n in numbers if n > 0)
-        if not wanted:
-            return []
-        if wanted[-1] - wanted[0] < 64:
-            return [s for s in self.engine.get_steps(session_id, wanted[0], wanted[-1]) if s.number in set(wanted)]
-        found = []
-        for n in wanted:
-            found += self.engine.get_steps(session_id, n, n)
-        return found
+        return self.engine.steps_numbered(session_id, (n for n in numbers if n > 0))
 
     def _image(
         self, session_id: str, hits: Sequence[RecallHit], range_steps: Sequence[StepRecord]
