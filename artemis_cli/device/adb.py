@@ -53,10 +53,11 @@ from artemis_cli.errors import (
     TextInputError,
     UsageError,
 )
+from artemis_cli.perception.png import PNG_SIGNATURE, png_size
 
 __all__ = ["AdbDevice", "DumpKind", "DumpOutcome", "classify_dump_output", "png_size"]
 
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+PNG_MAGIC = PNG_SIGNATURE
 # pre-Nougat `shell:` runs in a pty that turns every \n into \r\n
 _PNG_MAGIC_CRLF = b"\x89PNG\r\r\n\x1a\r\n"
 DUMP_PATH = "/data/local/tmp/artemis_window_dump.xml"
@@ -65,13 +66,6 @@ IME_HINT = (
     "install uiautomator2's AdbKeyboard with `python -m uiautomator2 init`, or use the u2 backend "
     "(--backend u2)"
 )
-
-
-def png_size(data: bytes) -> tuple[int, int] | None:
-    """(width, height) from a PNG's IHDR chunk."""
-    if len(data) >= 24 and data.startswith(PNG_MAGIC) and data[12:16] == b"IHDR":
-        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
-    return None
 
 
 class AdbDevice:

@@ -38,6 +38,7 @@ from artemis_cli.errors import (
     TextInputError,
     UsageError,
 )
+from artemis_cli.perception.png import PNG_SIGNATURE
 
 _u2x = uiautomator2.exceptions
 # the server or the link to it is gone: the device is (for now) unreachable
@@ -47,7 +48,7 @@ _OFFLINE_ERRORS: tuple[type[BaseException], ...] = (
     _u2x.UiAutomationError,
 )
 T = TypeVar("T")
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+PNG_MAGIC = PNG_SIGNATURE
 U2_HINT = "run `python -m uiautomator2 init` once, or use --backend adb"
 
 

@@ -27,12 +27,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import struct
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from artemis_cli.models.base import FunctionResponse, Message, ModelRequest, Part, ToolDecl
+from artemis_cli.perception.png import png_size
 
 ImageState = Literal["image", "summary", "pending", "failed"]
 
@@ -275,13 +275,6 @@ def _append(out: list[Message], message: Message) -> None:
 
 
 # -- token estimates (SPEC §10.4) ------------------------------------------------------------
-
-
-def png_size(png: bytes) -> tuple[int, int] | None:
-    if len(png) >= 24 and png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR":
-        w, h = struct.unpack(">II", png[16:24])
-        return int(w), int(h)
-    return None
 
 
 def image_tokens(png: bytes) -> int:

@@ -262,7 +262,7 @@ class FlashLoop:
                 max_steps=self.max_steps,
                 offset_ms=self.offset_ms(obs.captured_at),
                 foreground_app=obs.foreground,
-                screen_size=self.screen,
+                screen_size=(obs.space.width, obs.space.height),
                 coordinates=self.coordinates,
                 element_list=obs.element_list,
                 notices=self._notices(number, obs),

@@ -20,6 +20,7 @@ from artemis_cli.perception.dhash import dhash_hex
 from artemis_cli.perception.elements import index_elements, render_element_list
 from artemis_cli.perception.foreground import foreground_app
 from artemis_cli.perception.hierarchy import parse_hierarchy
+from artemis_cli.perception.png import png_size
 from artemis_cli.perception.types import Element, UITree
 
 
@@ -100,6 +101,11 @@ def observe(
                 delay = min(delay * 2, max_backoff_s)
 
     png = attempt("screenshot", device.screenshot)
+    shot = png_size(png)
+    if shot is not None and shot != screen and shot == (screen[1], screen[0]):
+        # rotated since DeviceInfo was read: screencap, the dump's bounds and input taps all use
+        # the rotated frame, so this observation does too (the model is told the size it sees)
+        screen = shot
     last_empty: tuple[str, UITree] | None = None
 
     def dump_and_parse() -> tuple[str, UITree]:

@@ -24,11 +24,11 @@ import imagehash
 from PIL import Image
 
 from artemis_cli.errors import ScreenshotError
+from artemis_cli.perception.png import PNG_SIGNATURE
 
 __all__ = ["dhash_hex", "dhash_image", "hamming", "load_png"]
 
 HASH_SIZE = 8
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _MIN_REDUCED = (20 * (HASH_SIZE + 1), 20 * HASH_SIZE)  # keep >= 20x the grid before LANCZOS
 
 
