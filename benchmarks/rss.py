@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -210,7 +211,8 @@ def main() -> int:
     parser.add_argument("--profile", choices=("flash", "pro"), default="flash")
     parser.add_argument("--sample-every", type=int, default=None, metavar="N",
                         help="also record an RSS series every N steps")
-    parser.add_argument("--data-dir", type=Path, default=None)
+    parser.add_argument("--data-dir", type=Path, default=None, help="keep the run's data here")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary data dir")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.steps < 2:
@@ -222,7 +224,13 @@ def main() -> int:
         return 2
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="artemis-rss-"))
     data_dir.mkdir(parents=True, exist_ok=True)
-    figures = run(args.steps, args.profile, args.sample_every, data_dir)
+    try:
+        figures = run(args.steps, args.profile, args.sample_every, data_dir)
+    finally:
+        if args.data_dir is None and not args.keep:  # ~30 MB of blobs per 1,000 steps
+            shutil.rmtree(data_dir, ignore_errors=True)
+    if args.data_dir is None and not args.keep:
+        figures.pop("data_dir", None)
     if args.json:
         print(json.dumps(figures, indent=2))
     else:
