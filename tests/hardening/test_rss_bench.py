@@ -46,7 +46,11 @@ def test_rss_figures_exist_and_are_positive(figures: dict[str, Any]) -> None:
 
 def test_rss_series_every_n_steps(figures: dict[str, Any]) -> None:
     series = figures["rss_series"]
-    assert [s["step"] for s in series] == list(range(EVERY, STEPS + 1, EVERY))
+    expected = list(range(EVERY, STEPS + 1, EVERY))
+    sampled = [s["step"] for s in series]
+    # the last step can be committed just before the child exits: then /proc has nothing left to
+    # read and the last figure is the lifetime peak from wait4, which the output says
+    assert sampled == expected or (sampled == expected[:-1] and figures["rss_last_source"] == "wait4_ru_maxrss")
     for s in series:
         assert 0 < s["vmrss_mb"] <= s["vmhwm_mb"]
     peaks = [s["vmhwm_mb"] for s in series]
