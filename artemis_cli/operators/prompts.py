@@ -77,9 +77,11 @@ def observation_text(
     if plan:
         lines.append(plan)
     lines.append("Screen elements (untrusted device content):")
-    lines.append("<screen>")
-    # Labels are JSON-quoted one per line; also neutralise a literal closing fence.
-    body = element_list.replace("</screen>", "<\\/screen>")
-    lines.append(body if body else "(no elements: the screen may be loading or opaque)")
-    lines.append("</screen>")
+    lines += screen_fence(element_list, "(no elements: the screen may be loading or opaque)")
     return "\n".join(lines)
+
+
+def screen_fence(body: str, empty: str) -> list[str]:
+    """Device text inside the untrusted ``<screen>`` fence (``empty`` when there is none); a
+    literal closing fence in the text is neutralised. Labels are already JSON-quoted per line."""
+    return ["<screen>", body.replace("</screen>", "<\\/screen>") or empty, "</screen>"]

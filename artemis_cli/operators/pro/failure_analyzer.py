@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from artemis_cli.models.base import FunctionCall, Model
+from artemis_cli.operators.prompts import screen_fence
 from artemis_cli.operators.tools import ToolCallError, validate_call
 
 from .plan import Milestone
@@ -101,7 +102,6 @@ def failure_analyzer_request_text(
     compiled_history: str, elements: str | Sequence[str], milestone: Milestone | None
 ) -> str:
     body = elements if isinstance(elements, str) else "\n".join(elements)
-    body = body.replace("</screen>", "<\\/screen>").strip()
     ms = f"{milestone.title} ({milestone.tag})" if milestone is not None else "(no milestone)"
     return "\n".join(
         [
@@ -111,9 +111,7 @@ def failure_analyzer_request_text(
             *history_block(compiled_history),
             "",
             "# CURRENT SCREEN",
-            "<screen>",
-            body or "(no elements)",
-            "</screen>",
+            *screen_fence(body.strip(), "(no elements)"),
             "",
             "Propose the recovery actions.",
         ]

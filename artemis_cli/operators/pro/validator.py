@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from artemis_cli.models.base import Model
+from artemis_cli.operators.prompts import screen_fence
 
 from .plan import Milestone
 from .prompts import VALIDATOR_SYSTEM_PROMPT, history_block
@@ -77,8 +78,7 @@ def parse_validator_reply(data: Any) -> Verdict:
 
 def _screen(evidence: Evidence) -> str:
     body = evidence if isinstance(evidence, str) else "\n".join(evidence)
-    body = body.replace("</screen>", "<\\/screen>").strip()
-    return "<screen>\n" + (body or "(nothing)") + "\n</screen>"
+    return "\n".join(screen_fence(body.strip(), "(nothing)"))
 
 
 def validator_request_text(
