@@ -31,11 +31,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from artemis_cli.bench.metrics import replay_frozen  # noqa: E402
 from artemis_cli.config.profile import Profile, load_profile  # noqa: E402
 from artemis_cli.config.task import Task  # noqa: E402
 from artemis_cli.engine.db import DataEngine  # noqa: E402
 from artemis_cli.memory.chunk_store import newest_chunks  # noqa: E402
-from artemis_cli.memory.frozen import FrozenHistory  # noqa: E402
 from artemis_cli.models.fake_gemini import FakeGeminiServer  # noqa: E402
 from artemis_cli.models.gemini import GeminiModel  # noqa: E402
 from artemis_cli.models.scripted import script_policy  # noqa: E402
@@ -93,14 +93,7 @@ def chore_script(steps: int) -> tuple[list[dict[str, Any]], int]:
 
 def compression_figures(engine: DataEngine, session_id: str) -> dict[str, Any]:
     """Chunks, eras, period paragraphs and snapshots, from the recorded F operations and rows."""
-    frozen = FrozenHistory()
-    snapshots = 0
-    for ev in engine.events(session_id, kind="ledger"):
-        if ev.payload.get("op") == "frozen" and ev.payload.get("ops"):
-            for op in json.loads(ev.payload["ops"]):
-                if op.get("op") != "checker":  # verdict annotations do not change the structure
-                    frozen.apply(op)
-                snapshots += op.get("op") == "snapshot"
+    frozen, snapshots = replay_frozen(engine, session_id)
     rows = [r for r in newest_chunks(engine, session_id) if r.status == "ready"]
     match = all(
         [int(ln.split()[2]) for ln in (r.band3 or "").splitlines() if ln.startswith("- Step ")]

@@ -35,16 +35,22 @@ def window_p50(per_step: dict[int, float], step: int, half: int = 5) -> float | 
     return percentile([v for s, v in per_step.items() if step - half <= s <= step], 50)
 
 
-def compression_figures(engine: DataEngine, session_id: str) -> dict[str, int]:
-    """Chunks, eras and snapshots from the recorded F operations (as benchmarks/long_run.py)."""
+def replay_frozen(engine: DataEngine, session_id: str) -> tuple[FrozenHistory, int]:
+    """The session's F zone rebuilt from its recorded operations, and how many snapshots it took."""
     frozen = FrozenHistory()
     snapshots = 0
     for ev in engine.events(session_id, kind="ledger"):
         if ev.payload.get("op") == "frozen" and ev.payload.get("ops"):
             for op in json.loads(ev.payload["ops"]):
-                if op.get("op") != "checker":
+                if op.get("op") != "checker":  # verdict annotations do not change the structure
                     frozen.apply(op)
                 snapshots += op.get("op") == "snapshot"
+    return frozen, snapshots
+
+
+def compression_figures(engine: DataEngine, session_id: str) -> dict[str, int]:
+    """Chunks, eras and snapshots from the recorded F operations."""
+    frozen, snapshots = replay_frozen(engine, session_id)
     return {"chunks": frozen.chunks_added, "eras": frozen.eras_made, "snapshots": snapshots}
 
 
