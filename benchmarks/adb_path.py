@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -50,15 +49,6 @@ class TimedDevice:
         return timed
 
 
-def _free_port() -> int:
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if not 5555 <= port <= 5585:
-            return port
-
-
 def _run(task: Any, device: Any, data: Path) -> tuple[int, float, float]:
     from artemis_cli.config.profile import load_profile
     from artemis_cli.engine.db import DataEngine
@@ -92,12 +82,12 @@ def main() -> int:
         return 2
     from artemis_cli.config.task import load_task
     from artemis_cli.device.adb import AdbDevice
-    from artemis_cli.sim.adbd import SimAdbd
+    from artemis_cli.sim.adbd import SimAdbd, free_port
     from artemis_cli.sim.phone import SimPhone
 
     task = load_task(Path(args.task))
     assert task.sim is not None
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "ANDROID_ADB_SERVER_PORT": str(port)}
     subprocess.run([adb, "-P", str(port), "start-server"], check=True, capture_output=True, env=env)
     per: dict[str, list[tuple[int, float, float]]] = {"inprocess": [], "adb": []}
@@ -109,7 +99,7 @@ def main() -> int:
                 phone = SimPhone(world=task.sim.world, seed=task.sim.seed, popups=task.sim.popups)
                 per["inprocess"].append(_run(task, phone, Path(tmp) / f"in{i}"))
                 phone = SimPhone(world=task.sim.world, seed=task.sim.seed, popups=task.sim.popups)
-                with SimAdbd(phone, port=_free_port()) as adbd:
+                with SimAdbd(phone, port=free_port()) as adbd:
                     subprocess.run([adb, "-P", str(port), "connect", adbd.serial], check=True,
                                    capture_output=True, env=env)
                     subprocess.run([adb, "-P", str(port), "-s", adbd.serial, "wait-for-device"], check=True,

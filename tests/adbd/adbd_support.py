@@ -8,27 +8,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
 
-from artemis_cli.sim.adbd import SimAdbd
+from artemis_cli.sim.adbd import SimAdbd, free_port
 from artemis_cli.sim.phone import SimPhone
 
 ADB = shutil.which("adb")
 needs_adb = pytest.mark.skipif(ADB is None, reason="Debian's `adb` is not installed (apt-get install adb)")
-
-
-def free_port() -> int:
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if not 5555 <= port <= 5585:
-            return port
 
 
 @dataclass

@@ -33,6 +33,16 @@ FEATURES: tuple[str, ...] = ("fixed_push_mkdir", "fixed_push_symlink_timestamp")
 EMULATOR_PORTS = range(5555, 5586)
 
 
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on ``host`` right now, outside the range adb probes as emulators."""
+    while True:
+        with socket.socket() as s:
+            s.bind((host, 0))
+            port = int(s.getsockname()[1])
+        if port not in EMULATOR_PORTS:
+            return port
+
+
 class TransportFaults:
     """Seeded transport-level faults: latency and dropped connections."""
 
