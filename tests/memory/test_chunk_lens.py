@@ -5,10 +5,10 @@ lens through the real google-genai SDK against FakeGeminiServer with a fallback 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
+from golden_files import assert_golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,11 +33,7 @@ SID = "s-lens"
 
 
 def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("ARTEMIS_UPDATE_GOLDEN") == "1":
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"missing golden {path}; run with ARTEMIS_UPDATE_GOLDEN=1"
-    assert text == path.read_text(encoding="utf-8"), f"{name} changed; review and regenerate"
+    assert_golden(GOLDEN / name, text)
 
 
 def step(n: int, **kw: object) -> StepRecord:

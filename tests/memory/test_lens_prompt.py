@@ -6,10 +6,10 @@ Regenerate the golden files with ARTEMIS_UPDATE_GOLDEN=1 and review the diff.
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 
 import pytest
+from golden_files import assert_golden
 from PIL import Image
 
 from artemis_cli.memory.lens import (
@@ -30,11 +30,7 @@ GOLDEN = Path(__file__).parent / "golden"
 
 
 def check(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("ARTEMIS_UPDATE_GOLDEN") == "1":
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"missing golden {path}; run with ARTEMIS_UPDATE_GOLDEN=1"
-    assert text == path.read_text(encoding="utf-8"), f"{name} changed; review and regenerate"
+    assert_golden(GOLDEN / name, text)
 
 
 def png() -> bytes:

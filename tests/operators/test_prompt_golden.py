@@ -7,8 +7,9 @@ deliberate: regenerate with ARTEMIS_UPDATE_GOLDEN=1 and review the diff.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+from golden_files import assert_golden
 
 from artemis_cli.operators.prompts import SYSTEM_PROMPT, format_offset, observation_text, task_message
 from artemis_cli.operators.tools import tool_declarations
@@ -21,10 +22,7 @@ GOLDEN = Path(__file__).parent / "golden"
 
 
 def check(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("ARTEMIS_UPDATE_GOLDEN"):
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8"), f"{name} changed; review and regenerate"
+    assert_golden(GOLDEN / name, text)
 
 
 def test_system_prompt_golden() -> None:

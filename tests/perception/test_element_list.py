@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from golden_files import assert_golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from perception_dumps import dump
@@ -67,12 +67,7 @@ CASES = {
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_golden_element_lists(name: str) -> None:
-    path = GOLDEN / f"{name}.txt"
-    actual = CASES[name]()
-    if os.environ.get("ARTEMIS_UPDATE_GOLDEN") == "1":
-        path.write_text(actual, encoding="utf-8")
-    assert path.exists(), f"missing golden {path}; run with ARTEMIS_UPDATE_GOLDEN=1"
-    assert actual == path.read_text(encoding="utf-8")
+    assert_golden(GOLDEN / f"{name}.txt", CASES[name]())
 
 
 def test_rules_on_hand_built_tree() -> None:

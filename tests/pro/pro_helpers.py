@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
+
+from golden_files import assert_golden
 
 from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
@@ -15,10 +16,7 @@ CHAIN = ["gemini-2.5-flash"]
 
 def check_golden(name: str, text: str) -> None:
     """Exact golden text; regenerate with ARTEMIS_UPDATE_GOLDEN=1 and review the diff."""
-    path = GOLDEN / name
-    if os.environ.get("ARTEMIS_UPDATE_GOLDEN"):
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8"), f"{name} changed; review and regenerate"
+    assert_golden(GOLDEN / name, text)
 
 
 class Replies:
