@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -39,6 +39,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("hypothesis_profile", default=None):
         return
     settings.load_profile("long" if config.getoption("long") else "ci")
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[DataEngine]:
+    """A DataEngine on a fresh data dir (tests/engine has its own, on ``data_dir``)."""
+    with DataEngine.open(tmp_path / "data") as eng:
+        yield eng
 
 
 @pytest.fixture(autouse=True)

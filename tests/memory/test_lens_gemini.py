@@ -7,8 +7,6 @@ from __future__ import annotations
 import base64
 import binascii
 import io
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -45,15 +43,6 @@ class Replies:
     def __call__(self, req: FakeRequest) -> FakeReply:
         text = self.texts.pop(0) if len(self.texts) > 1 else self.texts[0]
         return FakeReply.text(text)
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[DataEngine]:
-    eng = DataEngine.open(tmp_path / "data")
-    try:
-        yield eng
-    finally:
-        eng.close()
 
 
 @pytest.fixture

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from artemis_cli.engine import DataEngine, SessionRecord, StepRecord
 from artemis_cli.errors import SessionNotFound, UsageError
 from artemis_cli.memory.notes import NoteError, list_notes, notes_written, read_note, save_note
 from artemis_cli.memory.recall import Recall
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[DataEngine]:
-    with DataEngine.open(tmp_path / "data") as eng:
-        yield eng
 
 
 @pytest.fixture

@@ -70,12 +70,6 @@ def build_long_session(engine: DataEngine, steps: int = LONG_STEPS) -> str:
     return sid
 
 
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[DataEngine]:
-    with DataEngine.open(tmp_path / "data") as eng:
-        yield eng
-
-
 @pytest.fixture(scope="module")
 def long_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DataEngine, str]]:
     with DataEngine.open(tmp_path_factory.mktemp("long")) as eng:

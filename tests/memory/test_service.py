@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,15 +15,6 @@ from artemis_cli.errors import UsageError
 from artemis_cli.memory import LensError, LensJob, LensResult, MechanicalLens, StepMemoryService
 
 TEXT = 'Settings list; the red ring sits on the "Wi-Fi" row.'
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[DataEngine]:
-    eng = DataEngine.open(tmp_path / "data")
-    try:
-        yield eng
-    finally:
-        eng.close()
 
 
 @pytest.fixture

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from pro_helpers import check_golden
 
@@ -34,15 +31,6 @@ CHUNK_1_4 = (
     f"[Chunk 1 | {SETTINGS} | Steps 1–4 | T+00:00 → T+00:40]\n"
     "Purpose: open Settings. Done: launched Settings, scrolled to Network. Left: note \"plan\"."
 )
-
-
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[DataEngine]:
-    eng = DataEngine.open(tmp_path / "data")
-    try:
-        yield eng
-    finally:
-        eng.close()
 
 
 def _session(engine: DataEngine) -> str:
