@@ -30,18 +30,31 @@ def devices(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     out().print(table)
 
 
+#: The Gemini endpoint when neither ARTEMIS_GEMINI_BASE_URL nor the SDK's GOOGLE_GEMINI_BASE_URL is set.
+GEMINI_DEFAULT_URL = "https://generativelanguage.googleapis.com/"
+#: Problem rows printed per check (the rest are counted; ``--json`` lists them all).
+DOCTOR_MAX_LISTED = 20
+#: ``--deep`` shows a progress bar once hashing has taken this long.
+DEEP_PROGRESS_AFTER_S = 2.0
+
+
 def doctor(
     data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
+    deep: Annotated[bool, typer.Option("--deep", help="also hash every referenced blob file")] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """Check adb, attached devices, the API key and the data dir; exit 1 if something is missing."""
+    """Check adb, attached devices, the API key and the data dir (database, blobs, writable,
+    free space); exit 1 if something is missing or damaged. Reads only: never creates or
+    migrates the data dir."""
     from artemis_cli.device.select import adb_status, list_devices
+    from artemis_cli.engine.health import Finding, check_data_dir
     from artemis_cli.paths import data_dir as resolve
 
     checks: list[dict[str, Any]] = []
 
-    def add(name: str, ok: bool, detail: str, hint: str = "") -> None:
-        checks.append({"check": name, "ok": ok, "detail": detail, "hint": hint})
+    def add(name: str, ok: bool, detail: str, hint: str = "", level: str = "") -> None:
+        checks.append({"check": name, "ok": ok, "detail": detail, "hint": hint,
+                       "level": level or ("ok" if ok else "error")})
 
     status = adb_status()
     if status.adb_binary:
@@ -65,28 +78,91 @@ def doctor(
     else:
         add("API key", False, "no GEMINI_API_KEY or GOOGLE_API_KEY",
             "export GEMINI_API_KEY=… (without one, runs use the offline heuristic baseline)")
+    add("Gemini endpoint", *_gemini_endpoint())
     path = resolve(data_dir)
     try:
-        from artemis_cli.engine.db import DataEngine
-
-        engine = DataEngine.open(path)
-        problems = engine.integrity_check()
-        engine.close()
-        add("data dir", not problems, f"{path} (SQLite {'ok' if not problems else '; '.join(problems)})")
+        findings = check_data_dir(path, deep=deep, progress=None if as_json else _DeepProgress())
     except Exception as exc:  # report, never crash the doctor
-        add("data dir", False, f"{path}: {exc}", "pass --data-dir or set ARTEMIS_HOME to a writable folder")
+        findings = [Finding("data dir", "error", f"{path}: cannot check it: {exc}",
+                            "pass --data-dir or set ARTEMIS_HOME to another folder")]
+    for f in findings:
+        add(f.check, f.ok, f.detail, f.hint, f.level)
     add("simulated phone", True, "built in: --device sim")
 
     healthy = all(c["ok"] for c in checks)
     if as_json:
         print(json.dumps({"ok": healthy, "checks": checks}, indent=2))
     else:
-        for c in checks:
-            mark = "[green]✓[/]" if c["ok"] else "[red]✗[/]"
-            line = f"{mark} {c['check']}: {escape(c['detail'])}"
-            if not c["ok"] and c["hint"]:
-                line += f"\n    [dim]→ {escape(c['hint'])}[/]"
-            out().print(line)
-        missing = [c["check"] for c in checks if not c["ok"]]
-        out().print("[green]All good.[/]" if healthy else f"[yellow]Missing: {', '.join(missing)}.[/]")
+        _print_checks(checks)
+        failed = list(dict.fromkeys(c["check"] for c in checks if not c["ok"]))
+        out().print("[green]All good.[/]" if healthy else f"[yellow]Problems: {escape(', '.join(failed))}.[/]")
     raise typer.Exit(0 if healthy else 1)
+
+
+def _gemini_endpoint() -> tuple[bool, str, str]:
+    """Which server Gemini calls go to: ours, the SDK's environment override, or Google's."""
+    from urllib.parse import urlsplit
+
+    for var in ("ARTEMIS_GEMINI_BASE_URL", "GOOGLE_GEMINI_BASE_URL"):
+        url = os.environ.get(var)
+        if not url:
+            continue
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            return False, f"{var}={url!r} is not an http(s) URL", \
+                f"set it to the server's URL (e.g. http://127.0.0.1:8080), or unset it for {GEMINI_DEFAULT_URL}"
+        return True, f"{url} (from {var})", ""
+    return True, f"{GEMINI_DEFAULT_URL} (default; ARTEMIS_GEMINI_BASE_URL points runs at another server)", ""
+
+
+def _print_checks(checks: list[dict[str, Any]]) -> None:
+    """One line per row; a problem's hint once after its group (rows of a check that share it);
+    at most DOCTOR_MAX_LISTED problem rows per check."""
+    marks = {"ok": "[green]✓[/]", "warning": "[yellow]![/]", "error": "[red]✗[/]"}
+    shown: dict[str, int] = {}
+    hidden: dict[str, int] = {}
+    for i, c in enumerate(checks):
+        problem = c["level"] != "ok"
+        if problem:
+            shown[c["check"]] = shown.get(c["check"], 0) + 1
+        if problem and shown[c["check"]] > DOCTOR_MAX_LISTED:
+            hidden[c["check"]] = hidden.get(c["check"], 0) + 1
+        else:
+            out().print(f"{marks[c['level']]} {c['check']}: {escape(c['detail'])}")
+        nxt = checks[i + 1] if i + 1 < len(checks) else None
+        same_group = nxt is not None and (nxt["check"], nxt["hint"], nxt["level"]) == (c["check"], c["hint"], c["level"])
+        if problem and not same_group:
+            if hidden.get(c["check"]):
+                out().print(f"  … and {hidden.pop(c['check'])} more {c['check']} problem(s) (--json lists all)")
+            if c["hint"]:
+                out().print(f"    [dim]→ {escape(c['hint'])}[/]")
+
+
+class _DeepProgress:
+    """``--deep`` progress on a terminal's stderr, shown only once hashing has taken a while and
+    erased when it is done."""
+
+    def __init__(self) -> None:
+        import time
+
+        self._clock = time.monotonic
+        self._start = self._clock()
+        self._last = 0.0
+        self._shown = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        import sys
+
+        now = self._clock()
+        if done >= total:
+            if self._shown:
+                sys.stderr.write("\r" + " " * self._shown + "\r")
+                sys.stderr.flush()
+            return
+        if now - self._start < DEEP_PROGRESS_AFTER_S or now - self._last < 0.2 or not sys.stderr.isatty():
+            return
+        self._last = now
+        line = f"hashing blobs: {done}/{total}"
+        sys.stderr.write("\r" + line)
+        sys.stderr.flush()
+        self._shown = max(self._shown, len(line))
