@@ -34,10 +34,30 @@ Usage accounting (a documented estimate, not Google's tokenizer)
     ``thoughtsTokenCount`` the thought text (chars / 4), and ``totalTokenCount`` is their sum.
 
 Fault injection
-    ``inject(kind, count=1, model=None)`` queues faults (``"429"``, ``"500"``, ``"503"``,
-    ``"400"``, ``"timeout"``), consumed in order by matching requests (any model, or the given
-    one). A 429 carries a ``google.rpc.RetryInfo`` detail with ``retryDelay`` = ``retry_delay_s``.
-    ``"timeout"`` holds the connection for ``timeout_hold_s`` and then drops it without an answer.
+    ``inject(kind, count=1, model=None, match=None)`` queues faults, consumed in order by matching
+    requests (any model, or the given one; ``match`` narrows further, e.g. ``lambda r: bool(r.tools)``
+    for operator requests only). Transport and HTTP faults:
+
+    * ``"429"`` carries a ``google.rpc.RetryInfo`` detail with ``retryDelay`` = ``retry_delay_s``;
+      ``"500"``, ``"503"``, ``"400"`` are plain error bodies;
+    * ``"timeout"`` holds the connection for ``timeout_hold_s`` and then drops it without an answer;
+    * ``"invalid_key"``: 400 ``INVALID_ARGUMENT`` "API key not valid. Please pass a valid API key."
+      with the ``google.rpc.ErrorInfo`` (reason ``API_KEY_INVALID``) and ``LocalizedMessage``
+      details, exactly as the service answers a wrong key (also what ``expected_api_key`` answers).
+
+    Model faults: HTTP 200 answers without a usable reply, as real models produce now and then.
+    The request is validated first (a missing thought signature is still a 400) and its usage is
+    reported as for any answer (the service bills the prompt), with no candidate tokens:
+
+    * ``"malformed_function_call"``: a candidate with ``finishReason: MALFORMED_FUNCTION_CALL``,
+      no ``content`` and a ``finishMessage`` quoting the garbled call;
+    * ``"empty_candidate"``: a candidate whose ``content`` has no parts, ``finishReason: STOP``;
+    * ``"safety"``: ``finishReason: SAFETY`` with ``safetyRatings`` (one category blocked), no
+      ``content``;
+    * ``"blocked_prompt"``: no candidates; ``promptFeedback.blockReason: SAFETY`` with ratings.
+
+    A policy can produce the same shapes with ``FakeReply`` (``finish_reason``,
+    ``finish_message``, ``block_reason``, ``safety_ratings``, empty ``parts``).
 
 Robustness
     Malformed JSON or wrongly shaped bodies get a 400 error body; an exception in the policy gets
@@ -67,7 +87,18 @@ from urllib.parse import parse_qs, urlsplit
 
 IMAGE_TOKENS = 258
 MAX_BODY_BYTES = 64 * 1024 * 1024  # far above anything Artemis sends; larger bodies get a 413
-FAULT_KINDS = ("429", "500", "503", "400", "timeout")
+HTTP_FAULTS = ("429", "500", "503", "400", "timeout", "invalid_key")
+MODEL_FAULTS = ("malformed_function_call", "empty_candidate", "safety", "blocked_prompt")
+FAULT_KINDS = HTTP_FAULTS + MODEL_FAULTS
+
+INVALID_KEY_MESSAGE = "API key not valid. Please pass a valid API key."
+#: ``safetyRatings`` of a SAFETY stop: the service lists every category, the offending one blocked.
+SAFETY_RATINGS: tuple[dict[str, Any], ...] = (
+    {"category": "HARM_CATEGORY_SEXUALLY_EXPLICIT", "probability": "NEGLIGIBLE"},
+    {"category": "HARM_CATEGORY_HATE_SPEECH", "probability": "NEGLIGIBLE"},
+    {"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"},
+    {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True},
+)
 
 _CONTENT_LENGTH_RE = re.compile(r"^[0-9]{1,19}$")
 _RPC_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
@@ -179,8 +210,12 @@ class FakeReply:
     parts: list[dict[str, Any]] = field(default_factory=list)
     thought_text: str | None = None
     finish_reason: str = "STOP"
+    #: ``finishMessage`` of the candidate (the service sets it on MALFORMED_FUNCTION_CALL).
+    finish_message: str | None = None
     #: When set, the reply has no candidates and ``promptFeedback.blockReason`` is this value.
     block_reason: str | None = None
+    #: ``safetyRatings`` of the candidate (or of ``promptFeedback`` when the prompt is blocked).
+    safety_ratings: list[dict[str, Any]] | None = None
 
     @classmethod
     def call(
@@ -331,6 +366,46 @@ class _Fault:
     kind: str
     remaining: int
     model: str | None
+    match: Callable[[FakeRequest], bool] | None = None
+
+
+def model_fault_reply(kind: str, req: FakeRequest) -> FakeReply:
+    """The reply a model fault injects, in the service's shape (see the module docstring)."""
+    if kind == "malformed_function_call":
+        tool = "tap"
+        for group in req.tools:
+            decls = group.get("functionDeclarations") or group.get("function_declarations") or []
+            if decls and isinstance(decls[0], dict) and isinstance(decls[0].get("name"), str):
+                tool = decls[0]["name"]
+                break
+        return FakeReply(parts=[], finish_reason="MALFORMED_FUNCTION_CALL",
+                         finish_message=f"Malformed function call: print(default_api.{tool}(index=3, x=))")
+    if kind == "empty_candidate":
+        return FakeReply(parts=[], finish_reason="STOP")
+    if kind == "safety":
+        return FakeReply(parts=[], finish_reason="SAFETY", safety_ratings=[dict(r) for r in SAFETY_RATINGS])
+    if kind == "blocked_prompt":
+        return FakeReply(block_reason="SAFETY", safety_ratings=[dict(r) for r in SAFETY_RATINGS])
+    raise ValueError(f"not a model fault: {kind!r}")
+
+
+def invalid_key_answer() -> tuple[int, dict[str, Any]]:
+    """The service's answer to a wrong API key (HTTP 400, ErrorInfo reason API_KEY_INVALID)."""
+    return 400, _error_body(
+        400,
+        "INVALID_ARGUMENT",
+        INVALID_KEY_MESSAGE,
+        [
+            {
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": "API_KEY_INVALID",
+                "domain": "googleapis.com",
+                "metadata": {"service": "generativelanguage.googleapis.com"},
+            },
+            {"@type": "type.googleapis.com/google.rpc.LocalizedMessage", "locale": "en-US",
+             "message": INVALID_KEY_MESSAGE},
+        ],
+    )
 
 
 class FakeGeminiServer:
@@ -417,14 +492,21 @@ class FakeGeminiServer:
 
     # -- test controls --
 
-    def inject(self, kind: str, count: int = 1, model: str | None = None) -> None:
-        """Queue ``count`` faults of ``kind`` for the next matching requests."""
+    def inject(
+        self,
+        kind: str,
+        count: int = 1,
+        model: str | None = None,
+        match: Callable[[FakeRequest], bool] | None = None,
+    ) -> None:
+        """Queue ``count`` faults of ``kind`` for the next requests to ``model`` (any when None)
+        that ``match`` accepts (all when None)."""
         if kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {kind!r}; expected one of {', '.join(FAULT_KINDS)}")
         if count < 1:
             raise ValueError("count must be >= 1")
         with self._lock:
-            self._faults.append(_Fault(kind, count, model))
+            self._faults.append(_Fault(kind, count, model, match))
 
     def pending_faults(self) -> int:
         with self._lock:
@@ -440,10 +522,12 @@ class FakeGeminiServer:
 
     # -- request handling (called from handler threads) --
 
-    def _take_fault(self, model: str) -> str | None:
+    def _take_fault(self, req: FakeRequest) -> str | None:
         with self._lock:
             for fault in self._faults:
-                if fault.model is None or fault.model == model:
+                if (fault.model is None or fault.model == req.model) and (
+                    fault.match is None or fault.match(req)
+                ):
                     fault.remaining -= 1
                     if fault.remaining <= 0:
                         self._faults.remove(fault)
@@ -463,6 +547,8 @@ class FakeGeminiServer:
             return 503, _error_body(503, "UNAVAILABLE", "The model is overloaded. Please try again later.")
         if kind == "500":
             return 500, _error_body(500, "INTERNAL", "An internal error has occurred. Please retry.")
+        if kind == "invalid_key":
+            return invalid_key_answer()
         return 400, _error_body(400, "INVALID_ARGUMENT", "Request contains an invalid argument.")
 
     def _check_signatures(self, req: FakeRequest) -> str | None:
@@ -524,41 +610,51 @@ class FakeGeminiServer:
             parts.append(out)
         return parts
 
-    def handle_generate(self, req: FakeRequest) -> tuple[int, dict[str, Any]]:
-        """Decide the answer to a parsed request (after auth and faults)."""
+    def handle_generate(self, req: FakeRequest, fault: str | None = None) -> tuple[int, dict[str, Any]]:
+        """Decide the answer to a parsed request (after auth and HTTP faults); ``fault`` is a
+        model fault to answer instead of the policy's reply."""
         if self.require_thought_signatures:
             problem = self._check_signatures(req)
             if problem is not None:
                 return 400, _error_body(400, "INVALID_ARGUMENT", problem)
         try:
-            reply = self.policy(req)
+            reply = model_fault_reply(fault, req) if fault is not None else self.policy(req)
             if not isinstance(reply, FakeReply):
                 raise TypeError(f"policy returned {type(reply).__name__}, not FakeReply")
             parts = self._reply_parts(reply)
             json.dumps(parts)  # the policy's parts must be JSON
+            json.dumps(reply.safety_ratings)
         except Exception as exc:  # a broken policy is a 500, never a dead server
             return 500, _error_body(500, "INTERNAL", f"fake policy failed: {type(exc).__name__}: {exc}")
         usage = self._usage_and_register(req, parts)
         if reply.block_reason:
+            feedback: dict[str, Any] = {"blockReason": reply.block_reason}
+            if reply.safety_ratings is not None:
+                feedback["safetyRatings"] = reply.safety_ratings
             return 200, {
-                "promptFeedback": {"blockReason": reply.block_reason},
+                "promptFeedback": feedback,
                 "usageMetadata": {
                     "promptTokenCount": usage["promptTokenCount"],
                     "totalTokenCount": usage["promptTokenCount"],
                 },
                 "modelVersion": req.model,
             }
-        return 200, {
-            "candidates": [
-                {
-                    "content": {"role": "model", "parts": parts},
-                    "finishReason": reply.finish_reason,
-                    "index": 0,
-                }
-            ],
-            "usageMetadata": usage,
-            "modelVersion": req.model,
-        }
+        candidate: dict[str, Any] = {}
+        if parts:
+            candidate["content"] = {"role": "model", "parts": parts}
+        elif reply.finish_reason == "STOP":
+            candidate["content"] = {"role": "model"}  # an empty answer: content without parts
+        candidate["finishReason"] = reply.finish_reason
+        if reply.finish_message is not None:
+            candidate["finishMessage"] = reply.finish_message
+        if reply.safety_ratings is not None:
+            candidate["safetyRatings"] = reply.safety_ratings
+        candidate["index"] = 0
+        if not parts:  # the service reports no candidate tokens for an answer without parts
+            usage = {k: v for k, v in usage.items() if k not in ("candidatesTokenCount", "thoughtsTokenCount")}
+            if not usage.get("cachedContentTokenCount"):
+                usage.pop("cachedContentTokenCount", None)
+        return 200, {"candidates": [candidate], "usageMetadata": usage, "modelVersion": req.model}
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -673,10 +769,7 @@ def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
                 )
                 return
             if server.expected_api_key is not None and key != server.expected_api_key:
-                self._send(
-                    400,
-                    _error_body(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key."),
-                )
+                self._send(*invalid_key_answer())
                 return
             model, version = match.group("model"), match.group("version")
             try:
@@ -688,14 +781,16 @@ def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
                 server.requests.append(req)
                 if server.keep_requests is not None and len(server.requests) > server.keep_requests:
                     del server.requests[: len(server.requests) - server.keep_requests]
-            fault = server._take_fault(model)
+            fault = server._take_fault(req)
             req.fault = fault
             if fault == "timeout":
                 req.status = 0
                 server._released.wait(server.timeout_hold_s)
                 self.close_connection = True
                 return  # drop the connection without an answer
-            if fault is not None:
+            if fault in MODEL_FAULTS:
+                code, body = server.handle_generate(req, fault)
+            elif fault is not None:
                 code, body = server._fault_answer(fault)
             else:
                 code, body = server.handle_generate(req)

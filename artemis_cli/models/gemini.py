@@ -9,9 +9,23 @@
   ``cached_content_token_count``; missing counts read as 0.
 * Classified retries (see ``retry.py``): 429/5xx/timeouts/connection errors are retried on the
   same model with exponential backoff (a 429's ``RetryInfo.retryDelay`` wins, capped), then the
-  next model of the chain is tried; other 4xx raise ``ModelRequestError`` at once. The SDK's own
-  retries are switched off so every HTTP attempt is ours and lands in ``ModelResponse.attempts``
-  (and in ``.attempts`` of the exception raised when a call fails).
+  next model of the chain is tried; other 4xx raise ``ModelRequestError`` at once, except a
+  rejected API key (``API_KEY_INVALID`` and kin, 401), which raises ``ModelAuthError`` (a
+  configuration error, exit 2, with the fix in its hint). The SDK's own retries are switched off
+  so every HTTP attempt is ours and lands in ``ModelResponse.attempts`` (and in ``.attempts`` of
+  the exception raised when a call fails).
+* Answers without a usable reply (SPEC §9: they never crash a run) are classified, not retried
+  here — the caller decides (the operator turn retries them and walks the chain, lenses and
+  Pro agents take their own fallbacks):
+
+  - ``ModelOutputError`` (transient): ``MALFORMED_FUNCTION_CALL`` and the other "garbled output"
+    finish reasons (authoritative even when some content came with them), an empty candidate
+    (no parts with data), no candidates at all;
+  - ``ModelRefused`` (deterministic): a ``SAFETY``-like stop, or a prompt blocked by
+    ``promptFeedback.blockReason``.
+
+  The attempt is recorded with ``error_class`` = the finish reason (``EMPTY_CANDIDATE``,
+  ``NO_CANDIDATES``, ``BLOCKED_<reason>`` where there is none) and the usage the service billed.
 * The API key is never put in an error message, repr or log.
 """
 
@@ -27,7 +41,15 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from artemis_cli.errors import ModelConfigError, ModelError, ModelRequestError, ModelUnavailable
+from artemis_cli.errors import (
+    ArtemisError,
+    ModelAuthError,
+    ModelConfigError,
+    ModelOutputError,
+    ModelRefused,
+    ModelRequestError,
+    ModelUnavailable,
+)
 from artemis_cli.models.base import (
     CallAttempt,
     FunctionCall,
@@ -44,11 +66,21 @@ from artemis_cli.models.retry import (
     TIMEOUT_ERRORS,
     Failure,
     backoff_delay,
+    is_auth_failure,
     retry_delay_from_details,
 )
 
 API_KEY_ENV_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-_OK_FINISH_REASONS = {"STOP", "MAX_TOKENS", "FINISH_REASON_UNSPECIFIED"}
+#: Finish reasons of a normal end: a candidate without data under one is an EMPTY_CANDIDATE.
+_NORMAL_FINISH_REASONS = frozenset({"STOP", "FINISH_REASON_UNSPECIFIED", "UNSPECIFIED"})
+#: Policy stops: the model or the service's filters refused. Never retried.
+REFUSAL_FINISH_REASONS = frozenset(
+    {"SAFETY", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "MODEL_ARMOR"}
+)
+#: Garbled output: whatever content comes with these is not used (the service says it is broken).
+MALFORMED_FINISH_REASONS = frozenset(
+    {"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS", "MALFORMED_RESPONSE"}
+)
 
 
 # --- conversion: ours -> SDK ----------------------------------------------------------------
@@ -114,14 +146,16 @@ def to_sdk_config(request: ModelRequest) -> types.GenerateContentConfig:
 
 
 def from_sdk_part(part: types.Part) -> Part | None:
-    """An SDK part as ours; None for kinds we do not model (code execution, files...)."""
+    """An SDK part as ours; None for kinds we do not model (code execution, files...). An empty
+    text is no data: nothing to echo (Vertex AI rejects empty text parts); a signature on it is
+    kept as a signature-only part."""
     fc = part.function_call
     fr = part.function_response
     image: bytes | None = None
     if part.inline_data is not None and part.inline_data.data is not None:
         image = part.inline_data.data
     ours = Part(
-        text=part.text,
+        text=part.text or None,
         image_png=image,
         function_call=FunctionCall(name=fc.name or "", args=dict(fc.args or {}), id=fc.id) if fc else None,
         function_response=FunctionResponse(name=fr.name or "", response=dict(fr.response or {}), id=fr.id)
@@ -130,12 +164,13 @@ def from_sdk_part(part: types.Part) -> Part | None:
         thought=bool(part.thought),
         thought_signature=part.thought_signature,
     )
-    has_data = any(
-        v is not None for v in (ours.text, ours.image_png, ours.function_call, ours.function_response)
-    )
-    if not has_data and ours.thought_signature is None:
+    if not has_data(ours) and ours.thought_signature is None:
         return None
     return ours
+
+
+def has_data(part: Part) -> bool:
+    return any(v is not None for v in (part.text, part.image_png, part.function_call, part.function_response))
 
 
 def usage_from_sdk(meta: types.GenerateContentResponseUsageMetadata | None) -> Usage:
@@ -156,31 +191,55 @@ def _enum_name(value: Any) -> str:
 
 
 def message_from_response(response: types.GenerateContentResponse) -> Message:
-    """The first candidate's content as our Message; ModelRequestError when there is none."""
+    """The first candidate's content as our Message.
+
+    Raises ``ModelRefused`` for a blocked prompt or a policy stop, ``ModelOutputError`` for a
+    garbled or empty answer (see the module docstring); ``.reason`` is the recorded error class.
+    """
     candidates = response.candidates or []
     if not candidates:
         feedback = response.prompt_feedback
         reason = _enum_name(feedback.block_reason) if feedback is not None and feedback.block_reason else None
         detail = (
-            f" ({feedback.block_reason_message})"
+            f": {feedback.block_reason_message}"
             if feedback is not None and feedback.block_reason_message
             else ""
         )
         if reason:
-            raise ModelRequestError(f"Gemini blocked the prompt: block reason {reason}{detail}")
-        raise ModelRequestError("Gemini returned no candidates")
+            raise ModelRefused(f"the model refused: the prompt was blocked (block reason {reason}{detail})",
+                               reason=f"BLOCKED_{reason}")
+        raise ModelOutputError("Gemini returned no candidates", reason="NO_CANDIDATES")
     candidate = candidates[0]
     finish = _enum_name(candidate.finish_reason)
+    if finish in REFUSAL_FINISH_REASONS:
+        blocked = [_enum_name(r.category) for r in candidate.safety_ratings or [] if r.blocked]
+        what = f" ({', '.join(blocked)})" if blocked else ""
+        raise ModelRefused(f"the model refused: finish reason {finish}{what}", reason=finish)
+    if finish in MALFORMED_FINISH_REASONS:
+        # finish_message: google-genai drops the Gemini API's ``finishMessage`` today
+        # (googleapis/python-genai#1789); kept for when it passes it through
+        raise ModelOutputError(f"Gemini returned a malformed reply (finish reason {finish})", reason=finish,
+                               finish_message=candidate.finish_message)
     parts: list[Part] = []
     if candidate.content is not None:
         for sdk_part in candidate.content.parts or []:
             ours = from_sdk_part(sdk_part)
             if ours is not None:
                 parts.append(ours)
-    if not parts:
-        extra = f": {candidate.finish_message}" if candidate.finish_message else ""
-        raise ModelRequestError(f"Gemini returned an empty candidate (finish reason {finish}){extra}")
+    if not any(has_data(p) for p in parts):
+        raise ModelOutputError(
+            f"Gemini returned an empty candidate (finish reason {finish})",
+            reason="EMPTY_CANDIDATE" if finish in _NORMAL_FINISH_REASONS else finish,
+            finish_message=candidate.finish_message,
+        )
     return Message(role="model", parts=parts)
+
+
+def _key_source(explicit: str | None) -> str:
+    """Where the API key came from, for the hint when the service rejects it."""
+    if explicit:
+        return "the key passed to GeminiModel"
+    return next((var for var in API_KEY_ENV_VARS if os.environ.get(var)), API_KEY_ENV_VARS[0])
 
 
 # --- the model ------------------------------------------------------------------------------
@@ -233,6 +292,7 @@ class GeminiModel:
         self._sleep = sleep
         key = resolve_api_key(api_key)
         self._secrets = (key,)
+        self._key_source = _key_source(api_key)
         http_options = types.HttpOptions(
             base_url=base_url,
             timeout=max(1, round(self.timeout_s * 1000)),
@@ -259,6 +319,11 @@ class GeminiModel:
 
     # -- helpers --
 
+    def _key_hint(self) -> str:
+        source = "" if self._key_source == API_KEY_ENV_VARS[0] else f" (the rejected key came from {self._key_source})"
+        return (f"set a valid GEMINI_API_KEY{source}; create one at https://aistudio.google.com/apikey, "
+                "or use --model heuristic to run offline")
+
     def _scrub(self, text: str) -> str:
         for secret in self._secrets:
             if secret:
@@ -271,11 +336,13 @@ class GeminiModel:
             status = exc.status or ""
             message = self._scrub(str(exc.message or "")).strip()
             description = self._scrub(f"HTTP {code} {status}".strip() + (f": {message}" if message else ""))
+            auth = is_auth_failure(code, exc.details)
             return Failure(
-                retryable=code in RETRYABLE_STATUS,
-                error_class=f"http_{code}",
+                retryable=code in RETRYABLE_STATUS and not auth,
+                error_class="api_key_rejected" if auth else f"http_{code}",
                 description=description,
                 retry_delay_s=retry_delay_from_details(exc.details) if code == 429 else None,
+                auth=auth,
             )
         if isinstance(exc, TIMEOUT_ERRORS):
             return Failure(True, "timeout", f"timed out after {self.timeout_s:g}s ({type(exc).__name__})")
@@ -286,7 +353,7 @@ class GeminiModel:
         return Failure(False, "invalid_request", self._scrub(f"{type(exc).__name__}: {exc}"))
 
     @staticmethod
-    def _raise(error: ModelError, attempts: list[CallAttempt]) -> NoReturn:
+    def _raise(error: ArtemisError, attempts: list[CallAttempt]) -> NoReturn:
         error.attempts = list(attempts)  # type: ignore[attr-defined]
         raise error from None
 
@@ -314,6 +381,14 @@ class GeminiModel:
                     latency = (time.monotonic() - t0) * 1000
                     failure = self._classify(exc)
                     attempts.append(CallAttempt(model, "error", failure.error_class, latency))
+                    if failure.auth:
+                        self._raise(
+                            ModelAuthError(
+                                f"Gemini rejected the API key ({failure.description})",
+                                hint=self._key_hint(),
+                            ),
+                            attempts,
+                        )
                     if not failure.retryable:
                         self._raise(
                             ModelRequestError(
@@ -336,9 +411,13 @@ class GeminiModel:
                 usage = usage_from_sdk(response.usage_metadata)
                 try:
                     message = message_from_response(response)
-                except ModelRequestError as exc:
-                    attempts.append(CallAttempt(model, "error", "empty_response", latency, usage))
-                    self._raise(ModelRequestError(f"{exc} (model {model})"), attempts)
+                except ModelOutputError as exc:
+                    attempts.append(CallAttempt(model, "error", exc.reason, latency, usage))
+                    self._raise(ModelOutputError(f"{exc} (model {model})", reason=exc.reason,
+                                                 finish_message=exc.finish_message), attempts)
+                except ModelRefused as exc:
+                    attempts.append(CallAttempt(model, "error", exc.reason, latency, usage))
+                    self._raise(ModelRefused(f"{exc} (model {model})", reason=exc.reason), attempts)
                 attempts.append(CallAttempt(model, "ok", None, latency, usage))
                 return ModelResponse(
                     message=message,

@@ -2,7 +2,8 @@
 
 Retryable: HTTP 408/429/500/502/503/504, timeouts and connection failures. Everything else the
 service rejects (400, 401, 403, 404, other 4xx) is a request error: never retried and never
-retried into a weaker model.
+retried into a weaker model. Among those, a rejected API key (``google.rpc.ErrorInfo`` reason
+``API_KEY_*``, or 401) is a configuration error (``auth``): the user must fix the key.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class Failure:
     error_class: str  # http_429, http_503, timeout, connection, ...
     description: str  # one line, safe to show (never contains credentials)
     retry_delay_s: float | None = None  # server-requested delay (RetryInfo), if any
+    auth: bool = False  # the credentials were rejected: a configuration error, not a request error
 
 
 def parse_duration_s(value: Any) -> float | None:
@@ -60,18 +62,39 @@ def parse_duration_s(value: Any) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def retry_delay_from_details(details: Any) -> float | None:
-    """The ``retryDelay`` of a ``google.rpc.RetryInfo`` entry in an error body, if present."""
+def _detail_entries(details: Any) -> list[dict[str, Any]]:
+    """The ``error.details`` entries of an error body (the SDK's ``APIError.details``)."""
     if not isinstance(details, dict):
-        return None
+        return []
     error = details.get("error", details)
     entries = error.get("details") if isinstance(error, dict) else None
     if not isinstance(entries, list):
-        return None
-    for entry in entries:
-        if isinstance(entry, dict) and str(entry.get("@type", "")).endswith("google.rpc.RetryInfo"):
+        return []
+    return [e for e in entries if isinstance(e, dict)]
+
+
+def retry_delay_from_details(details: Any) -> float | None:
+    """The ``retryDelay`` of a ``google.rpc.RetryInfo`` entry in an error body, if present."""
+    for entry in _detail_entries(details):
+        if str(entry.get("@type", "")).endswith("google.rpc.RetryInfo"):
             return parse_duration_s(entry.get("retryDelay"))
     return None
+
+
+def error_reasons(details: Any) -> list[str]:
+    """The ``reason`` of every ``google.rpc.ErrorInfo`` entry in an error body (e.g.
+    ``API_KEY_INVALID``)."""
+    return [
+        str(entry.get("reason"))
+        for entry in _detail_entries(details)
+        if str(entry.get("@type", "")).endswith("google.rpc.ErrorInfo") and entry.get("reason")
+    ]
+
+
+def is_auth_failure(code: int, details: Any) -> bool:
+    """Whether an HTTP error says the credentials are bad: an ``API_KEY_*`` ErrorInfo reason
+    (the service answers a wrong key with 400 INVALID_ARGUMENT + ``API_KEY_INVALID``), or 401."""
+    return code == 401 or any(r.startswith("API_KEY_") for r in error_reasons(details))
 
 
 def backoff_delay(

@@ -18,7 +18,14 @@ from artemis_cli.device.protocol import Device
 from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import EventRecord, LlmCallRecord
-from artemis_cli.errors import DeviceOffline, ModelError, ModelUnavailable
+from artemis_cli.errors import (
+    DeviceOffline,
+    ModelAuthError,
+    ModelError,
+    ModelOutputError,
+    ModelRefused,
+    ModelUnavailable,
+)
 from artemis_cli.memory.ledger import LedgerDecision, Tail, TokenMeter, TranscriptLedger
 from artemis_cli.memory.restore import LEDGER_EVENT, entry_from_step
 from artemis_cli.memory.similarity import repeated_action, similar_step
@@ -29,7 +36,7 @@ from artemis_cli.operators.memory_tools import MemoryTools
 from artemis_cli.operators.observe import Observation, observe
 from artemis_cli.operators.prompts import observation_text
 from artemis_cli.operators.recording import StepWriter
-from artemis_cli.operators.turn import TurnResult, ordered_responses, run_turn
+from artemis_cli.operators.turn import Generate, TurnResult, ordered_responses, run_turn
 
 __all__ = ["FlashLoop", "LoopOutcome", "StepReport"]
 
@@ -56,7 +63,10 @@ class LoopOutcome:
     finished: bool = False
     model_success: bool | None = None
     answer: str = ""
-    stop_reason: str = "max_steps"  # finished | max_steps | device_offline | model_unavailable | model_error
+    #: finished | max_steps | device_offline | model_unavailable | model_error (a 4xx) |
+    #: model_no_action (every model of the chain answered with nothing usable) | model_refused
+    #: (a SAFETY stop, a blocked prompt) | model_config (the API key was rejected)
+    stop_reason: str = "max_steps"
     stop_message: str = ""
     final: Observation | None = None
     prompt_tokens: int = 0
@@ -121,14 +131,32 @@ class FlashLoop:
         if self.real_time:
             time.sleep(seconds)
 
-    def _generate(self, step: int) -> Callable[[ModelRequest], ModelResponse]:
+    def _chain(self) -> list[Model]:
+        """The operator model, then one model per later entry of its fallback chain (a model
+        without a chain is its own chain): the turn moves along it when a model keeps giving
+        no usable action (``operators.turn``)."""
+        chain = getattr(self.model, "chain", None)
+        with_chain = getattr(self.model, "with_chain", None)
+        if not isinstance(chain, list) or len(chain) < 2 or with_chain is None:
+            return [self.model]
+        return [self.model, *(with_chain(chain[i:]) for i in range(1, len(chain)))]
+
+    def _generate(self, step: int, model: Model | None = None) -> Generate:
+        model = model or self.model
+
         def generate(request: ModelRequest) -> ModelResponse:
             try:
-                response = self.model.generate(request)
-            except ModelError as exc:
+                response = model.generate(request)
+            except (ModelError, ModelAuthError) as exc:
                 for attempt in getattr(exc, "attempts", []) or []:
                     self._record_call(step, request, attempt.model, attempt.usage, attempt.latency_ms,
                                       attempt.status, attempt.error_class)
+                if isinstance(exc, ModelOutputError):  # the turn asks again (or the next model)
+                    attempts = getattr(exc, "attempts", None) or []
+                    name = attempts[-1].model if attempts else model.name
+                    self._event(step, "model_fault", {"model": name, "reason": exc.reason})
+                    if self.on_notice:
+                        self.on_notice(f"{name} gave no usable reply ({exc.reason})")
                 raise
             if response.attempts:
                 for attempt in response.attempts:
@@ -275,12 +303,13 @@ class FlashLoop:
             def build(msgs: list[Message], tail: Tail = tail) -> ModelRequest:
                 return self.ledger.request(tail, msgs)
 
+            chain = self._chain()
             try:
                 turn = run_turn(build, self._generate(number), obs, packages=self.packages,
-                                memory=self.memory.handler(number))
-            except ModelError as exc:
-                out.stop_reason = "model_unavailable" if isinstance(exc, ModelUnavailable) else "model_error"
-                out.stop_message = str(exc)
+                                memory=self.memory.handler(number),
+                                fallbacks=[self._generate(number, m) for m in chain[1:]])
+            except (ModelError, ModelAuthError) as exc:
+                out.stop_reason, out.stop_message = _model_stop(exc)
                 self._event(number, "model_error", {"error": type(exc).__name__, "message": str(exc)})
                 out.final = obs
                 return out
@@ -385,3 +414,15 @@ class FlashLoop:
             )
         )
 
+
+def _model_stop(exc: Exception) -> tuple[str, str]:
+    """(stop reason, message) of a model failure that ends the run."""
+    if isinstance(exc, ModelAuthError):  # the user must fix the key: say how
+        return "model_config", f"{exc}; {exc.hint}" if exc.hint else str(exc)
+    if isinstance(exc, ModelUnavailable):
+        return "model_unavailable", str(exc)
+    if isinstance(exc, ModelRefused):
+        return "model_refused", str(exc)
+    if isinstance(exc, ModelOutputError):
+        return "model_no_action", str(exc)
+    return "model_error", str(exc)

@@ -2,22 +2,42 @@
 
 Memory tools are pre-decision: they are answered inside the turn and the model is called again.
 Malformed calls (unknown tool, bad arguments, an index that does not exist, two actions at once)
-are answered with an error the model can correct. A turn that produces no valid action within
-``max_calls`` model calls ends without an action; the step records that as an error.
+are answered with an error the model can correct; a reply without a tool call gets a corrective
+user text. The model's reply stays in the turn unchanged (thought signatures are echoed).
+
+A reply with nothing to answer (``ModelOutputError``: ``MALFORMED_FUNCTION_CALL``, an empty
+candidate) is retried with the identical request: there is no model content to put in the
+transcript (an empty model turn is invalid, a made-up one would be a lie), so nothing is added.
+The prompt stays byte-stable, and the attempts re-render to the same recorded hash
+(``memory.turn_check`` counts a repeated request once), so resume and ``sessions prompt`` keep
+matching.
+
+Every reply without a usable action counts against the answering model: after
+``MAX_CORRECTIVE_RETRIES`` corrective retries the turn goes on with the next model of the
+fallback chain (``fallbacks``). When the last model has used up its retries, a reply with
+nothing in it ends the run (``ModelOutputError``, exit 1, naming the finish reason); replies
+with content keep being corrected until ``max_calls`` replies, after which the turn ends without
+an action and the step records that as an error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from artemis_cli.errors import ModelOutputError
 from artemis_cli.models.base import FunctionResponse, Message, ModelRequest, ModelResponse, Part
 from artemis_cli.operators.act import PlannedAction, plan_action
 from artemis_cli.operators.observe import Observation
 from artemis_cli.operators.tools import ToolCall, ToolCallError, validate_call
 
 MemoryHandler = Callable[[ToolCall], dict[str, Any]]
+Generate = Callable[[ModelRequest], ModelResponse]
+
+#: Corrective retries one model gets within a turn after replies without a usable action
+#: (malformed or empty answers, no tool call, invalid calls); then the next model of the chain.
+MAX_CORRECTIVE_RETRIES = 2
 
 
 @dataclass
@@ -29,14 +49,18 @@ class TurnResult:
     problems: list[str] = field(default_factory=list)
     #: Replies to memory calls made in the same message as the action; sent with its result.
     pending_replies: list[FunctionResponse] = field(default_factory=list)
+    #: Text any call of this turn meant to type into a password field (the action's and any
+    #: rejected call's): never recorded; the step writer redacts it from the stored turn.
+    secrets: list[str] = field(default_factory=list)
 
     @property
     def thought(self) -> str:
-        texts: list[str] = []
-        for m in self.messages:
-            if m.role == "model":
-                texts.extend(p.text for p in m.parts if p.text)
-        return "\n".join(texts)
+        return model_text(self.messages)
+
+
+def model_text(messages: list[Message]) -> str:
+    """The model's text parts, one per line."""
+    return "\n".join(p.text for m in messages if m.role == "model" for p in m.parts if p.text)
 
 
 def not_available(call: ToolCall) -> dict[str, Any]:
@@ -51,15 +75,45 @@ def run_turn(
     packages: Callable[[], list[str]],
     memory: MemoryHandler = not_available,
     max_calls: int = 6,
+    fallbacks: Sequence[Generate] = (),
 ) -> TurnResult:
+    """Call ``generate`` (then each of ``fallbacks`` in turn, see the module docstring) until
+    one valid action; ``max_calls`` bounds the replies with content."""
     result = TurnResult(action=None, call=None)
-    for _ in range(max_calls):
-        response = generate(build_request(result.messages))
+    chain = [generate, *fallbacks]
+    current = 0  # the model of the chain answering now
+    faults = 0  # its replies without a usable action in this turn
+    failed = 0  # such replies in this turn, every model
+    answered = 0  # replies with content
+    tried: list[str] = []
+    while answered < max_calls:
+        if faults > MAX_CORRECTIVE_RETRIES and current + 1 < len(chain):
+            result.problems.append(f"no usable action from {tried[-1]} after {faults} replies; next model of the chain")
+            current, faults = current + 1, 0
+        try:
+            response = chain[current](build_request(result.messages))
+        except ModelOutputError as exc:
+            attempts = getattr(exc, "attempts", None) or []
+            model = attempts[-1].model if attempts else f"model {current + 1} of the chain"
+            _note_model(tried, model)
+            faults, failed = faults + 1, failed + 1
+            result.problems.append(f"{exc.reason} from {model}")
+            if faults > MAX_CORRECTIVE_RETRIES and current + 1 >= len(chain):
+                what = _REASON_TEXT.get(exc.reason, f"finish reason {exc.reason}")
+                raise ModelOutputError(
+                    f"the model gave no usable action after {failed} attempts ({what}; tried {', '.join(tried)})",
+                    reason=exc.reason,
+                    finish_message=exc.finish_message,
+                ) from None
+            continue  # the identical request again: nothing came back to put in the transcript
+        answered += 1
+        _note_model(tried, response.model)
         result.responses.append(response)
         message = response.message
         result.messages.append(message)
         calls = message.function_calls()
         if not calls:
+            faults, failed = faults + 1, failed + 1
             result.problems.append("no tool call")
             result.messages.append(
                 Message("user", [Part(text="Call exactly one action tool (or finish) to continue.")])
@@ -81,6 +135,8 @@ def run_turn(
             try:
                 tc = validate_call(fc)
                 planned = plan_action(tc, obs, packages() if tc.name == "launch_app" else None) if tc.is_action else None
+                if planned is not None and planned.secret:
+                    result.secrets.append(planned.secret)
                 valid.append((tc, planned))
             except ToolCallError as exc:
                 errors += 1
@@ -111,10 +167,20 @@ def run_turn(
                 replies.append(answer(tc))
         if errors:
             result.problems.append("invalid tool call")
+        if errors or actions:  # a memory-only round is pre-decision work, not a fault
+            faults, failed = faults + 1, failed + 1
         parts = [Part(function_response=r) for r in ordered_responses(calls, replies)]
         parts += [Part(image_png=img) for img in images]
         result.messages.append(Message("user", parts))
     return result
+
+
+_REASON_TEXT = {"EMPTY_CANDIDATE": "empty candidates", "NO_CANDIDATES": "no candidates"}
+
+
+def _note_model(tried: list[str], model: str) -> None:
+    if model not in tried:
+        tried.append(model)
 
 
 def ordered_responses(calls: list[Any], replies: list[FunctionResponse]) -> list[FunctionResponse]:

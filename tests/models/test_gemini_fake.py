@@ -8,7 +8,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from artemis_cli.errors import ModelConfigError, ModelRequestError, ModelUnavailable
+from artemis_cli.errors import (
+    ModelAuthError,
+    ModelConfigError,
+    ModelOutputError,
+    ModelRefused,
+    ModelRequestError,
+    ModelUnavailable,
+)
 from artemis_cli.models.base import (
     FunctionResponse,
     Message,
@@ -319,9 +326,9 @@ def test_connection_refused_is_retryable() -> None:
     assert [a.error_class for a in info.value.attempts] == ["connection", "connection"]  # type: ignore[attr-defined]
 
 
-def test_blocked_prompt_is_a_request_error(server: FakeGeminiServer) -> None:
+def test_blocked_prompt_is_a_refusal(server: FakeGeminiServer) -> None:
     server.policy = lambda req: FakeReply(block_reason="SAFETY")
-    with pytest.raises(ModelRequestError) as info:
+    with pytest.raises(ModelRefused) as info:
         make_model(server).generate(first_request())
     assert "SAFETY" in str(info.value)
     assert len(server.requests) == 1
@@ -329,7 +336,7 @@ def test_blocked_prompt_is_a_request_error(server: FakeGeminiServer) -> None:
 
 def test_empty_candidate_reports_finish_reason(server: FakeGeminiServer) -> None:
     server.policy = lambda req: FakeReply(parts=[], finish_reason="MALFORMED_FUNCTION_CALL")
-    with pytest.raises(ModelRequestError) as info:
+    with pytest.raises(ModelOutputError) as info:
         make_model(server).generate(first_request())
     assert "MALFORMED_FUNCTION_CALL" in str(info.value)
 
@@ -356,7 +363,7 @@ def test_api_key_from_environment(var: str, monkeypatch: pytest.MonkeyPatch) -> 
 def test_wrong_key_is_rejected_without_fallback() -> None:
     with FakeGeminiServer(tap_then_done, expected_api_key="other") as srv:
         model = make_model(srv)
-        with pytest.raises(ModelRequestError):
+        with pytest.raises(ModelAuthError):
             model.generate(first_request())
         assert [r for r in srv.requests] == []  # rejected before the body is read as a request
 
