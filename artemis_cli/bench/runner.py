@@ -81,7 +81,8 @@ class BenchConfig:
 
 def _device(task: Task) -> SimPhone:
     sim = task.sim or SimOptions()
-    return SimPhone(world=sim.world, seed=sim.seed, popups=sim.popups, faults=sim.faults)
+    return SimPhone(world=sim.world, seed=sim.seed, popups=sim.popups, faults=sim.faults,
+                    shop_password_env=sim.shop_password_env)
 
 
 def run_pair(task: Task, mode: str, profile: Profile, model_kind: str, data_dir: Path,

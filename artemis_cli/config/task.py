@@ -13,6 +13,7 @@ success:                        # checked after the run, never shown to the mode
 inject: [{at_step: 5, text: Use the quick settings panel instead}]
 reference: [...]                # see below
 sim: {world: default, seed: 0, popups: true, faults: null}   # faults e.g. "drop:0.1,garbage_xml:0.2": artemis_cli/sim/faults.py
+                                # shop_password_env: NAME — the Shop's password is $NAME (default artemis123)
 tags: [settings]
 description: free text
 ```
@@ -66,6 +67,7 @@ from .yaml_source import load_yaml_file
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _PACKAGE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def _int_as_text(value: Any) -> Any:
@@ -89,6 +91,12 @@ def _check_package(value: str) -> str:
     return value
 
 
+def _check_env_name(value: str) -> str:
+    if not _ENV_NAME.match(value):
+        raise fail(f"must be an environment variable name such as SHOP_PASSWORD (got {value!r})")
+    return value
+
+
 def _check_point(value: Any) -> Any:
     if not (isinstance(value, list | tuple) and len(value) == 2):
         raise fail(f"must be a point [x, y] (got {show(value)})")
@@ -107,6 +115,7 @@ Text = Annotated[str, BeforeValidator(_int_as_text)]
 Label = Annotated[str, BeforeValidator(_int_as_text), AfterValidator(_check_not_blank)]
 Slug = Annotated[str, AfterValidator(_check_slug)]
 Package = Annotated[str, AfterValidator(_check_package)]
+EnvName = Annotated[str, AfterValidator(_check_env_name)]
 Coordinate = Annotated[int, Strict(), Field(ge=0)]
 Point = Annotated[tuple[Coordinate, Coordinate], Field(strict=False), BeforeValidator(_check_point)]
 Direction = Literal["up", "down", "left", "right"]
@@ -328,6 +337,9 @@ class SimOptions(StrictModel):
     seed: Int = Field(default=0, ge=0)
     popups: Annotated[bool, Strict()] = True
     faults: NonEmpty | None = None
+    #: The variable holding the Shop's password: the task (and so the session) names it, never
+    #: holds it, like every secret (SPEC §5 invariant 5).
+    shop_password_env: EnvName | None = None
 
 
 class Task(StrictModel):

@@ -2,13 +2,14 @@
 
 The step's ``meta`` keeps what the transcript needs to rebuild this turn exactly (the tail text
 that opened it, the answers it opened with and closed with, the model's messages with their
-thought signatures) — with any typed password redacted, never stored.
+thought signatures) — with any typed password redacted, never stored (``redact_turn``).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from artemis_cli.engine.clock import now_iso
@@ -18,10 +19,10 @@ from artemis_cli.memory.lens import LensJob
 from artemis_cli.memory.recall import Recall
 from artemis_cli.memory.service import StepMemoryService
 from artemis_cli.memory.similarity import SCAN_STEPS
-from artemis_cli.models.base import FunctionResponse
+from artemis_cli.models.base import FunctionCall, FunctionResponse, Message, Part
 from artemis_cli.operators.act import REDACTED, ActionResult, PlannedAction
 from artemis_cli.operators.observe import Observation
-from artemis_cli.operators.turn import TurnResult
+from artemis_cli.operators.turn import TurnResult, model_text
 from artemis_cli.perception.dhash import hamming
 
 
@@ -30,6 +31,62 @@ def action_key(action_type: str, args: dict[str, Any] | None, target: dict[str, 
     t = target or {}
     sem = (t.get("resource_id"), t.get("text"), t.get("content_desc"), t.get("class_name"))
     return json.dumps([action_type, args or {}, sem], sort_keys=True, ensure_ascii=False)
+
+
+#: The tool whose arguments carry typed text (``args["text"]``).
+TYPING_TOOL = "type_text"
+
+
+def _scrub(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def _redact_part(part: Part, secrets: list[str]) -> Part:
+    text = _scrub(part.text, secrets) if part.text is not None else None
+    call = part.function_call
+    if call is not None and call.name == TYPING_TOOL and isinstance(call.args.get("text"), str):
+        typed = _scrub(call.args["text"], secrets)
+        if typed != call.args["text"]:
+            call = FunctionCall(call.name, {**call.args, "text": typed}, call.id)
+    if text == part.text and call is part.function_call:
+        return part
+    return replace(part, text=text, function_call=call)  # thought flag and signature bytes kept
+
+
+def redact_turn(messages: list[Message], secrets: Iterable[str]) -> list[Message]:
+    """The turn with what it typed into password fields redacted — by structure, never by bytes.
+
+    Only strings the model wrote as text are rewritten: the ``text`` argument of its
+    ``type_text`` calls, and its own text parts (thoughts and prose, which may name what it is
+    about to type). Everything else is kept exactly: thought signatures (opaque bytes, base64 only
+    once serialised: a secret such as ``A`` occurs in most of them), every other argument (numbers,
+    booleans, keys: a secret ``7`` or ``true`` must not turn ``{"index": 7}`` into invalid JSON),
+    function responses and images. A blind replace over the serialised JSON corrupted exactly
+    those, and the turn could no longer be read back (resume, ``sessions prompt``).
+
+    Live and stored transcripts are one: the loop commits ``entry_from_step(stored)`` to its ledger,
+    so from the next turn on the model sees its password call redacted, exactly as a rebuild from
+    the DataEngine shows it, and every later request re-renders to its recorded hash. Editing the
+    arguments of a call that carries a thought signature is safe there because the service checks
+    signatures only on the *current* turn (the contents after the last user content with text,
+    https://ai.google.dev/gemini-api/docs/thought-signatures; ``FakeGeminiServer`` checks the same),
+    and a committed step is never in the current turn again: every later request opens a turn with
+    the next observation. The signature itself is echoed unchanged. The current turn is never
+    edited (its calls are validated; the action call ending the turn is in none of its requests).
+    The one exception this cannot avoid: a secret an *earlier* call of the same turn already sent
+    (a rejected password call, or the model naming the text before typing it) reached that turn's
+    later requests unredacted; it is stored redacted all the same (SPEC §5 invariant 5 wins), so
+    those in-turn requests no longer re-render to their recorded hashes.
+    """
+    ordered = sorted({s for s in secrets if s}, key=len, reverse=True)  # "ab" before "a"
+    if not ordered:
+        return list(messages)
+    return [
+        Message(m.role, [_redact_part(p, ordered) for p in m.parts]) if m.role == "model" else m
+        for m in messages
+    ]
 
 
 def responses_to_dicts(responses: list[FunctionResponse]) -> list[dict[str, Any]]:
@@ -85,14 +142,10 @@ class StepWriter:
         milestone: str | None = None,
         events: list[EventRecord] | None = None,
     ) -> StepRecord:
-        messages = [m.to_dict() for m in turn.messages]
-        thought = turn.thought
-        if action.secret:  # text typed into a password field is never stored (SPEC §5.5)
-            raw = json.dumps(messages, ensure_ascii=False).replace(
-                json.dumps(action.secret, ensure_ascii=False)[1:-1], REDACTED
-            )
-            messages = json.loads(raw)
-            thought = thought.replace(action.secret, REDACTED)
+        # text typed into a password field is never stored (SPEC §5 invariant 5)
+        turn_messages = redact_turn(turn.messages, [*turn.secrets, action.secret or ""])
+        messages = [m.to_dict() for m in turn_messages]
+        thought = model_text(turn_messages)
         after = post if post is not None else pre
         blobs: dict[str, tuple[bytes, str]] = {
             "pre_screenshot": (pre.png, "screenshot"),

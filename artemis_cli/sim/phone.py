@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import OrderedDict
 from typing import Any
 
@@ -33,7 +34,20 @@ class SimPhone:
     """A deterministic virtual phone: same world, seed and actions give byte-identical screens."""
 
     def __init__(self, world: str = "default", seed: int = 0, width: int = 1080, height: int = 2400,
-                 faults: str | None = None, popups: bool = True) -> None:
+                 faults: str | None = None, popups: bool = True, shop_password: str | None = None,
+                 shop_password_env: str | None = None) -> None:
+        """``shop_password`` replaces the Shop's demo password; ``shop_password_env`` names the
+        environment variable holding it (the task option: a session stores the name, never the
+        password, SPEC §5 invariant 5)."""
+        if shop_password_env is not None:
+            if shop_password is not None:
+                raise UsageError("give the sim's shop password or the variable holding it, not both")
+            shop_password = os.environ.get(shop_password_env)
+            if not shop_password:
+                raise UsageError(f"the sim's shop password comes from ${shop_password_env}, which is not set",
+                                 hint=f"export {shop_password_env}=<password> (the task's sim.shop_password_env)")
+        if shop_password is not None and not shop_password:
+            raise UsageError("the sim's shop password must not be empty")
         if world not in WORLDS:
             raise UsageError(f"unknown sim world {world!r}", hint=f"worlds: {', '.join(sorted(WORLDS))}")
         if not (200 <= width <= 4000 and 300 <= height <= 6000):
@@ -49,7 +63,8 @@ class SimPhone:
         spec = parse_faults(faults)
         self.faults = FaultInjector(spec, seed)
         self.popups = PopupSchedule(seed, enabled=popups, storm=spec.popup_storm and popups)
-        ctx = AppContext(width, height, seed, self.opts, self.settings, self.clock, self._launch_from_app)
+        ctx = AppContext(width, height, seed, self.opts, self.settings, self.clock, self._launch_from_app,
+                         shop_password=shop_password)
         self.apps: dict[str, App] = wd.create_apps(ctx)
         self.foreground = LAUNCHER
         self.popup_visible = False

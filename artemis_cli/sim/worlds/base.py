@@ -21,6 +21,7 @@ class AppContext:
     settings: SettingsStore
     clock: VirtualClock
     launch: Callable[[str], None]
+    shop_password: str | None = None  # None: the Shop's demo password (worlds/shop.py)
 
 
 class App:

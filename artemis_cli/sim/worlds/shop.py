@@ -76,7 +76,8 @@ class ShopApp(App):
 
     # -- actions ------------------------------------------------------------------------------
     def login(self) -> None:
-        if self.field("username").strip() == USERNAME and self.field("password") == PASSWORD:
+        password = self.ctx.shop_password if self.ctx.shop_password is not None else PASSWORD
+        if self.field("username").strip() == USERNAME and self.field("password") == password:
             self.user, self.error, self.screen = USERNAME, "", "catalogue"
             self.set_fields(username="", password="")
         else:
