@@ -44,6 +44,16 @@ class SessionNotFound(UsageError):
     pass
 
 
+class OutputError(UsageError):
+    """A file a command was asked to write (``-o``/``--out``) cannot be written: its directory
+    cannot be created, it is a directory, permission denied, no space left on the device."""
+
+    def __init__(self, path: str, reason: str, *, hint: str | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot write {path}: {reason}", hint=hint)
+
+
 # --- device (exit 3) ----------------------------------------------------------------------
 
 
@@ -98,3 +108,61 @@ class ModelRequestError(ModelError):
 
 class ModelConfigError(UsageError):
     """A model name is unknown or its credentials are missing."""
+
+
+class ModelAuthError(ModelConfigError):
+    """The service rejected the credentials (a wrong, expired or blocked API key): a
+    configuration error (exit 2), never retried nor retried into another model."""
+
+
+class ModelOutputError(ModelError):
+    """The model answered, but with nothing usable: a ``MALFORMED_FUNCTION_CALL`` stop, an empty
+    candidate, no candidates. Transient: the operator turn retries it, then tries the next model
+    of the chain; it ends a run (exit 1, a task failure, not an outage) only when every model of
+    the chain gave nothing usable. ``reason`` is what ``llm_calls.error_class`` records (the
+    finish reason, or ``EMPTY_CANDIDATE`` / ``NO_CANDIDATES``)."""
+
+    exit_code = 1
+
+    def __init__(
+        self, message: str, *, reason: str, finish_message: str | None = None, hint: str | None = None
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.reason = reason
+        #: The service's ``finishMessage`` (often the garbled call); kept in memory, never stored.
+        self.finish_message = finish_message
+
+
+class ModelRefused(ModelError):
+    """The model or the service refused: a ``SAFETY`` (or other policy) stop, or a blocked
+    prompt. Deterministic for the request, so never retried; ends a run with exit 1."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, reason: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.reason = reason
+
+
+# --- debugging ----------------------------------------------------------------------------
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+def parse_flag(value: str | None) -> bool | None:
+    """``1/true/yes/on`` -> True, ``0/false/no/off`` or empty/unset -> False (any case, spaces
+    ignored); anything else -> None."""
+    text = (value or "").strip().lower()
+    if text in _TRUE:
+        return True
+    return False if text in _FALSE else None
+
+
+def debug_enabled() -> bool:
+    """``ARTEMIS_DEBUG``: full tracebacks instead of one-line errors. Only an explicit yes
+    (1/true/yes/on) turns it on; an unrecognised value counts as off (tracebacks can show
+    request data, so they are never shown by accident)."""
+    import os
+
+    return parse_flag(os.environ.get("ARTEMIS_DEBUG")) is True

@@ -2,19 +2,45 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from typing import Any, NoReturn
 
 import typer
+from typer.core import TyperGroup
 
-from artemis_cli.errors import ArtemisError
+from artemis_cli.errors import ArtemisError, debug_enabled, parse_flag
+
+PROG = "artemis"
+
+
+class _NoSubcommand(Exception):
+    """A command group was called without a subcommand (``artemis tasks``)."""
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__("missing command")
+        self.ctx = ctx
+
+
+class ArtemisGroup(TyperGroup):
+    """A group called without a subcommand shows its help on stderr and exits 2, on every Typer:
+    Click 8.1 printed the help and exited 0, Click 8.2+ and Typer's bundled click raise
+    ``NoArgsIsHelpError`` (whose rich help went to stdout with an empty error)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            raise _NoSubcommand(ctx)
+        return super().parse_args(ctx, args)
+
 
 app = typer.Typer(
-    name="artemis",
+    name=PROG,
     help="Run LLM agents that operate Android phones; record, replay and benchmark them.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,  # we hold API keys
     add_completion=False,
+    cls=ArtemisGroup,
 )
 
 
@@ -26,10 +52,10 @@ def _register() -> None:
     from artemis_cli.cli import prompt_cmd
 
     sessions_cmd.app.command("prompt")(prompt_cmd.prompt)
-    app.add_typer(sessions_cmd.app, name="sessions")
+    app.add_typer(sessions_cmd.app, name="sessions", cls=ArtemisGroup)
     app.command("devices")(devices_cmd.devices)
     app.command("doctor")(devices_cmd.doctor)
-    app.add_typer(tasks_cmd.app, name="tasks")
+    app.add_typer(tasks_cmd.app, name="tasks", cls=ArtemisGroup)
     from artemis_cli.cli import replay_cmd, report_cmd
 
     app.command("replay")(replay_cmd.replay)
@@ -37,44 +63,90 @@ def _register() -> None:
     from artemis_cli.cli import recall_cmd
 
     app.command("recall")(recall_cmd.recall)
-    app.add_typer(sim_cmd.app, name="sim")
+    app.add_typer(sim_cmd.app, name="sim", cls=ArtemisGroup)
     from artemis_cli.cli import bench_cmd
 
-    app.add_typer(bench_cmd.app, name="bench")
+    app.add_typer(bench_cmd.app, name="bench", cls=ArtemisGroup)
 
 
 _register()
 
 
+def _click_errors() -> tuple[type[Exception], type[Exception]]:
+    """``(ClickException, UsageError)`` of the click that Typer uses: the separate ``click``
+    package up to Typer 0.25, its own bundled copy (``typer._click``) since 0.26. ``typer.BadParameter``
+    is both Typers' public name for that click's BadParameter, so its ancestors are the classes."""
+    bases = {cls.__name__: cls for cls in typer.BadParameter.__mro__}
+    return bases["ClickException"], bases["UsageError"]
+
+
+def _debug_note() -> None:
+    value = os.environ.get("ARTEMIS_DEBUG")
+    if parse_flag(value) is None:
+        print(f"Note: ARTEMIS_DEBUG={value!r} is not one of 1/0, true/false, yes/no, on/off; "
+              "treated as off.", file=sys.stderr)
+
+
+def _show_help(ctx: Any) -> NoReturn:
+    with contextlib.redirect_stdout(sys.stderr):  # Typer's rich help prints instead of returning
+        text = ctx.get_help()
+    if text:
+        print(text, file=sys.stderr)
+    sys.exit(2)
+
+
+def _storage_error(exc: BaseException) -> ArtemisError | None:
+    from artemis_cli.engine import storage
+    from artemis_cli.paths import data_dir
+
+    args = sys.argv[1:]
+    given = next((a.split("=", 1)[1] for a in args if a.startswith("--data-dir=")), None)
+    if "--data-dir" in args[:-1]:
+        given = args[args.index("--data-dir") + 1]
+    if storage.is_disk_full(exc):
+        return storage.disk_full(data_dir(given))
+    if storage.is_read_only(exc) and not isinstance(exc, PermissionError):
+        return storage.read_only(data_dir(given))
+    return None
+
+
 def main() -> None:
+    click_exception, usage_error = _click_errors()
     try:
-        rc = app(standalone_mode=False)
+        rc = app(prog_name=PROG, standalone_mode=False)
         sys.exit(rc if isinstance(rc, int) else 0)
     except ArtemisError as exc:
-        if os.environ.get("ARTEMIS_DEBUG"):
+        if debug_enabled():
             raise
+        _debug_note()
         print(f"Error: {exc}", file=sys.stderr)
         if exc.hint:
             print(f"Hint: {exc.hint}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except SystemExit:
         raise
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # a stop signal before any session was taken
         print("Interrupted.", file=sys.stderr)
+        sys.exit(getattr(exc, "exit_code", 130))
+    except _NoSubcommand as exc:
+        _show_help(exc.ctx)
+    except typer.Abort:  # Ctrl-C or end of input at a prompt
+        print("Aborted.", file=sys.stderr)
         sys.exit(130)
-    except Exception as exc:  # click usage errors and unexpected failures
-        import click
-
-        if isinstance(exc, click.exceptions.Abort):
-            print("Aborted.", file=sys.stderr)
-            sys.exit(130)
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
-        if isinstance(exc, click.exceptions.Exit):
-            sys.exit(exc.exit_code)
-        if os.environ.get("ARTEMIS_DEBUG"):
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click_exception as exc:  # usage errors: Click's usage line, "Try …", "Error: …"
+        exc.show()  # type: ignore[attr-defined]
+        sys.exit(2 if isinstance(exc, usage_error) else exc.exit_code)  # type: ignore[attr-defined]
+    except Exception as exc:
+        if debug_enabled():
             raise
+        _debug_note()
+        storage = _storage_error(exc)
+        if storage is not None:  # a full disk or a read-only dir outside a run: the user's to fix
+            print(f"Error: {storage}", file=sys.stderr)
+            print(f"Hint: {storage.hint}", file=sys.stderr)
+            sys.exit(storage.exit_code)
         print(f"Error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
         print("Hint: rerun with ARTEMIS_DEBUG=1 for the full traceback, and report it.", file=sys.stderr)
         sys.exit(1)

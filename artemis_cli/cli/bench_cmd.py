@@ -34,14 +34,16 @@ def run(
     """Run every task in every memory mode (resumable: finished pairs are kept and skipped)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from artemis_cli.bench.output import print_results, write_chart
+    from artemis_cli.bench.output import print_results, svg_chart
     from artemis_cli.bench.runner import BenchConfig, run_bench
     from artemis_cli.bench.runner import Progress as BenchProgress
     from artemis_cli.bench.suite import load_suite
     from artemis_cli.bench.validate import validate_results
     from artemis_cli.cli.console import escape
     from artemis_cli.cli.console import out as console
+    from artemis_cli.cli.output import check_output, write_output
 
+    check_output(out, option="--out")  # before the run, not after it
     config = BenchConfig(suite=suite, out=out, modes=_split(memory) or [], model=model, profile=profile,
                          tasks=_split(tasks), synthetic_steps=synthetic_steps, recall_steps=recall_steps)
     config.check()
@@ -72,9 +74,9 @@ def run(
         results = run_bench(config, BenchProgress(on_pair_start=pair_start, on_step=lambda n: bars.update(
             steps_bar, completed=n), on_pair_done=pair_done, on_phase=phase))
     validate_results(results)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2), encoding="utf-8")
-    chart = write_chart(results, out)
+    write_output(out, json.dumps(results, indent=2), option="--out")
+    chart = out.with_suffix(".svg")
+    write_output(chart, svg_chart(results), option="--out")
     print_results(results, con)
     con.print(f"Results: {escape(str(out))} (schema-valid) · chart: {escape(str(chart))}")
 

@@ -42,7 +42,7 @@ def prompt(
     from artemis_cli.engine.db import DataEngine
     from artemis_cli.paths import data_dir as resolve
 
-    engine = DataEngine.open(resolve(data_dir))
+    engine = DataEngine.open_for_reading(resolve(data_dir))
     rec = engine.get_session(session)
     from artemis_cli.memory.turn_check import check_turn
 

@@ -14,10 +14,28 @@ from artemis_cli.cli.console import err, escape, out
 DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME).")]
 
 
+def _check_steps(value: str | None) -> str | None:
+    """``--steps a-b`` must be a forward range: ``50-10`` is a usage error, never reversed."""
+    if value is None or not value.strip():
+        return value
+    import re
+
+    from artemis_cli.memory.recall import RecallError, parse_step_range
+
+    try:
+        parse_step_range(value)
+    except RecallError as exc:
+        raise typer.BadParameter(f"{exc}" + (f" ({exc.hint})" if exc.hint else "")) from None
+    first, *rest = (int(n) for n in re.findall(r"\d+", value))
+    if rest and rest[0] < first:
+        raise typer.BadParameter(f"{value!r} runs backwards; write the lower step first: {rest[0]}-{first}")
+    return value
+
+
 def recall(
     session: Annotated[str, typer.Argument(help="Session id (a unique prefix, or `latest`).")],
     query: Annotated[str, typer.Argument(help="Words to search for (any text; it is never FTS syntax).")] = "",
-    steps: Annotated[str | None, typer.Option("--steps", help='Step range "a-b": adds its ledger lines.')] = None,
+    steps: Annotated[str | None, typer.Option("--steps", callback=_check_steps, help='Step range "a-b" (a ≤ b): adds its ledger lines.')] = None,
     details: Annotated[bool, typer.Option("--details", help="Show thoughts, verdicts and summaries.")] = False,
     max_results: Annotated[int, typer.Option("--max-results", min=1, max=20)] = 5,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -28,7 +46,7 @@ def recall(
     from artemis_cli.memory.recall import Recall
     from artemis_cli.paths import data_dir as resolve
 
-    with DataEngine.open(resolve(data_dir)) as engine:
+    with DataEngine.open_for_reading(resolve(data_dir)) as engine:
         session_id = engine.get_session(session).id
         recaller = Recall(engine)
         recaller.sync(session_id)  # one-time back-fill for sessions recorded before indexing

@@ -11,11 +11,13 @@ A path is a tuple of mapping keys (``str``) and sequence indices (``int``): ``("
 the key ``"on"``, not YAML 1.1's ``True``).  Merge keys (``<<: *anchor``) are honoured.
 
 Everything that is not a mapping at the top level, any YAML syntax error, duplicate keys and
-recursive aliases raise ``ConfigError(path, line, None, message)``.
+recursive aliases raise ``ConfigError(path, line, None, message)``.  A file over ``MAX_FILE_BYTES``
+(1 MB) is refused before it is read.
 """
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ FieldPath = tuple[str | int, ...]
 MERGE_TAG = "tag:yaml.org,2002:merge"
 MAX_NODES = 200_000  # guards against alias bombs ("billion laughs")
 MAX_DEPTH = 64  # no Artemis file nests anywhere near this deep
+MAX_FILE_BYTES = 1024 * 1024  # task and profile files are a few KB; checked before reading
 
 
 def format_field_path(path: FieldPath) -> str:
@@ -87,7 +90,14 @@ def load_yaml_file(path: str | Path) -> YamlDocument:
     """Read and parse ``path``; every failure is a ``ConfigError`` naming the file."""
     shown = str(path)
     try:
-        raw = Path(path).read_bytes()
+        info = Path(path).stat()
+        if stat.S_ISREG(info.st_mode) and info.st_size > MAX_FILE_BYTES:
+            raise ConfigError(shown, None, None,
+                              f"file too large: {_size(info.st_size)}; the limit is {_size(MAX_FILE_BYTES)}")
+        with open(path, "rb") as fh:  # bounded: a FIFO or device has no size to check beforehand
+            raw = fh.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raise ConfigError(shown, None, None, f"file too large: more than {_size(MAX_FILE_BYTES)}")
     except FileNotFoundError:
         raise ConfigError(shown, None, None, "file not found") from None
     except IsADirectoryError:
@@ -100,6 +110,11 @@ def load_yaml_file(path: str | Path) -> YamlDocument:
         line = raw[: exc.start].count(b"\n") + 1
         raise ConfigError(shown, line, None, "file is not valid UTF-8 text") from None
     return load_yaml_text(text, shown)
+
+
+def _size(n: int) -> str:
+    """``2097152`` -> ``"2.0 MB (2,097,152 bytes)"``."""
+    return f"{n / (1024 * 1024):.1f} MB ({n:,} bytes)"
 
 
 def load_yaml_text(text: str, path: str) -> YamlDocument:
