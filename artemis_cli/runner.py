@@ -8,6 +8,7 @@ This is the Python API behind ``artemis run`` and ``artemis resume``::
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -15,7 +16,9 @@ from typing import Any
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.lease import Lease
 from artemis_cli.engine.records import EventRecord, LlmCallRecord, SessionRecord
+from artemis_cli.engine.storage import disk_full, is_disk_full
 from artemis_cli.errors import DeviceError
 from artemis_cli.memory.ledger import LedgerSettings, TranscriptLedger
 from artemis_cli.memory.lens import Lens, VisualTransitionLens
@@ -28,8 +31,9 @@ from artemis_cli.operators.compression import CompressionPolicy, Compressor
 from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport
 from artemis_cli.operators.memory_tools import MemoryTools
 from artemis_cli.operators.prompts import SYSTEM_PROMPT, task_message
-from artemis_cli.operators.recording import StepWriter
+from artemis_cli.operators.recording import StepWriter, responses_from_dicts
 from artemis_cli.operators.tools import tool_declarations
+from artemis_cli.stopping import SessionInterrupted, as_stop, exit_code_for, signal_name
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
 
@@ -52,14 +56,21 @@ class RunResult:
     completion_tokens: int = 0
     elapsed_s: float = 0.0
     data_dir: str = ""
+    signal: int | None = None  # the stop signal, when one ended the run
 
     @property
     def exit_code(self) -> int:
         if self.status == "succeeded":
             return EXIT_OK
+        if self.signal is not None:
+            return exit_code_for(self.signal)
+        if self.stop_reason == "storage_full":
+            return EXIT_UNAVAILABLE
         if self.stop_reason in ("device_offline", "model_unavailable", "model_error"):
             return EXIT_UNAVAILABLE
-        return EXIT_FAILED
+        if self.stop_reason == "model_config":  # the API key was rejected: a usage error
+            return EXIT_USAGE
+        return EXIT_FAILED  # also model_refused and model_no_action: the model, not an outage
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -75,9 +86,13 @@ class Callbacks:
 
 
 def _decide_status(outcome: LoopOutcome, checks: list[CheckResult], has_checks: bool) -> tuple[str, bool, str]:
-    if outcome.stop_reason in ("device_offline", "model_unavailable"):
+    if outcome.stop_reason in ("device_offline", "model_unavailable", "storage_full"):
         return "interrupted", False, outcome.stop_message
-    if outcome.stop_reason == "model_error":
+    if outcome.stop_reason == "model_config":  # fix the key, then resume: nothing was wrong with the run
+        return "interrupted", False, outcome.stop_message
+    # a rejected request, a refusal, or no usable action from any model of the chain: the run
+    # was ended, not judged (aborted, not failed), and stays resumable to try the step again
+    if outcome.stop_reason in ("model_error", "model_refused", "model_no_action"):
         return "aborted", False, outcome.stop_message
     if has_checks:
         ok = all(c.passed for c in checks)
@@ -258,18 +273,14 @@ def finish_run(
     service: StepMemoryService,
     outcome: LoopOutcome,
 ) -> RunResult:
-    service.flush(profile.memory.runtime.flush_timeout_s)
-    service.close()
-    if loop.compressor is not None:
-        loop.compressor.close_pool()
-    close_agents = getattr(loop, "close_agents", None)
-    if close_agents is not None:
-        close_agents()
+    disk_full = outcome.stop_reason == "storage_full"
+    service.flush(0 if disk_full else profile.memory.runtime.flush_timeout_s)
+    _close_background(loop, service)
     checks: list[CheckResult] = []
-    if outcome.stop_reason != "device_offline" and task.success:
+    if outcome.stop_reason not in ("device_offline", "storage_full") and task.success:
         checks = evaluate_checks(task.success, device, outcome.final)
     status, success, message = _decide_status(outcome, checks, bool(task.success))
-    if status == "interrupted":
+    if status == "interrupted" and outcome.stop_reason != "storage_full":  # that message says it already
         message += f" — the session is saved; continue it with: artemis resume {session_id}"
     elif status == "aborted":  # the service rejected the request (never retried): say what now
         message += (f" — the session is saved; inspect it with: artemis sessions show {session_id}; "
@@ -292,8 +303,66 @@ def finish_run(
         elapsed_s=loop.offset_ms() / 1000,
         data_dir=str(engine.data_dir),
     )
-    engine.finish_session(session_id, status, result.to_dict())
+    _finish_session(engine, session_id, status, result.to_dict())
     return result
+
+
+def _close_background(loop: Any, service: StepMemoryService) -> None:
+    service.close()
+    if loop.compressor is not None:
+        loop.compressor.close_pool()
+    close_agents = getattr(loop, "close_agents", None)
+    if close_agents is not None:
+        close_agents()
+
+
+def _finish_session(engine: DataEngine, session_id: str, status: str, result: dict[str, Any]) -> None:
+    """The final status write. On a full disk it may fail: the session then shows as interrupted
+    anyway (``running`` with no live owner), so the failure is not an error of its own."""
+    try:
+        engine.finish_session(session_id, status, result)
+    except Exception as exc:
+        if not is_disk_full(exc):
+            raise
+
+
+def _drive(
+    engine: DataEngine,
+    session_id: str,
+    loop: FlashLoop,
+    service: StepMemoryService,
+    model: Model,
+    body: Callable[[], LoopOutcome],
+) -> LoopOutcome:
+    """Run ``body`` (setup and the loop) and turn every way it can stop into an outcome:
+    a device that went away, a full disk, or a stop signal (the session is marked
+    ``interrupted`` and ``SessionInterrupted`` is raised for the CLI)."""
+    try:
+        return body()
+    except DeviceError as exc:  # setup, launch, or a device error the loop does not handle itself
+        with contextlib.suppress(Exception):
+            engine.record_event(EventRecord(session_id=session_id, step=None, kind="device_fault",
+                                            payload={"what": "run", "detail": f"{type(exc).__name__}: {exc}"}))
+        return LoopOutcome(stop_reason="device_offline", stop_message=str(exc))
+    except KeyboardInterrupt as exc:
+        stop = as_stop(exc)
+        _close_background(loop, service)
+        step = engine.last_step_number(session_id)
+        result = RunResult(
+            session_id=session_id, status="interrupted", success=False, steps=step,
+            stop_reason="interrupted",
+            message=(f"stopped by {signal_name(stop.signum)} after step {step} — the session is saved; "
+                     f"continue it with: artemis resume {session_id}"),
+            answer="", model=model.name, model_label=model.label, offline_model=model.offline,
+            elapsed_s=loop.offset_ms() / 1000, data_dir=str(engine.data_dir), signal=stop.signum,
+        )
+        _finish_session(engine, session_id, "interrupted", result.to_dict())
+        raise SessionInterrupted(stop.signum, session_id, step, result) from None
+    except Exception as exc:
+        if not is_disk_full(exc):
+            raise
+        return LoopOutcome(stop_reason="storage_full", stop_message=str(disk_full(engine.data_dir, session_id)),
+                           final=None)
 
 
 def run_task(
@@ -346,31 +415,27 @@ def run_task(
             },
         )
     )
-    if on_start:
-        on_start(session_id)
-    ledger = new_ledger(task, profile, engine, steps_budget)
-    if ledger_factory is not None:
-        ledger = ledger_factory(ledger)
-    loop, service = build_loop(session_id, task, profile, device, model, engine, max_steps=steps_budget,
-                               real_time=real_time, callbacks=Callbacks(on_start, on_step, on_notice), lens=lens,
-                               ledger=ledger, user_inbox=user_inbox)
-    try:
-        for setup in task.setup:
-            out = device.shell(setup.shell)
-            engine.record_event(EventRecord(session_id=session_id, step=None, kind="setup",
-                                            payload={"shell": setup.shell, "output": out[:2000]}))
-        if task.app:
-            device.launch(task.app)
-        outcome = loop.run()
-    except DeviceError as exc:  # setup, launch, or a device error the loop does not handle itself
-        engine.record_event(EventRecord(session_id=session_id, step=None, kind="device_fault",
-                                        payload={"what": "run", "detail": f"{type(exc).__name__}: {exc}"}))
-        outcome = LoopOutcome(stop_reason="device_offline", stop_message=str(exc))
-    except KeyboardInterrupt:
-        service.close()
-        engine.finish_session(session_id, "interrupted", {"stop_reason": "interrupted by the user"})
-        raise
-    return finish_run(session_id, task, profile, device, model, engine, loop, service, outcome)
+    with engine.acquire_lease(session_id, "run"):
+        if on_start:
+            on_start(session_id)
+        ledger = new_ledger(task, profile, engine, steps_budget)
+        if ledger_factory is not None:
+            ledger = ledger_factory(ledger)
+        loop, service = build_loop(session_id, task, profile, device, model, engine, max_steps=steps_budget,
+                                   real_time=real_time, callbacks=Callbacks(on_start, on_step, on_notice),
+                                   lens=lens, ledger=ledger, user_inbox=user_inbox)
+
+        def body() -> LoopOutcome:
+            for setup in task.setup:
+                out = device.shell(setup.shell)
+                engine.record_event(EventRecord(session_id=session_id, step=None, kind="setup",
+                                                payload={"shell": setup.shell, "output": out[:2000]}))
+            if task.app:
+                device.launch(task.app)
+            return loop.run()
+
+        outcome = _drive(engine, session_id, loop, service, model, body)
+        return finish_run(session_id, task, profile, device, model, engine, loop, service, outcome)
 
 
 def _injections(task: Any) -> dict[int, list[str]]:
@@ -390,22 +455,56 @@ def resume_session(
     on_start: Callable[[str], None] | None = None,
     on_step: Callable[[StepReport], None] | None = None,
     on_notice: Callable[[str], None] | None = None,
+    lease: Lease | None = None,
 ) -> RunResult:
     """Continue an interrupted session from the DataEngine: the transcript is rebuilt from stored
     records (no model call), a simulated phone is fast-forwarded, and the loop goes on from the
-    next step number."""
-    from datetime import UTC, datetime
-
-    from artemis_cli.errors import UsageError
-    from artemis_cli.memory.ledger_lines import action_phrase
-    from artemis_cli.memory.restore import SessionSpec, rebuild_ledger
-    from artemis_cli.operators.fastforward import fast_forward
-    from artemis_cli.operators.recording import StepTrace, action_key, responses_from_dicts
-
+    next step number. The session's lease is taken first (``lease``, if the caller already holds
+    it): a session another live process owns is refused before the device is touched."""
     rec = engine.get_session(session_id)
     session_id = rec.id
     if rec.status in ("succeeded", "failed"):
+        from artemis_cli.errors import UsageError
+
         raise UsageError(f"session {session_id} already ended ({rec.status}); there is nothing to resume")
+    with lease or engine.acquire_lease(session_id, "resume"):
+        try:
+            loop, service, device, model, task, spec, start, last = _prepare_resume(
+                rec, engine, device, model, real_time, Callbacks(on_start, on_step, on_notice))
+        except KeyboardInterrupt as exc:
+            stop = as_stop(exc)
+            step = engine.last_step_number(session_id)
+            _finish_session(engine, session_id, "interrupted", {"stop_reason": "interrupted",
+                                                                "signal": stop.signum, "steps": step})
+            raise SessionInterrupted(stop.signum, session_id, step) from None
+        pending = responses_from_dicts((last.meta or {}).get("replies_out")) if last else []
+
+        def body() -> LoopOutcome:
+            if last is not None and last.result_status == "finished":
+                return LoopOutcome(steps=last.number, finished=True, stop_reason="finished",
+                                   model_success=bool((last.action_args or {}).get("success")),
+                                   answer=str((last.action_args or {}).get("answer", "")),
+                                   final=loop.observe(None))
+            return loop.run(start_step=start, pending=pending)
+
+        outcome = _drive(engine, session_id, loop, service, model, body)
+        return finish_run(session_id, task, spec.profile, device, model, engine, loop, service, outcome)
+
+
+def _prepare_resume(
+    rec: SessionRecord, engine: DataEngine, device: Device | None, model: Model | None, real_time: bool,
+    callbacks: Callbacks,
+) -> tuple[FlashLoop, StepMemoryService, Device, Model, Any, Any, int, Any]:
+    """Everything ``resume_session`` does before the loop runs again: the model, the device (a
+    simulated phone fast-forwarded), the rebuilt ledger and loop state."""
+    from datetime import UTC, datetime
+
+    from artemis_cli.memory.ledger_lines import action_phrase
+    from artemis_cli.memory.restore import SessionSpec, rebuild_ledger
+    from artemis_cli.operators.fastforward import fast_forward
+    from artemis_cli.operators.recording import StepTrace, action_key
+
+    session_id = rec.id
     spec = SessionSpec.load(engine, session_id)
     task = _task_for(spec)
     if model is None:
@@ -423,12 +522,12 @@ def resume_session(
             distance = fast_forward(device, task, steps)
             engine.record_event(EventRecord(session_id=session_id, step=None, kind="fast_forward",
                                             payload={"steps": len(steps), "dhash_distance": distance}))
-            if distance and on_notice:
-                on_notice(f"the restored simulated screen differs from the last recorded one by {distance} bits")
+            if distance and callbacks.on_notice:
+                callbacks.on_notice(f"the restored simulated screen differs from the last recorded one by {distance} bits")
     ledger = new_ledger(task, spec.profile, engine, spec.max_steps)
     rebuild_ledger(engine, session_id, ledger)
     loop, service = build_loop(session_id, task, spec.profile, device, model, engine, max_steps=spec.max_steps,
-                               real_time=real_time, callbacks=Callbacks(on_start, on_step, on_notice), ledger=ledger)
+                               real_time=real_time, callbacks=callbacks, ledger=ledger)
     started = datetime.fromisoformat(rec.started_at or now_iso())
     loop.offset_base_ms = int((datetime.now(UTC) - started).total_seconds() * 1000)
     loop.writer.history = [
@@ -444,23 +543,12 @@ def resume_session(
     engine.record_event(EventRecord(session_id=session_id, step=None, kind="resume",
                                     payload={"after_step": last.number if last else 0,
                                              "entries": len(ledger.entries)}))
-    if on_start:
-        on_start(session_id)
-    pending = responses_from_dicts((last.meta or {}).get("replies_out")) if last else []
+    if callbacks.on_start:
+        callbacks.on_start(session_id)
     start = (last.number + 1) if last else 1
     if any(d.op == "turn" and d.at == start for d in ledger.decisions):
         loop.decided_turn = start  # the interrupted turn's decisions stand; it is not re-decided
-    try:
-        if last is not None and last.result_status == "finished":
-            outcome = LoopOutcome(steps=last.number, finished=True, stop_reason="finished",
-                                  model_success=bool((last.action_args or {}).get("success")),
-                                  answer=str((last.action_args or {}).get("answer", "")),
-                                  final=loop.observe(None))
-        else:
-            outcome = loop.run(start_step=start, pending=pending)
-    except DeviceError as exc:
-        outcome = LoopOutcome(stop_reason="device_offline", stop_message=str(exc))
-    return finish_run(session_id, task, spec.profile, device, model, engine, loop, service, outcome)
+    return loop, service, device, model, task, spec, start, last
 
 
 def _restore_pro_state(loop: Any, engine: DataEngine, session_id: str, steps: list[Any]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -44,7 +44,7 @@ def replay(
 
     if by not in BY_CHOICES:
         raise UsageError(f"unknown --by {by!r}", hint="use --by semantics or --by coordinates")
-    engine = DataEngine.open(resolve_data_dir(data_dir))
+    engine = (DataEngine.open_for_reading if dry_run else DataEngine.open)(resolve_data_dir(data_dir))
     opts = ReplayOptions(by=by, from_step=from_step, continue_on_divergence=continue_on_divergence)  # type: ignore[arg-type]
     src = engine.get_session(session)
     if dry_run:
@@ -71,10 +71,14 @@ def replay(
             line += f"  [dim]{escape(r.detail)}[/]"
         progress.print(line)
 
+    from artemis_cli.cli.run_cmd import stop_cleanly
+
+    results: list[Any] = []
     try:
-        result = replay_session(engine, dev, src.id, opts, on_step=on_step)
+        stop_cleanly(lambda: results.append(replay_session(engine, dev, src.id, opts, on_step=on_step)), as_json)
     finally:
         dev.close()
+    result = results[0]
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:

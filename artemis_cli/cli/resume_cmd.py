@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from artemis_cli.cli.console import escape
-from artemis_cli.cli.run_cmd import finish_command, with_progress
+from artemis_cli.cli.run_cmd import finish_command, stop_cleanly, with_progress
 
 
 def resume(
@@ -19,19 +19,28 @@ def resume(
     no_live: Annotated[bool, typer.Option("--no-live", help="Plain progress lines.")] = False,
 ) -> None:
     """Continue an interrupted session where it stopped."""
+    stop_cleanly(lambda: _resume(session, device, data_dir, as_json, no_live), as_json)
+
+
+def _resume(session: str, device: str | None, data_dir: Path | None, as_json: bool, no_live: bool) -> None:
     from artemis_cli.device.select import resolve_device
     from artemis_cli.engine.db import DataEngine
+    from artemis_cli.errors import UsageError
     from artemis_cli.paths import data_dir as resolve_data_dir
     from artemis_cli.runner import resume_session
 
     engine = DataEngine.open(resolve_data_dir(data_dir))
     rec = engine.get_session(session)
-    dev = resolve_device(device) if device else None
-    header = f"resuming after step {engine.last_step_number(rec.id)} · task [cyan]{escape(rec.task_id or '')}[/]"
-    try:
-        result = with_progress(lambda cb: resume_session(rec.id, engine, device=dev, **cb), header=header,
-                               as_json=as_json, no_live=no_live)
-    finally:
-        if dev is not None:
-            dev.close()
+    if rec.status in ("succeeded", "failed"):
+        raise UsageError(f"session {rec.id} already ended ({rec.status}); there is nothing to resume")
+    # own the session before anything touches a device: a live owner is refused here (exit 2)
+    with engine.acquire_lease(rec.id, "resume") as lease:
+        dev = resolve_device(device) if device else None
+        header = f"resuming after step {engine.last_step_number(rec.id)} · task [cyan]{escape(rec.task_id or '')}[/]"
+        try:
+            result = with_progress(lambda cb: resume_session(rec.id, engine, device=dev, lease=lease, **cb),
+                                   header=header, as_json=as_json, no_live=no_live)
+        finally:
+            if dev is not None:
+                dev.close()
     finish_command(result, as_json)

@@ -31,6 +31,13 @@ def run(
     backend: Annotated[str, typer.Option("--backend", help="Real devices: auto (u2, else adb) | adb | u2.")] = "auto",
 ) -> None:
     """Run a task on a phone, an emulator or the simulated phone."""
+    stop_cleanly(lambda: _run(task_file, goal, device, profile, model, max_steps, data_dir, as_json, no_live, seed,
+                              backend), as_json)
+
+
+def _run(task_file: Path | None, goal: str | None, device: str | None, profile: str | None, model: str | None,
+         max_steps: int | None, data_dir: Path | None, as_json: bool, no_live: bool, seed: int | None,
+         backend: str) -> None:
     from artemis_cli.config.profile import load_profile
     from artemis_cli.config.task import load_task, task_from_goal
     from artemis_cli.device.select import resolve_device
@@ -78,6 +85,22 @@ def run(
     finally:
         dev.close()
     finish_command(result, as_json)
+
+
+def stop_cleanly(command: Callable[[], None], as_json: bool) -> None:
+    """Run a session command so that SIGINT/SIGTERM/SIGHUP end it as a clean stop: the session
+    is marked interrupted (the runner does that), the user is told how to continue, and the
+    exit code is 128 + the signal (130, 143, 129). ``--json`` still prints the result object."""
+    from artemis_cli.stopping import SessionInterrupted, catch_stop_signals
+
+    with catch_stop_signals():
+        try:
+            command()
+        except SessionInterrupted as exc:
+            if as_json and exc.result is not None:
+                sys.stdout.write(json.dumps(exc.result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+            print(exc.message(), file=sys.stderr)
+            raise typer.Exit(exc.exit_code) from None
 
 
 def with_progress(start: Callable[[dict[str, Any]], Any], *, header: str, as_json: bool, no_live: bool) -> Any:
@@ -143,5 +166,7 @@ def print_summary(result: object) -> None:
     table.add_row("time", f"{result.elapsed_s:.1f}s")
     table.add_row("data", escape(result.data_dir))
     out().print(table)
-    if result.exit_code == 3:
+    if result.stop_reason == "storage_full":
+        out().print(f"[yellow]{escape(result.message)}[/]")
+    elif result.exit_code == 3:
         out().print("[yellow]The session stopped because the device or model became unavailable; its steps are saved.[/]")

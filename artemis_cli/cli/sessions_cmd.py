@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,11 +16,12 @@ app = typer.Typer(help="Browse and inspect recorded sessions.", no_args_is_help=
 DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME).")]
 
 
-def _engine(data_dir: Path | None) -> Any:
+def _engine(data_dir: Path | None, *, write: bool = False) -> Any:
+    """The data dir's engine; read-only commands also work on a read-only data dir."""
     from artemis_cli.engine.db import DataEngine
     from artemis_cli.paths import data_dir as resolve
 
-    return DataEngine.open(resolve(data_dir))
+    return (DataEngine.open if write else DataEngine.open_for_reading)(resolve(data_dir))
 
 
 def step_to_dict(engine: Any, step: Any) -> dict[str, Any]:
@@ -90,12 +91,18 @@ def parse_since(value: str | None) -> str | None:
     return text
 
 
+def resume_command(rec: Any) -> str | None:
+    """How to continue a session that stopped before its end (None for ended or live ones)."""
+    return f"artemis resume {rec.id}" if rec.status in ("interrupted", "aborted") else None
+
+
 def session_to_dict(rec: Any) -> dict[str, Any]:
     return {
         "id": rec.id,
         "task_id": rec.task_id,
         "goal": rec.goal,
         "status": rec.status,
+        "resume": resume_command(rec),
         "profile": rec.profile,
         "loop": rec.loop,
         "device": {"serial": rec.device_serial, "kind": rec.device_kind,
@@ -140,6 +147,9 @@ def list_sessions(
         table.add_row(s.id, escape(s.task_id or ""), f"[{colour}]{s.status}[/]", str(engine.step_count(s.id)),
                       escape(s.model_label or ""), escape(s.device_serial or ""), (s.started_at or "")[:19])
     out().print(table)
+    stopped = [s for s in sessions if resume_command(s)]
+    if stopped:
+        out().print(f"{len(stopped)} stopped before the end; continue one with: {resume_command(stopped[0])}")
 
 
 @app.command("show")
@@ -154,6 +164,7 @@ def show(
     """Show a session and every step."""
     engine = _engine(data_dir)
     rec = engine.get_session(session)
+    rec = replace(rec, status=engine.derived_status(rec))
     if chunks:
         _show_chunks(engine, rec.id, as_json=as_json)
         return
@@ -181,6 +192,10 @@ def show(
     out().print(table)
     if rec.result:
         out().print(f"result: {escape(str(rec.result.get('message', '')))}")
+    if resume_command(rec):
+        out().print(f"continue with: {resume_command(rec)}")
+    elif rec.status == "running" and (owner := engine.lease_owner(rec.id)) is not None:
+        out().print(f"in use by {escape(owner.describe())}")
 
 
 def _show_chunks(engine: Any, session_id: str, *, as_json: bool) -> None:
@@ -245,9 +260,10 @@ def export(
     if output is None:
         sys.stdout.write(text)
         return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text, encoding="utf-8")
     from artemis_cli.cli.console import err
+    from artemis_cli.cli.output import write_output
+
+    write_output(output, text, option="-o")
 
     err().print(f"Wrote {what} to {escape(str(output))}")
 
@@ -266,12 +282,12 @@ def rm(
 
     from artemis_cli.errors import UsageError
 
-    engine = _engine(data_dir)
+    engine = _engine(data_dir, write=True)
     records = [engine.get_session(s) for s in sessions]
     for rec in records:
-        if rec.status == "running" and not force:
-            raise UsageError(f"session {rec.id} is still marked running",
-                             hint="it may be in use; pass --force to remove it anyway")
+        if engine.derived_status(rec) == "running" and not force:
+            raise UsageError(f"session {rec.id} is running (owned by a live process)",
+                             hint="stop that process first, or pass --force to remove it anyway")
     if not yes:
         if not sys.stdin.isatty():
             raise UsageError("refusing to delete without confirmation", hint="pass --yes")

@@ -32,9 +32,10 @@ def is_sha256(value: object) -> bool:
 
 
 class BlobStore:
-    def __init__(self, root: Path, *, fsync: bool | None = None) -> None:
+    def __init__(self, root: Path, *, fsync: bool | None = None, create: bool = True) -> None:
         self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
+        if create:
+            self.root.mkdir(parents=True, exist_ok=True)
         self.fsync = bool(os.environ.get("ARTEMIS_FSYNC")) if fsync is None else fsync
 
     def path(self, sha: str) -> Path:

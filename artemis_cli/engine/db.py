@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import secrets
 import sqlite3
 import threading
@@ -27,8 +28,9 @@ from artemis_cli.errors import SessionNotFound, UsageError
 
 from .blobs import BlobStore, is_sha256
 from .clock import normalize_iso, now_iso, parse_iso, utc_now
-from .errors import BlobMissing, DataEngineError, DuplicateStep, StepNotFound
-from .migrations import migrate
+from .errors import BlobMissing, DataDirReadOnly, DataEngineError, DuplicateStep, StepNotFound
+from .lease import Lease, LeaseOwner, acquire, derived_status, read_owner
+from .migrations import check_schema_current, migrate
 from .records import (
     BLOB_FIELDS,
     FINAL_SESSION_STATUSES,
@@ -39,9 +41,11 @@ from .records import (
     EventRecord,
     LlmCallRecord,
     SessionRecord,
+    SessionStatus,
     StepRecord,
 )
 from .removal import RemovedSession, remove_session_rows
+from .storage import disk_full, is_disk_full, is_read_only, read_only
 from .summaries import SUMMARY_UPDATE_SQL
 from .transaction import write_transaction
 
@@ -109,17 +113,21 @@ class DataEngine:
         self._blobs = blobs
         self._lock = threading.RLock()
         self._closed = False
+        self.read_only = False
 
     # --- lifecycle -----------------------------------------------------------------------
 
     @classmethod
     def open(cls, data_dir: Path | str) -> DataEngine:
-        """Open (creating if needed) ``data_dir/artemis.db`` and ``data_dir/blobs/``; migrate."""
+        """Open (creating if needed) ``data_dir/artemis.db`` and ``data_dir/blobs/``; migrate.
+        A data dir that cannot be written raises ``DataDirReadOnly`` (see ``open_for_reading``)."""
         root = Path(data_dir).expanduser()
         try:
             root.mkdir(parents=True, exist_ok=True)
             blobs = BlobStore(root / BLOB_DIRNAME)
         except OSError as exc:
+            if is_read_only(exc):
+                raise read_only(root) from exc
             raise DataEngineError(
                 f"cannot create the data dir {root}: {exc.strerror or exc}",
                 hint="pass a writable --data-dir or set ARTEMIS_HOME",
@@ -138,6 +146,10 @@ class DataEngine:
             migrate(db)
         except sqlite3.DatabaseError as exc:
             conn.close()
+            if is_read_only(exc) or (_cant_open(exc) and path.exists() and not os.access(root, os.W_OK)):
+                raise read_only(root) from exc
+            if is_disk_full(exc):
+                raise disk_full(root) from exc
             raise DataEngineError(
                 f"cannot open {path}: {exc}",
                 hint="the file is not an Artemis database or is damaged; use another --data-dir",
@@ -146,6 +158,44 @@ class DataEngine:
             conn.close()
             raise
         return cls(root, db, blobs)
+
+    @classmethod
+    def open_for_reading(cls, data_dir: Path | str) -> DataEngine:
+        """For commands that only read (sessions, report, recall, export, prompt): open as usual,
+        and when the data dir is read-only (a read-only mount, another user's files) open the
+        database read-only instead of failing. Writes on such an engine raise DataDirReadOnly."""
+        try:
+            return cls.open(data_dir)
+        except DataDirReadOnly:
+            return cls._open_read_only(Path(data_dir).expanduser())
+
+    @classmethod
+    def _open_read_only(cls, root: Path) -> DataEngine:
+        path = root / DB_FILENAME
+        if not path.is_file():
+            raise DataEngineError(f"{root} holds no Artemis database and is not writable",
+                                  hint="pass the --data-dir your sessions were recorded in")
+        last: sqlite3.Error | None = None
+        # mode=ro reads a WAL database when its -shm can be opened; immutable=1 reads it when
+        # nothing can be written at all (no other process can be writing a read-only dir).
+        for flags in ("mode=ro", "mode=ro&immutable=1"):
+            conn = sqlite3.connect(f"{path.resolve().as_uri()}?{flags}", uri=True, check_same_thread=False)
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                db = sqlite_utils.Database(conn)
+                check_schema_current(db)
+            except sqlite3.Error as exc:
+                conn.close()
+                last = exc
+                continue
+            except BaseException:
+                conn.close()
+                raise
+            engine = cls(root, db, BlobStore(root / BLOB_DIRNAME, create=False))
+            engine.read_only = True
+            return engine
+        raise DataEngineError(f"cannot open {path} read-only: {last}",
+                              hint="check the path, or copy the data dir somewhere writable")
 
     @property
     def db_path(self) -> Path:
@@ -269,7 +319,9 @@ class DataEngine:
         task_id: str | None = None,
         since: str | datetime | None = None,
     ) -> list[SessionRecord]:
-        """Newest first. ``since``: sessions started at or after this time (ISO string or datetime)."""
+        """Newest first. ``since``: sessions started at or after this time (ISO string or datetime).
+        Statuses are as a user should see them (``derived_status``): a ``running`` session whose
+        owner is gone is listed, and filtered, as ``interrupted``."""
         where: list[str] = []
         params: list[Any] = []
         if status is not None:
@@ -290,16 +342,26 @@ class DataEngine:
                     f"invalid time {since!r}", hint="use ISO-8601, e.g. 2024-05-01T09:30"
                 ) from exc
             where.append("started_at >= ?")
+        derive = status in ("running", "interrupted")  # a running session may have lost its owner
+        if derive:
+            where[where.index("status = ?")] = "status IN ('running', 'interrupted')"
+            params.remove(status)
         sql = "SELECT * FROM sessions"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY started_at DESC, id DESC"
-        if limit is not None and limit > 0:
+        if limit is not None and limit > 0 and not derive:
             sql += " LIMIT ?"
             params.append(limit)
         with self._lock:
             rows = self._rows(sql, params)
-        return [_decode(r, _SESSION_JSON, SessionRecord) for r in rows]
+            found = [_decode(r, _SESSION_JSON, SessionRecord) for r in rows]
+            found = [replace(r, status=self.derived_status(r)) for r in found]
+        if derive:
+            found = [r for r in found if r.status == status]
+            if limit is not None and limit > 0:
+                found = found[:limit]
+        return found
 
     def latest_session(self) -> SessionRecord | None:
         found = self.list_sessions(limit=1)
@@ -522,6 +584,44 @@ class DataEngine:
             rec = self.get_session(id_or_prefix)
             return remove_session_rows(self.db, self._blobs, rec.id, delete_blobs=delete_blobs)
 
+    # --- ownership (engine/lease.py) -----------------------------------------------------
+
+    def acquire_lease(self, session_id: str, command: str) -> Lease:
+        """Own ``session_id`` for this process until ``release()``; ``SessionBusy`` (exit 2) when a
+        live process owns it. Call before touching the device."""
+        self._check_writable()
+        with self._lock:
+            self._require_session(session_id)
+            owner, previous = acquire(self.db, session_id, command)
+        return Lease(self, owner, previous)
+
+    def heartbeat_lease(self, owner: LeaseOwner) -> bool:
+        """Refresh our heartbeat; False when the lease is no longer ours."""
+        with self._lock, write_transaction(self.db):
+            cur = self.db.execute("UPDATE session_leases SET heartbeat_at = ? WHERE session_id = ? AND token = ?",
+                                  [now_iso(), owner.session_id, owner.token])
+            return cur.rowcount == 1
+
+    def release_lease(self, owner: LeaseOwner) -> None:
+        with self._lock, write_transaction(self.db):
+            self.db.execute("DELETE FROM session_leases WHERE session_id = ? AND token = ?",
+                            [owner.session_id, owner.token])
+
+    def lease_owner(self, session_id: str) -> LeaseOwner | None:
+        """The stored owner of ``session_id`` (live or not), None when nobody holds it."""
+        with self._lock:
+            return read_owner(self.db, session_id)
+
+    def derived_status(self, rec: SessionRecord) -> SessionStatus:
+        """``rec.status``, except that a ``running`` session with no live owner is ``interrupted``."""
+        if rec.status != "running":
+            return rec.status
+        return derived_status(rec.status, self.lease_owner(rec.id))
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise read_only(self.data_dir)
+
     # --- health --------------------------------------------------------------------------
 
     def integrity_check(self) -> list[str]:
@@ -547,6 +647,10 @@ class DataEngine:
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+
+def _cant_open(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and "unable to open database file" in str(exc)
 
 
 def _check_choice(what: str, value: object, allowed: tuple[str, ...]) -> None:

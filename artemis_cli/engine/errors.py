@@ -23,3 +23,18 @@ class BlobMissing(DataEngineError):
 
 class SchemaVersionError(DataEngineError):
     """The database's recorded migrations do not match this build of Artemis."""
+
+
+class SessionBusy(UsageError):
+    """Another live process owns the session (its lease); nothing was done to the device."""
+
+
+class StorageFull(DataEngineError):
+    """The data dir's disk is full (ENOSPC / SQLITE_FULL). The session is resumable once space
+    is freed (exit 3, like a device or model that went away)."""
+
+    exit_code = 3
+
+
+class DataDirReadOnly(UsageError):
+    """The data dir cannot be written (read-only file system or permissions)."""

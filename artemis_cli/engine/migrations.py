@@ -224,6 +224,26 @@ def _m003_history_chunks(db: sqlite_utils.Database) -> None:
         db.execute(sql)
 
 
+def _m005_session_leases(db: sqlite_utils.Database) -> None:
+    # SPEC §15 session ownership: one row per owned session (engine/lease.py). The row is
+    # written and checked inside one BEGIN IMMEDIATE transaction, so two processes can never
+    # both believe they own a session.
+    db.execute(
+        """
+        CREATE TABLE session_leases (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            owner_host TEXT NOT NULL,
+            owner_pid INTEGER NOT NULL,
+            owner_started TEXT,          -- the owner's process start time (guards pid reuse)
+            command TEXT NOT NULL,       -- run | resume | replay
+            token TEXT NOT NULL,         -- random, identifies this holding of the lease
+            acquired_at TEXT NOT NULL,
+            heartbeat_at TEXT NOT NULL
+        )
+        """
+    )
+
+
 def _m004_recall_sync_indexes(db: sqlite_utils.Database) -> None:
     # Recall.sync compares (count, total summary_version) of steps and recall_indexed per session:
     # covering indexes make both index-only scans instead of table scans.
@@ -237,6 +257,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0002_memory_notes_fts", _m002_memory_notes_fts),
     ("0003_history_chunks", _m003_history_chunks),
     ("0004_recall_sync_indexes", _m004_recall_sync_indexes),
+    ("0005_session_leases", _m005_session_leases),
 ]
 
 
@@ -268,6 +289,18 @@ def migrate(db: sqlite_utils.Database, migrations: list[tuple[str, Migration]] |
             )
         done.append(name)
     return done
+
+
+def check_schema_current(db: sqlite_utils.Database) -> None:
+    """For a database that cannot be migrated (read-only): every migration must be applied."""
+    applied = applied_migrations(db)
+    _check_known(applied, MIGRATIONS)
+    if len(applied) < len(MIGRATIONS):
+        raise SchemaVersionError(
+            f"the database is at migration {len(applied)} of {len(MIGRATIONS)} and cannot be upgraded "
+            "because it is read-only",
+            hint="open it once where it is writable (any artemis command upgrades it), or copy it",
+        )
 
 
 def _check_known(applied: dict[int, str], migrations: list[tuple[str, Migration]]) -> None:

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from artemis_cli.engine.storage import log_failure
 from artemis_cli.errors import ArtemisError
 from artemis_cli.models.base import Message, Model, ModelRequest, ModelResponse, Part
 from artemis_cli.perception.marker import draw_action_marker
@@ -272,8 +273,8 @@ class MeteredCaller:
             return
         try:
             self._record_call(request, response, error)
-        except Exception:
-            log.exception("recording a %s call failed", request.role)
+        except Exception as exc:
+            log_failure(log, exc, "recording a %s call failed", request.role)
 
 
 class VisualTransitionLens:

@@ -408,7 +408,10 @@ class Recall:
             )
 
     def sync(self, session_id: str) -> int:
-        """Index steps not indexed yet and summaries that changed since; returns steps touched."""
+        """Index steps not indexed yet and summaries that changed since; returns steps touched.
+        Nothing on a read-only data dir (``recall`` then says what is not indexed)."""
+        if getattr(self.engine, "read_only", False):
+            return 0
         with engine_lock(self.engine):
             # Fast path: every step indexed at its current summary version. Indexed versions never
             # exceed the step's and indexed rows are a subset of the steps, so equal counts and
@@ -437,6 +440,17 @@ class Recall:
                     ready = step.summary if step.summary_status == "ready" else None
                     self.index_summary(session_id, step.number, ready, version=step.summary_version)
         return len(rows)
+
+    def _unindexed(self, session_id: str) -> int:
+        """Steps whose current text ``sync`` would still index."""
+        row = self.engine.db.execute(
+            """
+            SELECT count(*) FROM steps s LEFT JOIN recall_indexed r ON r.session_id = s.session_id AND r.step = s.number
+            WHERE s.session_id = ? AND (r.step IS NULL OR s.summary_version > r.summary_version)
+            """,
+            [session_id],
+        ).fetchone()
+        return int(row[0])
 
     def _mark(self, session_id: str, step: int, summary_version: int) -> None:
         self.engine.db.execute(
@@ -480,12 +494,15 @@ class Recall:
         budget = max(int(max_text_tokens or DEFAULT_MAX_TEXT_TOKENS), 1) * CHARS_PER_TOKEN
         with engine_lock(self.engine):
             session_id = self.engine.get_session(session_id).id  # SessionNotFound; prefixes work
+            notices: list[str] = []
             self.sync(session_id)
+            if getattr(self.engine, "read_only", False) and (unindexed := self._unindexed(session_id)):
+                notices.append(f"Note: the data dir is read-only and {unindexed} step(s) are not indexed yet; "
+                               "their text is not searched (a step_range still shows their ledger lines).")
             hits, total = self._search(session_id, terms, rng, include_details) if terms else ([], 0)
             hits = hits[:limit]
             range_lines: list[str] = []
             range_steps: list[StepRecord] = []
-            notices: list[str] = []
             if rng is not None:
                 range_steps = self.engine.get_steps(session_id, rng[0], rng[1])
                 for step in range_steps:

@@ -27,6 +27,7 @@ from types import TracebackType
 
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import EventRecord
+from artemis_cli.engine.storage import log_failure
 from artemis_cli.errors import UsageError
 from artemis_cli.memory.lens import Lens, LensJob, LensResult
 
@@ -164,7 +165,7 @@ class StepMemoryService:
             self._summarise(job)
         except Exception as exc:  # a write or callback failed: never silent
             self._problem(job, f"{type(exc).__name__}: {exc}")
-            log.exception("step %s/%d: summary job failed", job.session_id, job.step)
+            log_failure(log, exc, "step %s/%d: summary job failed", job.session_id, job.step)
 
     def _attempt(self, job: LensJob) -> LensResult:
         result = self.lens.describe(job)
@@ -230,7 +231,7 @@ class StepMemoryService:
             call(*args)
         except Exception as exc:
             self._problem(job, f"callback raised {type(exc).__name__}: {exc}")
-            log.exception("step %s/%d: summary callback raised", job.session_id, job.step)
+            log_failure(log, exc, "step %s/%d: summary callback raised", job.session_id, job.step)
 
     def _problem(self, job: LensJob, text: str) -> None:
         with self._lock:

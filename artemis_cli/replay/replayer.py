@@ -18,6 +18,7 @@ and app launch run only for a replay from step 1.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -37,6 +38,7 @@ from artemis_cli.perception.types import Element, Target, UITree
 from artemis_cli.replay.match import TargetMatch, find_by_semantics, scale_point
 from artemis_cli.replay.secrets import SecretSource, env_or_prompt, is_secret_step
 from artemis_cli.replay.verify import DHASH_MATCH_MAX, check_change
+from artemis_cli.stopping import SessionInterrupted, as_stop, signal_name
 
 ReplayStatus = Literal["matched", "retargeted", "diverged"]
 By = Literal["semantics", "coordinates"]
@@ -312,6 +314,10 @@ class Replayer:
             raise UsageError(f"session {self.src.id} has no steps from step {self.opts.from_step}",
                              hint="check the number with `artemis sessions show`")
         self.session_id = self._create_session()
+        with self.engine.acquire_lease(self.session_id, "replay"):
+            return self._run(recorded)
+
+    def _run(self, recorded: list[StepRecord]) -> ReplayResult:
         result = ReplayResult(self.session_id, self.src.id, self.opts.by, "running")
         try:
             self._prepare_device()
@@ -329,6 +335,17 @@ class Replayer:
         except DeviceOffline as exc:
             result.status = "interrupted"
             result.message = f"the device went away: {exc}"
+        except KeyboardInterrupt as exc:  # a stop signal: mark it, say how to go on from there
+            stop = as_stop(exc)
+            done = result.steps[-1].source_step if result.steps else self.opts.from_step - 1
+            result.status = "interrupted"
+            result.message = f"stopped by {signal_name(stop.signum)} after source step {done}"
+            with contextlib.suppress(Exception):
+                self.engine.finish_session(self.session_id, "interrupted", result.to_dict())
+            raise SessionInterrupted(
+                stop.signum, self.session_id, len(result.steps), result,
+                next_command=f"artemis replay {self.src.id} --from-step {done + 1}",
+            ) from None
         except BaseException:
             self.engine.finish_session(self.session_id, "aborted", {"message": "replay aborted"})
             raise

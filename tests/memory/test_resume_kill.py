@@ -59,7 +59,7 @@ def test_sigkill_then_resume(tmp_path: Path) -> None:
 
         engine = DataEngine.open(home)
         (session,) = engine.list_sessions()
-        assert session.status == "running"  # killed: nobody marked it
+        assert session.status == "interrupted"  # killed: nobody marked it, and its owner is gone
         before = engine.last_step_number(session.id)
         calls_before = len(engine.llm_calls(session.id))
         resumed_at = time.time()

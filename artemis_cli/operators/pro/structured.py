@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from artemis_cli.engine.storage import log_failure
 from artemis_cli.models.base import Message, Model, ModelRequest, ModelResponse, Part
 
 from .prompts import RETRY_TEMPLATE
@@ -83,8 +84,8 @@ def _record(record_call: RecordCall | None, request: ModelRequest, response: Mod
         return
     try:
         record_call(request, response, error)
-    except Exception:  # metering must never cost an agent's answer
-        log.exception("recording an auxiliary agent call failed")
+    except Exception as exc:  # metering must never cost an agent's answer
+        log_failure(log, exc, "recording an auxiliary agent call failed")
 
 
 def ask_structured(
