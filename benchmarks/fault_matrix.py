@@ -40,6 +40,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 from artemis_cli.config.task import load_task  # noqa: E402
 from artemis_cli.engine.db import DataEngine  # noqa: E402
@@ -50,6 +51,7 @@ from artemis_cli.models.scripted import script_policy  # noqa: E402
 
 BASE_TASK = REPO / "tasks" / "settings-dark-theme.yaml"
 DOCUMENTED_EXIT_CODES = frozenset({0, 1, 2, 3})  # SPEC §2, artemis_cli/errors.py, RunResult.exit_code
+SLOW_SIM = "latency_ms:250"  # scenarios that act on a run in flight slow the simulated phone down
 OPERATOR_CHAIN = ("gemini-2.5-flash", "gemini-2.0-flash")  # profiles/flash.yaml operator + fallback
 MODEL_TIMEOUT_S = 1.0  # ARTEMIS_GEMINI_TIMEOUT_S for the runs; the fake server holds 2 s
 NEXT_STEP_RE = re.compile(r"artemis resume \S+|\bretry\b|\btry again\b|^Hint: ", re.I | re.M)
@@ -66,6 +68,9 @@ class Fault:
     inject: tuple[tuple[str, int, str | None], ...] = ()  # (kind, count, model) for server.inject
     bad_call: str | None = None  # "unknown_tool" | "wrong_types" | "two_actions": answered once
     resume: bool = True  # resume a stopped session to prove it is resumable
+    scenario: str | None = None  # "signal:SIGTERM" | "concurrent_resume" | "disk_full": see run_scenario
+    expect_exit: int | None = None  # the exit code this fault must end with (checked, in "checks")
+    expect_text: str | None = None  # words the user must be told (checked, in "checks")
 
 
 FAULTS: tuple[Fault, ...] = (
@@ -87,6 +92,21 @@ FAULTS: tuple[Fault, ...] = (
     Fault("call_unknown_tool", bad_call="unknown_tool"),
     Fault("call_wrong_types", bad_call="wrong_types"),
     Fault("call_two_actions", bad_call="two_actions"),
+    # issue 11: every stop is a clean stop; one owner per session; a full disk is resumable
+    Fault("sigint_mid_run", sim_faults=SLOW_SIM, scenario="signal:SIGINT", expect_exit=130),
+    Fault("sigterm_mid_run", sim_faults=SLOW_SIM, scenario="signal:SIGTERM", expect_exit=143),
+    Fault("sighup_mid_run", sim_faults=SLOW_SIM, scenario="signal:SIGHUP", expect_exit=129),
+    Fault("resume_while_running", sim_faults=SLOW_SIM, scenario="concurrent_resume", expect_exit=0),
+    Fault("disk_full", scenario="disk_full", expect_exit=3),
+    # issue 11: odd model replies are retried inside the turn, refusals and a bad key are named
+    Fault("gemini_malformed_x1", inject=(("malformed_function_call", 1, OPERATOR_CHAIN[0]),), expect_exit=0),
+    Fault("gemini_malformed_x2", inject=(("malformed_function_call", 2, OPERATOR_CHAIN[0]),), expect_exit=0),
+    Fault("gemini_safety", inject=(("safety", 1, OPERATOR_CHAIN[0]),), expect_exit=1, expect_text="refused"),
+    Fault("gemini_invalid_key", inject=(("invalid_key", 1, OPERATOR_CHAIN[0]),), expect_exit=2,
+          expect_text="GEMINI_API_KEY"),
+    # issue 11: redaction on structure; one-character passwords broke the stored turn
+    Fault("password_A", scenario="password:A", expect_exit=143),
+    Fault("password_7", scenario="password:7", expect_exit=143),
 )
 
 BAD_CALLS: dict[str, FakeReply] = {
@@ -116,6 +136,7 @@ class RunRecord:
     elapsed_s: float = 0.0
     resume: dict[str, Any] | None = None
     injected: int = 0  # faults that actually happened: device_fault events, or fake-server faults served
+    checks: dict[str, Any] = field(default_factory=dict)  # what a scenario must show, and whether it did
 
 
 # --- classification (pure: unit-tested) --------------------------------------------------------
@@ -149,16 +170,19 @@ def says_what_next(stdout: str, stderr: str) -> bool:
 
 
 def classify(exit_code: int | None, stdout: str, stderr: str, *, timed_out: bool = False,
-             resumable: bool | None = None) -> Outcome:
+             resumable: bool | None = None, signalled: int | None = None) -> Outcome:
     """Classify one CLI run from what the user saw. ``resumable``: whether ``artemis resume``
-    on the stopped session ended without a crash (None: not checked)."""
+    on the stopped session ended without a crash (None: not checked). ``signalled``: the stop
+    signal sent to the run, whose 128 + signal exit code is then the documented one."""
     if timed_out or exit_code is None:
         return Outcome("crashed", "hang: the run did not end before the timeout")
     if "Traceback (most recent call last)" in stderr:
         return Outcome("crashed", "a Python traceback on stderr")
     if re.search(r"^Error: unexpected ", stderr, re.M):
         return Outcome("crashed", "an unexpected exception reached the CLI's catch-all")
-    if exit_code not in DOCUMENTED_EXIT_CODES:
+    if signalled is not None and exit_code != 128 + signalled:
+        return Outcome("crashed", f"stopped by signal {signalled} but exited {exit_code}, not {128 + signalled}")
+    if exit_code not in DOCUMENTED_EXIT_CODES and exit_code != (128 + signalled if signalled else None):
         return Outcome("crashed", f"exit code {exit_code} is not in SPEC §2")
     if exit_code == 0:
         return Outcome("finished", "exit 0")
@@ -237,6 +261,10 @@ def _session_facts(home: Path, session_id: str | None) -> tuple[str | None, int,
 
 
 def run_fault(fault: Fault, seed: int, timeout_s: float) -> RunRecord:
+    if fault.scenario is not None:
+        from fault_scenarios import run_scenario  # benchmarks/fault_scenarios.py
+
+        return run_scenario(fault, seed, timeout_s)
     task_file = BASE_TASK
     script = reference_script(load_task(task_file))
     base = script_policy(script)
@@ -265,10 +293,13 @@ def run_fault(fault: Fault, seed: int, timeout_s: float) -> RunRecord:
             resumable = resume["outcome"] != "crashed"
         verdict = classify(code, out, err, timed_out=hung, resumable=resumable)
         injected = events.get("device_fault", 0) + sum(1 for r in server.requests if r.fault)
+        checks: dict[str, Any] = {} if fault.expect_exit is None else {"exit_as_expected": code == fault.expect_exit}
+        if fault.expect_text is not None:
+            checks["told_" + fault.expect_text.lower()] = fault.expect_text in (out + err)
         return RunRecord(fault=fault.name, outcome=verdict.outcome, exit_code=code,
                          message=user_message(out, err), steps=int(result.get("steps", steps) or steps),
                          session_id=sid, events=events, reason=verdict.reason, elapsed_s=round(elapsed, 1),
-                         resume=resume, injected=injected)
+                         resume=resume, injected=injected, checks=checks)
 
 
 def _session_from_stderr(stderr: str) -> str | None:
@@ -291,8 +322,10 @@ def _resume(session_id: str | None, status: str | None, env: dict[str, str], tim
 
 def summary(runs: list[RunRecord]) -> dict[str, Any]:
     counts = Counter(r.outcome for r in runs)
+    failed_checks = [f"{r.fault}: {k}" for r in runs for k, v in r.checks.items() if v is False]
     return {"runs": [asdict(r) for r in runs], "crashed": counts["crashed"], "finished": counts["finished"],
-            "stopped_resumable": counts["stopped-resumable"]}
+            "stopped_resumable": counts["stopped-resumable"], "skipped": counts["skipped"],
+            "failed_checks": failed_checks}
 
 
 def print_table(runs: list[RunRecord]) -> None:
@@ -306,9 +339,14 @@ def print_table(runs: list[RunRecord]) -> None:
         if r.resume is not None:
             print(f"{'':<22}   resume: {r.resume.get('outcome')} (exit {r.resume.get('exit_code')})"
                   f" {str(r.resume.get('message', '')).splitlines()[0][:90] if r.resume.get('message') else ''}")
+        if r.checks:
+            print(f"{'':<22}   checks: " + ", ".join(f"{k}={v}" for k, v in r.checks.items()))
     counts = Counter(r.outcome for r in runs)
     print(f"\ncrashed {counts['crashed']} · finished {counts['finished']} · "
-          f"stopped-resumable {counts['stopped-resumable']}")
+          f"stopped-resumable {counts['stopped-resumable']} · skipped {counts['skipped']}")
+    failed = summary(runs)["failed_checks"]
+    if failed:
+        print("failed checks: " + "; ".join(failed))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -330,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(summary(runs), indent=2, ensure_ascii=False))
     else:
         print_table(runs)
-    return 1 if any(r.outcome == "crashed" for r in runs) else 0
+    return 1 if any(r.outcome == "crashed" for r in runs) or summary(runs)["failed_checks"] else 0
 
 
 if __name__ == "__main__":

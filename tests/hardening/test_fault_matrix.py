@@ -55,6 +55,47 @@ def test_fault_matrix_subset_never_crashes(tmp_path: Path) -> None:
     assert by["call_two_actions"]["exit_code"] == 0
 
 
+# issue 11: a stop signal mid-run, a second process resuming a live session, a refusal, a
+# one-character password (run, SIGTERM, resume, every request re-rendered)
+ISSUE_11_SUBSET = ("sigterm_mid_run", "resume_while_running", "gemini_malformed_x2", "gemini_safety",
+                   "gemini_invalid_key", "password_A")
+
+
+def test_issue_11_rows_stop_cleanly_and_show_what_they_must() -> None:
+    args = [sys.executable, str(SCRIPT), "--json"]
+    for name in ISSUE_11_SUBSET:
+        args += ["--only", name]
+    done = subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=600)
+    report = json.loads(done.stdout)
+    by = {r["fault"]: r for r in report["runs"]}
+    assert list(by) == list(ISSUE_11_SUBSET)
+    assert report["crashed"] == 0 and report["failed_checks"] == [], report["failed_checks"]
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert by["sigterm_mid_run"]["exit_code"] == 143 and by["sigterm_mid_run"]["checks"]["resume_finished"]
+    assert by["resume_while_running"]["checks"]["second_exit"] == 2
+    assert by["resume_while_running"]["checks"]["second_process_device_actions"] == 0
+    assert by["gemini_malformed_x2"]["exit_code"] == 0 and by["gemini_malformed_x2"]["injected"] == 2
+    assert by["gemini_safety"]["exit_code"] == 1 and "refused" in by["gemini_safety"]["message"]
+    assert by["gemini_invalid_key"]["exit_code"] == 2
+    assert by["password_A"]["checks"]["hash_mismatches"] == 0 and by["password_A"]["checks"]["steps_rerendered"] > 4
+
+
+def test_a_failed_check_fails_the_matrix() -> None:
+    matrix = _matrix()
+    ok = matrix.RunRecord("x", "finished", 0, "", 1, "s", checks={"a": True, "n": 0})
+    bad = matrix.RunRecord("y", "finished", 0, "", 1, "s", checks={"second_refused": False})
+    assert matrix.summary([ok])["failed_checks"] == []
+    assert matrix.summary([ok, bad])["failed_checks"] == ["y: second_refused"]
+
+
+def test_a_signal_exit_is_documented_only_for_the_signal_sent() -> None:
+    classify = _matrix().classify
+    said = "Interrupted at step 2. Continue with: artemis resume s\nHint: x\n"
+    assert classify(143, "", said, signalled=15).outcome == "stopped-resumable"
+    assert classify(143, "", said).outcome == "crashed"  # no signal was sent: 143 is not documented
+    assert classify(130, "", said, signalled=15).outcome == "crashed"  # the wrong code for SIGTERM
+
+
 # --- the classifier can fail ------------------------------------------------------------------
 
 TRACEBACK = """Session 20260101-000000-abcd · task x
