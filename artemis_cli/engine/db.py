@@ -10,7 +10,6 @@ use ``BEGIN IMMEDIATE`` and ``busy_timeout`` is 5000 ms.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import secrets
 import sqlite3
@@ -20,22 +19,20 @@ from dataclasses import fields, replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 import sqlite_utils
 
 from artemis_cli.errors import SessionNotFound, UsageError
 
-from .blobs import BlobStore, is_sha256
-from .clock import normalize_iso, now_iso, parse_iso, utc_now
-from .errors import BlobMissing, DataDirReadOnly, DataEngineError, DuplicateStep, StepNotFound
+from .blobs import BlobStore
+from .clock import normalize_iso, now_iso, utc_now
+from .errors import BlobMissing, DataDirReadOnly, DataEngineError, StepNotFound
 from .lease import Lease, LeaseOwner, acquire, derived_status, read_owner
 from .migrations import check_schema_current, migrate
 from .records import (
     BLOB_FIELDS,
     FINAL_SESSION_STATUSES,
-    REDACTED,
-    RESULT_STATUSES,
     SESSION_STATUSES,
     SUMMARY_STATUSES,
     EventRecord,
@@ -45,6 +42,23 @@ from .records import (
     StepRecord,
 )
 from .removal import RemovedSession, remove_session_rows
+from .rows import (
+    DEFAULT_BLOB_KIND,
+    EVENT_JSON,
+    NO_JSON,
+    SESSION_HINT,
+    SESSION_JSON,
+    STEP_JSON,
+    cant_open,
+    check_choice,
+    complete_step,
+    decode,
+    dump_json,
+    duplicate_step,
+    encode,
+    event_for_step,
+    validate_step,
+)
 from .storage import disk_full, is_disk_full, is_read_only, read_only
 from .summaries import SUMMARY_UPDATE_SQL
 from .transaction import write_transaction
@@ -52,56 +66,9 @@ from .transaction import write_transaction
 DB_FILENAME = "artemis.db"
 BLOB_DIRNAME = "blobs"
 BUSY_TIMEOUT_MS = 5000
-
-# JSON columns per table: name -> whether NULL reads back as {} (else None).
-_SESSION_JSON = {"models": True, "config": True, "result": False}
-_STEP_JSON = {"action_args": True, "target": False, "target_end": False, "verdict": False, "meta": True}
-_EVENT_JSON = {"payload": True}
-_NO_JSON: dict[str, bool] = {}
-
-#: Blob kind recorded for a step field whose sha was given directly (not via ``blobs=``).
-_DEFAULT_BLOB_KIND = {
-    "pre_screenshot": "screenshot",
-    "post_screenshot": "screenshot",
-    "ui_xml": "ui_xml",
-    "post_ui_xml": "ui_xml",
-    "marker": "marker",
-}
-_SESSION_HINT = "list session ids with `artemis sessions list` (a unique prefix of an id is enough)"
-_TYPING_ACTIONS = {"type_text", "type", "input_text"}
-
-R = TypeVar("R")
-
-
 def new_session_id() -> str:
     """``YYYYMMDD-HHMMSS-xxxx``: UTC start time plus 4 random hex digits; sorts by time."""
     return f"{utc_now().strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
-
-
-def _dump(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False)
-
-
-def _decode(row: dict[str, Any], json_columns: dict[str, bool], record_type: type[R]) -> R:
-    names = {f.name for f in fields(record_type)}  # type: ignore[arg-type]
-    data: dict[str, Any] = {}
-    for key, value in row.items():
-        if key not in names:
-            continue  # a column added by a later migration that this record does not know
-        if key in json_columns:
-            value = json.loads(value) if value is not None else ({} if json_columns[key] else None)
-        data[key] = value
-    return record_type(**data)
-
-
-def _encode(record: Any, json_columns: dict[str, bool], skip: tuple[str, ...] = ("id",)) -> dict[str, Any]:
-    row: dict[str, Any] = {}
-    for f in fields(record):
-        if f.name in skip:
-            continue
-        value = getattr(record, f.name)
-        row[f.name] = _dump(value) if f.name in json_columns else value
-    return row
 
 
 class DataEngine:
@@ -146,7 +113,7 @@ class DataEngine:
             migrate(db)
         except sqlite3.DatabaseError as exc:
             conn.close()
-            if is_read_only(exc) or (_cant_open(exc) and path.exists() and not os.access(root, os.W_OK)):
+            if is_read_only(exc) or (cant_open(exc) and path.exists() and not os.access(root, os.W_OK)):
                 raise read_only(root) from exc
             if is_disk_full(exc):
                 raise disk_full(root) from exc
@@ -240,13 +207,13 @@ class DataEngine:
 
     def create_session(self, rec: SessionRecord) -> str:
         """Store a new session; returns its id (``rec.id``, or a fresh one when empty)."""
-        _check_choice("session status", rec.status, SESSION_STATUSES)
+        check_choice("session status", rec.status, SESSION_STATUSES)
         generated = not rec.id
         started_at = normalize_iso(rec.started_at) if rec.started_at else now_iso()
         with self._lock:
             for _ in range(20):
                 session_id = new_session_id() if generated else rec.id
-                row = _encode(replace(rec, id=session_id, started_at=started_at), _SESSION_JSON, skip=())
+                row = encode(replace(rec, id=session_id, started_at=started_at), SESSION_JSON, skip=())
                 try:
                     with write_transaction(self.db):
                         self.db.table("sessions").insert(row)
@@ -254,7 +221,7 @@ class DataEngine:
                 except sqlite3.IntegrityError as exc:
                     if "FOREIGN KEY" in str(exc):
                         raise SessionNotFound(
-                            f"parent session {rec.parent_session!r} does not exist", hint=_SESSION_HINT
+                            f"parent session {rec.parent_session!r} does not exist", hint=SESSION_HINT
                         ) from exc
                     if not generated:
                         raise DataEngineError(f"session {session_id} already exists") from exc
@@ -269,28 +236,28 @@ class DataEngine:
         if not changes:
             return
         if "status" in changes:
-            _check_choice("session status", changes["status"], SESSION_STATUSES)
+            check_choice("session status", changes["status"], SESSION_STATUSES)
         for key in ("started_at", "ended_at"):
             if changes.get(key) is not None:
                 changes[key] = normalize_iso(changes[key])
-        params = {k: (_dump(v) if k in _SESSION_JSON else v) for k, v in changes.items()}
+        params = {k: (dump_json(v) if k in SESSION_JSON else v) for k, v in changes.items()}
         assignments = ", ".join(f"{k} = :{k}" for k in params)
         params["_id"] = session_id
         with self._lock, write_transaction(self.db):
             cursor = self.db.execute(f"UPDATE sessions SET {assignments} WHERE id = :_id", params)
             if cursor.rowcount == 0:
-                raise SessionNotFound(f"no session {session_id!r}", hint=_SESSION_HINT)
+                raise SessionNotFound(f"no session {session_id!r}", hint=SESSION_HINT)
 
     def finish_session(self, session_id: str, status: str, result: dict[str, Any] | None = None) -> None:
         """Mark a session ended: final status, result JSON, ``ended_at`` = now."""
-        _check_choice("final session status", status, FINAL_SESSION_STATUSES)
+        check_choice("final session status", status, FINAL_SESSION_STATUSES)
         self.update_session(session_id, status=status, result=result or {}, ended_at=now_iso())
 
     def get_session(self, id_or_prefix: str) -> SessionRecord:
         """By full id, unique prefix, or ``latest``. Raises ``SessionNotFound`` (with candidates)."""
         key = (id_or_prefix or "").strip()
         if not key:
-            raise SessionNotFound("no session id given", hint=_SESSION_HINT)
+            raise SessionNotFound("no session id given", hint=SESSION_HINT)
         with self._lock:
             if key in ("latest", "last"):
                 latest = self.latest_session()
@@ -303,14 +270,14 @@ class DataEngine:
                     "SELECT * FROM sessions WHERE substr(id, 1, ?) = ? ORDER BY id LIMIT 11", [len(key), key]
                 )
         if not rows:
-            raise SessionNotFound(f"no session matches {key!r}", hint=_SESSION_HINT)
+            raise SessionNotFound(f"no session matches {key!r}", hint=SESSION_HINT)
         if len(rows) > 1:
             names = ", ".join(r["id"] for r in rows[:10]) + (", …" if len(rows) > 10 else "")
             raise SessionNotFound(
                 f"session prefix {key!r} is ambiguous: {names}",
                 hint="type more characters of the session id",
             )
-        return _decode(rows[0], _SESSION_JSON, SessionRecord)
+        return decode(rows[0], SESSION_JSON, SessionRecord)
 
     def list_sessions(
         self,
@@ -355,7 +322,7 @@ class DataEngine:
             params.append(limit)
         with self._lock:
             rows = self._rows(sql, params)
-            found = [_decode(r, _SESSION_JSON, SessionRecord) for r in rows]
+            found = [decode(r, SESSION_JSON, SessionRecord) for r in rows]
             found = [replace(r, status=self.derived_status(r)) for r in found]
         if derive:
             found = [r for r in found if r.status == status]
@@ -370,7 +337,7 @@ class DataEngine:
     def _require_session(self, session_id: str) -> dict[str, Any]:
         rows = self._rows("SELECT * FROM sessions WHERE id = ?", [session_id])
         if not rows:
-            raise SessionNotFound(f"no session {session_id!r}", hint=_SESSION_HINT)
+            raise SessionNotFound(f"no session {session_id!r}", hint=SESSION_HINT)
         return rows[0]
 
     # --- steps ---------------------------------------------------------------------------
@@ -389,11 +356,11 @@ class DataEngine:
         ``DuplicateStep`` and stores no row. Text typed into a password field is redacted.
         """
         blobs = dict(blobs or {})
-        _validate_step(step, blobs)
+        validate_step(step, blobs)
         with self._lock:
             session = self._require_session(step.session_id)
             if self._step_exists(step.session_id, step.number):
-                raise _duplicate(step)
+                raise duplicate_step(step)
             # 1. Blob files, durable before any row refers to them.
             blob_rows: dict[str, tuple[str, int]] = {}  # sha -> (kind, size)
             filled: dict[str, Any] = {}
@@ -408,8 +375,8 @@ class DataEngine:
                     raise BlobMissing(
                         f"step {step.number}: {name} refers to blob {sha[:12]}… which is not stored"
                     )
-                blob_rows.setdefault(sha, (_DEFAULT_BLOB_KIND[name], self._blobs.path(sha).stat().st_size))
-            record = _complete_step(replace(step, **filled), session["started_at"])
+                blob_rows.setdefault(sha, (DEFAULT_BLOB_KIND[name], self._blobs.path(sha).stat().st_size))
+            record = complete_step(replace(step, **filled), session["started_at"])
             # 2. Rows, all or nothing.
             created = now_iso()
             with write_transaction(self.db):
@@ -418,13 +385,13 @@ class DataEngine:
                         {"sha256": sha, "kind": kind, "size": size, "created_at": created}, ignore=True
                     )
                 try:
-                    step_id = self.db.table("steps").insert(_encode(record, _STEP_JSON)).last_rowid
+                    step_id = self.db.table("steps").insert(encode(record, STEP_JSON)).last_rowid
                 except sqlite3.IntegrityError as exc:
                     if "UNIQUE" in str(exc):
-                        raise _duplicate(step) from exc
+                        raise duplicate_step(step) from exc
                     raise DataEngineError(f"step {step.number} could not be stored: {exc}") from exc
                 for event in events:
-                    self._insert_event(_event_for_step(event, record))
+                    self._insert_event(event_for_step(event, record))
             return replace(record, id=step_id)
 
     def _step_exists(self, session_id: str, number: int) -> bool:
@@ -447,7 +414,7 @@ class DataEngine:
         sql += " ORDER BY number"
         with self._lock:
             rows = self._rows(sql, params)
-        return [_decode(r, _STEP_JSON, StepRecord) for r in rows]
+        return [decode(r, STEP_JSON, StepRecord) for r in rows]
 
     def steps_numbered(self, session_id: str, numbers: Iterable[int]) -> list[StepRecord]:
         """The recorded steps among ``numbers``, ordered by number (one query)."""
@@ -458,7 +425,7 @@ class DataEngine:
         with self._lock:
             rows = self._rows(f"SELECT * FROM steps WHERE session_id = ? AND number IN ({marks}) ORDER BY number",
                               [session_id, *wanted])
-        return [_decode(r, _STEP_JSON, StepRecord) for r in rows]
+        return [decode(r, STEP_JSON, StepRecord) for r in rows]
 
     def get_step(self, session_id: str, number: int) -> StepRecord:
         with self._lock:
@@ -468,7 +435,7 @@ class DataEngine:
         if not rows:
             have = f"it has steps 1–{last}" if last else "it has no steps"
             raise StepNotFound(f"session {session_id} has no step {number}", hint=have)
-        return _decode(rows[0], _STEP_JSON, StepRecord)
+        return decode(rows[0], STEP_JSON, StepRecord)
 
     def step_count(self, session_id: str) -> int:
         with self._lock:
@@ -499,7 +466,7 @@ class DataEngine:
         One conditional UPDATE decides and applies; returns whether the write was applied.
         Raises ``StepNotFound`` when the step does not exist.
         """
-        _check_choice("summary status", status, SUMMARY_STATUSES)
+        check_choice("summary status", status, SUMMARY_STATUSES)
         if not isinstance(version, int) or isinstance(version, bool) or version < 0:
             raise DataEngineError(f"summary version must be a non-negative integer, not {version!r}")
         params = {
@@ -521,19 +488,19 @@ class DataEngine:
     # --- model calls and events ----------------------------------------------------------
 
     def record_llm_call(self, rec: LlmCallRecord) -> int:
-        row = _encode(rec, _NO_JSON)
+        row = encode(rec, NO_JSON)
         row["created_at"] = normalize_iso(rec.created_at) if rec.created_at else now_iso()
         with self._lock:
             try:
                 with write_transaction(self.db):
                     return int(self.db.table("llm_calls").insert(row).last_rowid or 0)
             except sqlite3.IntegrityError as exc:
-                raise SessionNotFound(f"no session {rec.session_id!r}", hint=_SESSION_HINT) from exc
+                raise SessionNotFound(f"no session {rec.session_id!r}", hint=SESSION_HINT) from exc
 
     def llm_calls(self, session_id: str) -> list[LlmCallRecord]:
         with self._lock:
             rows = self._rows("SELECT * FROM llm_calls WHERE session_id = ? ORDER BY id", [session_id])
-        return [_decode(r, _NO_JSON, LlmCallRecord) for r in rows]
+        return [decode(r, NO_JSON, LlmCallRecord) for r in rows]
 
     def record_event(self, rec: EventRecord) -> int:
         if not rec.session_id:
@@ -543,12 +510,12 @@ class DataEngine:
                 with write_transaction(self.db):
                     return self._insert_event(rec)
             except sqlite3.IntegrityError as exc:
-                raise SessionNotFound(f"no session {rec.session_id!r}", hint=_SESSION_HINT) from exc
+                raise SessionNotFound(f"no session {rec.session_id!r}", hint=SESSION_HINT) from exc
 
     def _insert_event(self, rec: EventRecord) -> int:
         if not rec.kind:
             raise DataEngineError("an event needs a kind")
-        row = _encode(rec, _EVENT_JSON)
+        row = encode(rec, EVENT_JSON)
         row["created_at"] = normalize_iso(rec.created_at) if rec.created_at else now_iso()
         return int(self.db.table("events").insert(row).last_rowid or 0)
 
@@ -560,7 +527,7 @@ class DataEngine:
             params.append(kind)
         with self._lock:
             rows = self._rows(sql + " ORDER BY id", params)
-        return [_decode(r, _EVENT_JSON, EventRecord) for r in rows]
+        return [decode(r, EVENT_JSON, EventRecord) for r in rows]
 
     # --- blobs ---------------------------------------------------------------------------
 
@@ -644,90 +611,3 @@ class DataEngine:
         with self._lock:
             rows = self._rows(f"{union} UNION SELECT sha256 AS sha FROM blobs")
         return sorted(r["sha"] for r in rows if not self._blobs.exists(r["sha"]))
-
-
-# --- helpers ------------------------------------------------------------------------------
-
-
-def _cant_open(exc: BaseException) -> bool:
-    return isinstance(exc, sqlite3.OperationalError) and "unable to open database file" in str(exc)
-
-
-def _check_choice(what: str, value: object, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise DataEngineError(f"invalid {what} {value!r}; expected one of: {', '.join(allowed)}")
-
-
-def _duplicate(step: StepRecord) -> DuplicateStep:
-    return DuplicateStep(
-        f"session {step.session_id} already has a step {step.number}; nothing was stored",
-        hint="step numbers are unique per session; use last_step_number() + 1",
-    )
-
-
-def _validate_step(step: StepRecord, blobs: dict[str, tuple[bytes, str]]) -> None:
-    if not isinstance(step.number, int) or isinstance(step.number, bool) or step.number < 1:
-        raise DataEngineError(f"step number must be an integer >= 1, not {step.number!r}")
-    if not step.action_type:
-        raise DataEngineError(f"step {step.number} has no action_type")
-    _check_choice("result status", step.result_status, RESULT_STATUSES)
-    _check_choice("summary status", step.summary_status, SUMMARY_STATUSES)
-    unknown = sorted(set(blobs) - set(BLOB_FIELDS))
-    if unknown:
-        raise DataEngineError(
-            f"step {step.number}: {', '.join(unknown)} is not a blob field ({', '.join(BLOB_FIELDS)})"
-        )
-    for name, value in blobs.items():
-        if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], bytes | bytearray)):
-            raise DataEngineError(f"step {step.number}: blobs[{name!r}] must be (bytes, kind)")
-    for name, sha in step.blob_refs().items():
-        if name not in blobs and not is_sha256(sha):
-            raise DataEngineError(f"step {step.number}: {name} is not a SHA-256 hash: {sha!r}")
-
-
-def _complete_step(step: StepRecord, session_started_at: str) -> StepRecord:
-    """Fill times, offset and the flattened target columns; redact password text."""
-    now = now_iso()
-    started = normalize_iso(step.started_at) if step.started_at else now
-    ended = normalize_iso(step.ended_at) if step.ended_at else now
-    offset = step.offset_ms
-    if offset is None:
-        delta = parse_iso(started) - parse_iso(session_started_at)
-        offset = max(0, int(delta.total_seconds() * 1000))
-    target = step.target or {}
-    args = dict(step.action_args)
-    if (
-        step.action_type in _TYPING_ACTIONS
-        and (target.get("password") or args.get("password"))
-        and isinstance(args.get("text"), str)
-    ):
-        args["text"] = REDACTED
-    return replace(
-        step,
-        started_at=started,
-        ended_at=ended,
-        offset_ms=offset,
-        action_args=args,
-        label_source=step.label_source if step.label_source is not None else target.get("label_source"),
-        target_text=step.target_text
-        if step.target_text is not None
-        else (target.get("text") or target.get("content_desc") or None),
-        target_resource_id=step.target_resource_id
-        if step.target_resource_id is not None
-        else (target.get("resource_id") or None),
-        target_class=step.target_class
-        if step.target_class is not None
-        else (target.get("class_name") or None),
-    )
-
-
-def _event_for_step(event: EventRecord, step: StepRecord) -> EventRecord:
-    if event.session_id and event.session_id != step.session_id:
-        raise DataEngineError(
-            f"event {event.kind!r} belongs to session {event.session_id}, not the step's {step.session_id}"
-        )
-    return replace(
-        event,
-        session_id=step.session_id,
-        step=step.number if event.step is None else event.step,
-    )
