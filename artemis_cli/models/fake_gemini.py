@@ -66,346 +66,89 @@ Robustness
     error body too, and the connection is closed (the rest of the stream cannot be trusted).
     Anything unexpected that escapes a handler thread is recorded in ``server.errors`` (a client
     hanging up is not unexpected). The server never dies on bad input.
+
+The wire format (request parsing, replies, the usage estimate, fault shapes) is in
+``fake_gemini_wire``.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
-import hashlib
 import json
-import math
-import re
 import secrets
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-IMAGE_TOKENS = 258
-MAX_BODY_BYTES = 64 * 1024 * 1024  # far above anything Artemis sends; larger bodies get a 413
-HTTP_FAULTS = ("429", "500", "503", "400", "timeout", "invalid_key")
-MODEL_FAULTS = ("malformed_function_call", "empty_candidate", "safety", "blocked_prompt")
-FAULT_KINDS = HTTP_FAULTS + MODEL_FAULTS
-
-INVALID_KEY_MESSAGE = "API key not valid. Please pass a valid API key."
-#: ``safetyRatings`` of a SAFETY stop: the service lists every category, the offending one blocked.
-SAFETY_RATINGS: tuple[dict[str, Any], ...] = (
-    {"category": "HARM_CATEGORY_SEXUALLY_EXPLICIT", "probability": "NEGLIGIBLE"},
-    {"category": "HARM_CATEGORY_HATE_SPEECH", "probability": "NEGLIGIBLE"},
-    {"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"},
-    {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True},
+from artemis_cli.models.fake_gemini_wire import (
+    CONTENT_LENGTH_RE,
+    FAULT_KINDS,
+    HTTP_FAULTS,
+    IMAGE_TOKENS,
+    INVALID_KEY_MESSAGE,
+    MAX_BODY_BYTES,
+    MODEL_FAULTS,
+    PATH_RE,
+    RPC_STATUS,
+    SAFETY_RATINGS,
+    BadFraming,
+    BadRequest,
+    FakeReply,
+    FakeRequest,
+    Policy,
+    PrefixTrie,
+    QueuedFault,
+    compact_json,
+    decode_signature,
+    error_body,
+    estimate_part_tokens,
+    estimate_text_tokens,
+    image_part_tokens,
+    invalid_key_answer,
+    model_fault_reply,
+    parse_body,
+    parts_of,
+    reject_constant,
+    request_blocks,
+    rpc_status,
 )
 
-_CONTENT_LENGTH_RE = re.compile(r"^[0-9]{1,19}$")
-_RPC_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
-               408: "DEADLINE_EXCEEDED", 409: "ABORTED", 429: "RESOURCE_EXHAUSTED", 501: "UNIMPLEMENTED",
-               503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
-_PATH_RE = re.compile(r"^/(?P<version>[^/]+)/models/(?P<model>[^/:]+):(?P<method>[A-Za-z]+)$")
-
-
-def estimate_text_tokens(text: str) -> int:
-    """Characters / 4, rounded up."""
-    return math.ceil(len(text) / 4)
-
-
-def _compact(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
-def image_part_tokens(inline: Any) -> int:
-    """Tokens of an inline image: 258 per 768x768 tile, 258 for small or unreadable images."""
-    data = inline.get("data") if isinstance(inline, dict) else None
-    if not isinstance(data, str):
-        return IMAGE_TOKENS
-    raw = _decode_signature(data[:64])  # the PNG header is in the first 24 bytes
-    if raw is None or len(raw) < 24 or raw[:8] != b"\x89PNG\r\n\x1a\n" or raw[12:16] != b"IHDR":
-        return IMAGE_TOKENS
-    width, height = int.from_bytes(raw[16:20], "big"), int.from_bytes(raw[20:24], "big")
-    if width <= 384 and height <= 384:
-        return IMAGE_TOKENS
-    return IMAGE_TOKENS * math.ceil(width / 768) * math.ceil(height / 768)
-
-
-def estimate_part_tokens(part: dict[str, Any]) -> int:
-    """Token estimate of one REST part (see the module docstring)."""
-    inline = part.get("inlineData") or part.get("inline_data")
-    if inline is not None:
-        return image_part_tokens(inline)
-    text = part.get("text")
-    if isinstance(text, str) and not ({"functionCall", "functionResponse"} & part.keys()):
-        return estimate_text_tokens(text)
-    return estimate_text_tokens(_compact(part))
-
-
-def _decode_signature(value: Any) -> bytes | None:
-    """Signatures arrive base64 in either alphabet (the SDK sends URL-safe)."""
-    if not isinstance(value, str):
-        return None
-    text = value.replace("-", "+").replace("_", "/")
-    text += "=" * (-len(text) % 4)
-    try:
-        return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-
-
-# --- request / reply types ------------------------------------------------------------------
-
-
-@dataclass
-class FakeRequest:
-    """One request the server received (recorded in ``server.requests``)."""
-
-    model: str
-    body: dict[str, Any]
-    system: str
-    contents: list[dict[str, Any]]
-    tools: list[dict[str, Any]]
-    version: str = "v1beta"
-    #: HTTP status the server answered with (filled in after the answer is decided).
-    status: int = 0
-    #: The injected fault this request consumed, if any.
-    fault: str | None = None
-
-    def _last_user_text_index(self) -> int:
-        for i in range(len(self.contents) - 1, -1, -1):
-            content = self.contents[i]
-            if content.get("role", "user") != "user":
-                continue
-            if any(isinstance(p.get("text"), str) for p in _parts_of(content)):
-                return i
-        return -1
-
-    def last_user_text(self) -> str:
-        """The text parts of the last user content that has text, joined by newlines."""
-        i = self._last_user_text_index()
-        if i < 0:
-            return ""
-        texts = [p["text"] for p in _parts_of(self.contents[i]) if isinstance(p.get("text"), str)]
-        return "\n".join(texts)
-
-    def current_turn(self) -> list[dict[str, Any]]:
-        """Contents after the last user content that carries text."""
-        return self.contents[self._last_user_text_index() + 1 :]
-
-    def function_responses_since_last_user(self) -> list[dict[str, Any]]:
-        """``functionResponse`` dicts (name, response, id?) of the current turn, in order."""
-        out: list[dict[str, Any]] = []
-        for content in self.current_turn():
-            for part in _parts_of(content):
-                fr = part.get("functionResponse")
-                if isinstance(fr, dict):
-                    out.append(fr)
-        return out
-
-
-@dataclass
-class FakeReply:
-    """What the policy wants the model to say, in REST part shape."""
-
-    parts: list[dict[str, Any]] = field(default_factory=list)
-    thought_text: str | None = None
-    finish_reason: str = "STOP"
-    #: ``finishMessage`` of the candidate (the service sets it on MALFORMED_FUNCTION_CALL).
-    finish_message: str | None = None
-    #: When set, the reply has no candidates and ``promptFeedback.blockReason`` is this value.
-    block_reason: str | None = None
-    #: ``safetyRatings`` of the candidate (or of ``promptFeedback`` when the prompt is blocked).
-    safety_ratings: list[dict[str, Any]] | None = None
-
-    @classmethod
-    def call(
-        cls, name: str, args: dict[str, Any] | None = None, *, thought_text: str | None = None
-    ) -> FakeReply:
-        return cls(parts=[{"functionCall": {"name": name, "args": args or {}}}], thought_text=thought_text)
-
-    @classmethod
-    def text(cls, text: str, *, thought_text: str | None = None) -> FakeReply:
-        return cls(parts=[{"text": text}], thought_text=thought_text)
-
-
-Policy = Callable[[FakeRequest], FakeReply]
-
-
-def _parts_of(content: dict[str, Any]) -> list[dict[str, Any]]:
-    parts = content.get("parts")
-    if not isinstance(parts, list):
-        return []
-    return [p for p in parts if isinstance(p, dict)]
-
-
-class BadRequest(Exception):
-    """A request the service would reject with 400 INVALID_ARGUMENT."""
-
-
-class _BadFraming(Exception):
-    """The HTTP body cannot be delimited: answered with ``code`` and the connection closed."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def _rpc_status(code: int) -> str:
-    return _RPC_STATUS.get(code, "INTERNAL" if code >= 500 else "INVALID_ARGUMENT")
-
-
-def _error_body(
-    code: int, status: str, message: str, details: list[dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": code, "message": message, "status": status}
-    if details:
-        error["details"] = details
-    return {"error": error}
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _parse_body(model: str, version: str, raw: bytes) -> FakeRequest:
-    try:
-        body = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
-        json.dumps(body, ensure_ascii=False).encode("utf-8")  # lone surrogates ("\ud800") are not text
-    except (UnicodeError, ValueError, RecursionError) as exc:  # ValueError: also huge integers
-        raise BadRequest(f"Invalid JSON payload received. {str(exc)[:200]}") from None
-    if not isinstance(body, dict):
-        raise BadRequest("Invalid JSON payload received. Expected an object.")
-    contents = body.get("contents")
-    if not isinstance(contents, list) or not contents:
-        raise BadRequest("* GenerateContentRequest.contents: contents is not specified")
-    for i, content in enumerate(contents):
-        if not isinstance(content, dict):
-            raise BadRequest(f"Invalid value at 'contents[{i}]': expected an object")
-        role = content.get("role", "user")
-        if role not in ("user", "model"):
-            raise BadRequest(f"Please use a valid role: user, model. (contents[{i}].role={role!r})")
-        parts = content.get("parts")
-        if not isinstance(parts, list) or not parts:
-            raise BadRequest(
-                f"* GenerateContentRequest.contents[{i}].parts: contents.parts must not be empty."
-            )
-        for j, part in enumerate(parts):
-            if not isinstance(part, dict):
-                raise BadRequest(f"Invalid value at 'contents[{i}].parts[{j}]': expected an object")
-            for key in ("functionCall", "functionResponse"):
-                if key in part and (
-                    not isinstance(part[key], dict) or not isinstance(part[key].get("name"), str)
-                ):
-                    raise BadRequest(
-                        f"* GenerateContentRequest.contents[{i}].parts[{j}].{key}.name: Name cannot be empty."
-                    )
-            if "text" in part and not isinstance(part["text"], str):
-                raise BadRequest(f"Invalid value at 'contents[{i}].parts[{j}].text': expected a string")
-    system = body.get("systemInstruction", body.get("system_instruction"))
-    system_text = ""
-    if system is not None:
-        if not isinstance(system, dict):
-            raise BadRequest("Invalid value at 'system_instruction': expected an object")
-        system_text = "\n".join(p["text"] for p in _parts_of(system) if isinstance(p.get("text"), str))
-    tools = body.get("tools", [])
-    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
-        raise BadRequest("Invalid value at 'tools': expected a list of objects")
-    return FakeRequest(
-        model=model, body=body, system=system_text, contents=contents, tools=tools, version=version
-    )
-
-
-# --- prefix cache accounting ----------------------------------------------------------------
-
-
-def request_blocks(req: FakeRequest) -> list[tuple[bytes, int]]:
-    """The ordered (hash, token weight) blocks of a request (see module docstring)."""
-    blocks: list[tuple[bytes, int]] = []
-
-    def add(kind: str, serialised: str, weight: int) -> None:
-        blocks.append((hashlib.blake2b(f"{kind}\x00{serialised}".encode(), digest_size=16).digest(), weight))
-
-    add("system", req.system, estimate_text_tokens(req.system))
-    tools_json = _compact(req.tools)
-    add("tools", tools_json, estimate_text_tokens(tools_json) if req.tools else 0)
-    for content in req.contents:
-        role = str(content.get("role", "user"))
-        for part in _parts_of(content):
-            add(role, _compact(part), estimate_part_tokens(part))
-    return blocks
-
-
-class _PrefixTrie:
-    """Per-model trie of block hashes: longest shared prefix in O(blocks)."""
-
-    def __init__(self) -> None:
-        self._root: dict[bytes, dict[Any, Any]] = {}
-
-    def longest_prefix_tokens(self, blocks: list[tuple[bytes, int]]) -> int:
-        node = self._root
-        tokens = 0
-        for digest, weight in blocks:
-            child = node.get(digest)
-            if child is None:
-                break
-            tokens += weight
-            node = child
-        return tokens
-
-    def insert(self, blocks: list[tuple[bytes, int]]) -> None:
-        node = self._root
-        for digest, _ in blocks:
-            node = node.setdefault(digest, {})
-
-
-# --- server ---------------------------------------------------------------------------------
-
-
-@dataclass
-class _Fault:
-    kind: str
-    remaining: int
-    model: str | None
-    match: Callable[[FakeRequest], bool] | None = None
-
-
-def model_fault_reply(kind: str, req: FakeRequest) -> FakeReply:
-    """The reply a model fault injects, in the service's shape (see the module docstring)."""
-    if kind == "malformed_function_call":
-        tool = "tap"
-        for group in req.tools:
-            decls = group.get("functionDeclarations") or group.get("function_declarations") or []
-            if decls and isinstance(decls[0], dict) and isinstance(decls[0].get("name"), str):
-                tool = decls[0]["name"]
-                break
-        return FakeReply(parts=[], finish_reason="MALFORMED_FUNCTION_CALL",
-                         finish_message=f"Malformed function call: print(default_api.{tool}(index=3, x=))")
-    if kind == "empty_candidate":
-        return FakeReply(parts=[], finish_reason="STOP")
-    if kind == "safety":
-        return FakeReply(parts=[], finish_reason="SAFETY", safety_ratings=[dict(r) for r in SAFETY_RATINGS])
-    if kind == "blocked_prompt":
-        return FakeReply(block_reason="SAFETY", safety_ratings=[dict(r) for r in SAFETY_RATINGS])
-    raise ValueError(f"not a model fault: {kind!r}")
-
-
-def invalid_key_answer() -> tuple[int, dict[str, Any]]:
-    """The service's answer to a wrong API key (HTTP 400, ErrorInfo reason API_KEY_INVALID)."""
-    return 400, _error_body(
-        400,
-        "INVALID_ARGUMENT",
-        INVALID_KEY_MESSAGE,
-        [
-            {
-                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
-                "reason": "API_KEY_INVALID",
-                "domain": "googleapis.com",
-                "metadata": {"service": "generativelanguage.googleapis.com"},
-            },
-            {"@type": "type.googleapis.com/google.rpc.LocalizedMessage", "locale": "en-US",
-             "message": INVALID_KEY_MESSAGE},
-        ],
-    )
+__all__ = [  # the wire names are re-exported: tests and benchmarks import them from here
+    "CONTENT_LENGTH_RE",
+    "FAULT_KINDS",
+    "HTTP_FAULTS",
+    "IMAGE_TOKENS",
+    "INVALID_KEY_MESSAGE",
+    "MAX_BODY_BYTES",
+    "MODEL_FAULTS",
+    "PATH_RE",
+    "RPC_STATUS",
+    "SAFETY_RATINGS",
+    "BadFraming",
+    "BadRequest",
+    "FakeGeminiServer",
+    "FakeReply",
+    "FakeRequest",
+    "Policy",
+    "PrefixTrie",
+    "QueuedFault",
+    "compact_json",
+    "decode_signature",
+    "error_body",
+    "estimate_part_tokens",
+    "estimate_text_tokens",
+    "image_part_tokens",
+    "invalid_key_answer",
+    "model_fault_reply",
+    "parse_body",
+    "parts_of",
+    "reject_constant",
+    "request_blocks",
+    "rpc_status",
+]
 
 
 class FakeGeminiServer:
@@ -437,9 +180,9 @@ class FakeGeminiServer:
         self._host = host
         self._port = port
         self._lock = threading.Lock()
-        self._faults: list[_Fault] = []
+        self._faults: list[QueuedFault] = []
         self._issued: set[bytes] = set()
-        self._tries: dict[str, _PrefixTrie] = {}
+        self._tries: dict[str, PrefixTrie] = {}
         self._released = threading.Event()
         #: Unexpected exceptions that escaped a handler thread (tests assert this stays empty).
         self.errors: list[str] = []
@@ -506,7 +249,7 @@ class FakeGeminiServer:
         if count < 1:
             raise ValueError("count must be >= 1")
         with self._lock:
-            self._faults.append(_Fault(kind, count, model, match))
+            self._faults.append(QueuedFault(kind, count, model, match))
 
     def pending_faults(self) -> int:
         with self._lock:
@@ -537,29 +280,29 @@ class FakeGeminiServer:
     def _fault_answer(self, kind: str) -> tuple[int, dict[str, Any]]:
         if kind == "429":
             delay = f"{self.retry_delay_s:g}s"
-            return 429, _error_body(
+            return 429, error_body(
                 429,
                 "RESOURCE_EXHAUSTED",
                 "You exceeded your current quota, please check your plan and billing details.",
                 [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}],
             )
         if kind == "503":
-            return 503, _error_body(503, "UNAVAILABLE", "The model is overloaded. Please try again later.")
+            return 503, error_body(503, "UNAVAILABLE", "The model is overloaded. Please try again later.")
         if kind == "500":
-            return 500, _error_body(500, "INTERNAL", "An internal error has occurred. Please retry.")
+            return 500, error_body(500, "INTERNAL", "An internal error has occurred. Please retry.")
         if kind == "invalid_key":
             return invalid_key_answer()
-        return 400, _error_body(400, "INVALID_ARGUMENT", "Request contains an invalid argument.")
+        return 400, error_body(400, "INVALID_ARGUMENT", "Request contains an invalid argument.")
 
     def _check_signatures(self, req: FakeRequest) -> str | None:
         for content in req.current_turn():
             if content.get("role") != "model":
                 continue
-            for part in _parts_of(content):
+            for part in parts_of(content):
                 if "functionCall" not in part:
                     continue
                 raw = part.get("thoughtSignature", part.get("thought_signature"))
-                sig = _decode_signature(raw)
+                sig = decode_signature(raw)
                 name = part["functionCall"].get("name")
                 if sig is None:
                     return (
@@ -578,7 +321,7 @@ class FakeGeminiServer:
         blocks = request_blocks(req)
         prompt = sum(w for _, w in blocks)
         with self._lock:
-            trie = self._tries.setdefault(req.model, _PrefixTrie())
+            trie = self._tries.setdefault(req.model, PrefixTrie())
             shared = trie.longest_prefix_tokens(blocks)
             trie.insert(blocks)
         cached = shared if shared >= self.min_cacheable_tokens else 0
@@ -616,7 +359,7 @@ class FakeGeminiServer:
         if self.require_thought_signatures:
             problem = self._check_signatures(req)
             if problem is not None:
-                return 400, _error_body(400, "INVALID_ARGUMENT", problem)
+                return 400, error_body(400, "INVALID_ARGUMENT", problem)
         try:
             reply = model_fault_reply(fault, req) if fault is not None else self.policy(req)
             if not isinstance(reply, FakeReply):
@@ -625,7 +368,7 @@ class FakeGeminiServer:
             json.dumps(parts)  # the policy's parts must be JSON
             json.dumps(reply.safety_ratings)
         except Exception as exc:  # a broken policy is a 500, never a dead server
-            return 500, _error_body(500, "INTERNAL", f"fake policy failed: {type(exc).__name__}: {exc}")
+            return 500, error_body(500, "INTERNAL", f"fake policy failed: {type(exc).__name__}: {exc}")
         usage = self._usage_and_register(req, parts)
         if reply.block_reason:
             feedback: dict[str, Any] = {"blockReason": reply.block_reason}
@@ -696,26 +439,26 @@ def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
             """http.server's own errors (bad request line, unsupported method, ...) as JSON."""
             self.close_connection = True
             text = message or self.responses.get(code, ("Error",))[0]
-            self._send(code, _error_body(code, _rpc_status(code), text))
+            self._send(code, error_body(code, rpc_status(code), text))
 
         def _read_body(self) -> bytes:
-            """The body as ``Content-Length`` delimits it; raises _BadFraming when it cannot."""
+            """The body as ``Content-Length`` delimits it; raises BadFraming when it cannot."""
             if self.headers.get("Transfer-Encoding") is not None:
-                raise _BadFraming(411, "Length Required: send the body with a Content-Length.")
+                raise BadFraming(411, "Length Required: send the body with a Content-Length.")
             values = {v.strip() for v in self.headers.get_all("Content-Length", [])}
             if not values:
                 return b""
             if len(values) > 1:
-                raise _BadFraming(400, "Conflicting Content-Length headers.")
+                raise BadFraming(400, "Conflicting Content-Length headers.")
             (value,) = values
-            if not _CONTENT_LENGTH_RE.match(value):
-                raise _BadFraming(400, f"Invalid Content-Length: {value[:40]!r}")
+            if not CONTENT_LENGTH_RE.match(value):
+                raise BadFraming(400, f"Invalid Content-Length: {value[:40]!r}")
             length = int(value)
             if length > MAX_BODY_BYTES:
-                raise _BadFraming(413, f"Request payload size exceeds the limit: {MAX_BODY_BYTES} bytes.")
+                raise BadFraming(413, f"Request payload size exceeds the limit: {MAX_BODY_BYTES} bytes.")
             raw = self.rfile.read(length) if length else b""
             if len(raw) < length:
-                raise _BadFraming(400, f"Incomplete request body: {len(raw)} of {length} bytes.")
+                raise BadFraming(400, f"Incomplete request body: {len(raw)} of {length} bytes.")
             return raw
 
         def do_GET(self) -> None:
@@ -726,7 +469,7 @@ def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
 
         def _handle_get(self) -> None:
             self._read_body()
-            self._send(404, _error_body(404, "NOT_FOUND", "Only POST :generateContent is served here."))
+            self._send(404, error_body(404, "NOT_FOUND", "Only POST :generateContent is served here."))
 
         def _answer(self, handle: Callable[[], None]) -> None:
             try:
@@ -734,11 +477,11 @@ def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
                 return
-            except _BadFraming as exc:
+            except BadFraming as exc:
                 self.close_connection = True
-                self._send_quietly(exc.code, _error_body(exc.code, _rpc_status(exc.code), str(exc)))
+                self._send_quietly(exc.code, error_body(exc.code, rpc_status(exc.code), str(exc)))
             except Exception as exc:  # last line of defence: answer, don't die
-                self._send_quietly(500, _error_body(500, "INTERNAL", f"fake server error: {type(exc).__name__}"))
+                self._send_quietly(500, error_body(500, "INTERNAL", f"fake server error: {type(exc).__name__}"))
 
         def _send_quietly(self, code: int, body: dict[str, Any]) -> None:
             try:
@@ -749,10 +492,10 @@ def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
         def _handle_post(self) -> None:
             raw = self._read_body()
             split = urlsplit(self.path)
-            match = _PATH_RE.match(split.path)
+            match = PATH_RE.match(split.path)
             if match is None or match.group("method") != "generateContent":
                 self._send(
-                    404, _error_body(404, "NOT_FOUND", f"Requested entity was not found: {split.path}")
+                    404, error_body(404, "NOT_FOUND", f"Requested entity was not found: {split.path}")
                 )
                 return
             query = parse_qs(split.query)
@@ -760,7 +503,7 @@ def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
             if not key:
                 self._send(
                     403,
-                    _error_body(
+                    error_body(
                         403,
                         "PERMISSION_DENIED",
                         "Method doesn't allow unregistered callers (callers without established identity). "
@@ -773,9 +516,9 @@ def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
                 return
             model, version = match.group("model"), match.group("version")
             try:
-                req = _parse_body(model, version, raw)
+                req = parse_body(model, version, raw)
             except BadRequest as exc:
-                self._send(400, _error_body(400, "INVALID_ARGUMENT", str(exc)))
+                self._send(400, error_body(400, "INVALID_ARGUMENT", str(exc)))
                 return
             with server._lock:
                 server.requests.append(req)
