@@ -10,7 +10,9 @@ Line format (pinned by golden tests; :func:`parse_element_lines` is its exact in
 * `` id=…`` — only with a resource id; the part after ``:id/``.  Ids that contain whitespace or
   start with a quote (Compose test tags such as ``RCS chat with A``) are JSON-quoted (never cut).
 * `` {click,…}`` — flags in the fixed order of :data:`FLAG_ORDER`; omitted when none apply.
-* ``@(cx,cy)`` — centre of the on-screen part of the bounds, in the model's coordinate space.
+* ``@(cx,cy)`` — where to tap it, in the model's coordinate space: the centre of the on-screen
+  part of the bounds, or, when something drawn over the element takes that point, the centre of
+  the largest part of it left uncovered (``Element.point``).
 
 Strings are cut to 80 characters (plus "…") and written with ``json.dumps(ensure_ascii=False)``;
 line-separator characters JSON leaves raw (U+0085, U+2028, U+2029) and ``</`` are escaped as well
@@ -24,16 +26,17 @@ import re
 from dataclasses import dataclass
 
 from artemis_cli.perception.coords import CoordinateSpace
+from artemis_cli.perception.hittest import HitIndex
 from artemis_cli.perception.quoting import MAX_QUOTED_CHARS, quote_untrusted
 from artemis_cli.perception.structure import (
-    TreeStructure,
     can_borrow_label,
     is_actionable,
     is_edit,
     own_label,
     short_class,
 )
-from artemis_cli.perception.types import Bounds, Element, UINode, UITree
+from artemis_cli.perception.tapping import Budget, place, visible_center
+from artemis_cli.perception.types import Element, UINode, UITree
 
 __all__ = [
     "FLAG_ORDER",
@@ -71,8 +74,10 @@ def display_label(node: UINode) -> str:
 
 
 def _already_in(label: str, node: UINode) -> bool:
+    """Does ``label``, as the model sees it (cut to MAX_LABEL_CHARS), show all that the node's
+    own line would (its text, cut the same way)?"""
     own = own_label(node).strip()
-    return bool(own) and own in label
+    return bool(own) and own[:MAX_LABEL_CHARS] in label[:MAX_LABEL_CHARS]
 
 
 def index_elements(tree: UITree) -> list[Element]:
@@ -80,15 +85,32 @@ def index_elements(tree: UITree) -> list[Element]:
 
     Worth showing: actionable (click, long-click, check, scroll, focusable text field) or carrying
     text/content-desc.  A plain text node is dropped when its nearest actionable ancestor is shown
-    and that ancestor's label already contains the text; an actionable node without a label of its
-    own borrows one from its descendants (``Element.label_borrowed``).
+    and that ancestor's label, as rendered (cut to 80 characters), already shows the text as its
+    own line would (cut to 80 characters too): a mail row whose subject fills the 80 characters
+    keeps its date as an element of its own.  An actionable node without a label of its own
+    borrows one from its descendants (``Element.label_borrowed``).
+
+    Each element gets the point to tap (``Element.point``, :mod:`~artemis_cli.perception.tapping`):
+    a point of its visible part that the hit test maps back to it.  Left out, because no tap can
+    reach them and offering them would send the tap to whatever is over them:
+
+    * nodes of windows on another display (not on the screenshot);
+    * nodes that windows drawn above cover entirely (not on the screenshot either);
+    * controls whose every point belongs to another control the hit rule prefers — a node with
+      the same bounds drawn on top of it, or smaller controls tiling it; that control is listed.
+
+    Text that no touch reaches (every point of it is taken by a control: a backdrop drawn under a
+    sheet, a launcher workspace, a container's list) is kept for reading, at its centre.  On huge
+    dumps the search for tap points is capped (:class:`~artemis_cli.perception.tapping.Budget`).
     """
-    structure = TreeStructure.of(tree)
+    index = HitIndex.of(tree)
+    structure = index.structure
     nodes = tree.nodes
     labels: dict[int, str] = {}  # label of every shown actionable node, for the noise rule
-    chosen: list[tuple[int, str, bool]] = []
+    chosen: list[tuple[int, str, bool, tuple[int, int]]] = []
+    budget = Budget()
     for i, node in enumerate(nodes):
-        if not structure.visible(i):
+        if i not in index.window_of or not structure.visible(i):
             continue
         actionable = is_actionable(node)
         label = display_label(node)
@@ -97,17 +119,24 @@ def index_elements(tree: UITree) -> list[Element]:
             if not label and can_borrow_label(node):
                 label = structure.borrowed_label(i)
                 borrowed = bool(label)
-            labels[i] = label
         elif not label:
             continue
         else:
             ancestor = structure.nearest_actionable_ancestor(i)
             if ancestor in labels and _already_in(labels[ancestor], node):
                 continue
-        chosen.append((i, label, borrowed))
+        point = visible_center(node.bounds, tree.screen_width, tree.screen_height)
+        if i in index.kinds:
+            placement = place(index, i, budget)
+            if placement.point is None and (placement.covered or actionable):
+                continue  # no touch can reach it
+            point = placement.point or point
+        if actionable:
+            labels[i] = label
+        chosen.append((i, label, borrowed, point))
     return [
-        Element(index=k, node=nodes[i], label=label, label_borrowed=borrowed)
-        for k, (i, label, borrowed) in enumerate(chosen)
+        Element(index=k, node=nodes[i], label=label, label_borrowed=borrowed, point=point)
+        for k, (i, label, borrowed, point) in enumerate(chosen)
     ]
 
 
@@ -157,14 +186,6 @@ def element_flags(node: UINode) -> tuple[str, ...]:
     return tuple(flags)
 
 
-def _visible_center(bounds: Bounds, width: int, height: int) -> tuple[int, int]:
-    left, right = max(bounds.left, 0), min(bounds.right, width)
-    top, bottom = max(bounds.top, 0), min(bounds.bottom, height)
-    if right <= left or bottom <= top:  # entirely off screen: fall back to the raw centre
-        return bounds.center
-    return (left + right) // 2, (top + bottom) // 2
-
-
 def render_element_line(element: Element, space: CoordinateSpace) -> str:
     node = element.node
     parts = [f"[{element.index}]", _render_short_class(node.class_name)]
@@ -179,7 +200,8 @@ def render_element_line(element: Element, space: CoordinateSpace) -> str:
     flags = element_flags(node)
     if flags:
         parts.append("{" + ",".join(flags) + "}")
-    cx, cy = space.from_pixels(*_visible_center(node.bounds, space.width, space.height))
+    point = element.point or visible_center(node.bounds, space.width, space.height)
+    cx, cy = space.from_pixels(*point)
     parts.append(f"@({cx},{cy})")
     return " ".join(parts)
 

@@ -5,24 +5,14 @@ from __future__ import annotations
 from collections import Counter
 
 from artemis_cli.perception.types import UITree
+from artemis_cli.perception.windows import SYSTEM_UI, is_input_method_package
 
 __all__ = ["foreground_app", "is_background_package"]
-
-_SYSTEM_PACKAGES = frozenset({"com.android.systemui"})
-_IME_PREFIXES = (
-    "com.google.android.inputmethod.",
-    "com.android.inputmethod.",
-    "com.sohu.inputmethod.",
-)
 
 
 def is_background_package(package: str) -> bool:
     """System UI and input methods: present in dumps, never the app the user is in."""
-    if package in _SYSTEM_PACKAGES:
-        return True
-    if package.startswith(_IME_PREFIXES):
-        return True
-    return "keyboard" in package.lower()
+    return package == SYSTEM_UI or is_input_method_package(package)
 
 
 def foreground_app(tree: UITree | None, device_hint: str | None = None) -> str | None:

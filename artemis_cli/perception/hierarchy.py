@@ -1,9 +1,12 @@
 """Parse ``uiautomator dump`` / uiautomator2 XML into a :class:`UITree`.
 
-Tolerates what real devices and tools produce: BOMs, missing or non-UTF-8 declarations, invalid
-XML characters, text printed after ``</hierarchy>``, empty hierarchies, multi-window dumps,
-reformatted XML and very deep trees (the walk is iterative).  Anything that is not a UI hierarchy
-at all raises :class:`HierarchyParseError`, and nothing else.
+Tolerates what real devices and tools produce: BOMs, UTF-16 and legacy encodings named in the
+declaration (:mod:`~artemis_cli.perception.decoding`), invalid XML characters, text printed after
+``</hierarchy>``, empty hierarchies, multi-window dumps, reformatted XML and very deep trees (the
+walk is iterative).  Appium page source, which names each element after its class
+(``<android.widget.Button … bounds="[…]">``) and says ``displayed`` for ``visible-to-user``, parses
+the same way.  Anything that is not a UI hierarchy at all raises :class:`HierarchyParseError`, and
+nothing else; a hierarchy whose elements are not nodes is refused, never read as empty.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import re
 from lxml import etree
 
 from artemis_cli.errors import HierarchyParseError
+from artemis_cli.perception.decoding import decode_dump
 from artemis_cli.perception.types import Bounds, UINode, UITree
 
 __all__ = ["parse_hierarchy"]
@@ -39,15 +43,7 @@ def _valid_xml_codepoint(cp: int) -> bool:
 def _decode(data: str | bytes, warnings: list[str]) -> str:
     if isinstance(data, str):
         return data.lstrip("\ufeff")
-    if data.startswith(b"\xef\xbb\xbf"):
-        return data[3:].decode("utf-8", errors="replace")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return data.decode("utf-16", errors="replace").lstrip("\ufeff")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        warnings.append("input is not valid UTF-8; undecodable bytes were replaced")
-        return data.decode("utf-8", errors="replace")
+    return decode_dump(data, warnings).lstrip("\ufeff")
 
 
 def _clean(text: str, warnings: list[str]) -> str:
@@ -106,12 +102,15 @@ def _parse_root(text: str, warnings: list[str]) -> etree._Element:
             root = etree.fromstring(text, _parser(recover=True))
         except (etree.LxmlError, ValueError):
             root = None
-        if root is None or root.tag not in ("hierarchy", "node"):
+        if root is None or not (root.tag == "hierarchy" or _is_node(root)):
             raise HierarchyParseError(f"UI hierarchy is not valid XML: {first_error}") from None
         warnings.append(f"malformed XML ({first_error}); kept what could be recovered")
-    if not isinstance(root.tag, str) or root.tag not in ("hierarchy", "node"):
+    if not (root.tag == "hierarchy" or _is_node(root)):
         tag = root.tag if isinstance(root.tag, str) else "?"
-        raise HierarchyParseError(f"not a UI hierarchy: root element is <{tag}>, expected <hierarchy>")
+        raise HierarchyParseError(
+            f"not a UI hierarchy: root element is <{tag[:60]}>, expected <hierarchy> "
+            "(an Android uiautomator dump or Appium page source)"
+        )
     return root
 
 
@@ -146,6 +145,16 @@ def _visible(value: str | None) -> bool | None:
     return value.strip().lower() != "false"
 
 
+def _display_id(raw: str | None, path: str, warnings: list[str]) -> int | None:
+    if raw is None:
+        return None
+    try:
+        return int(str(raw).strip())
+    except ValueError:
+        _warn(warnings, f"node {path}: malformed display-id {str(raw)[:20]!r}; ignored")
+        return None
+
+
 def _node(elem: etree._Element, path: str, depth: int, warnings: list[str]) -> UINode:
     a = elem.attrib
 
@@ -153,10 +162,13 @@ def _node(elem: etree._Element, path: str, depth: int, warnings: list[str]) -> U
         value = a.get(key)
         return "" if value is None else str(value)
 
+    visible = a.get("visible-to-user")
+    if visible is None:
+        visible = a.get("displayed")  # Appium page source
     return UINode(
         path=path,
         depth=depth,
-        class_name=s("class"),
+        class_name=s("class") or (str(elem.tag) if elem.tag != "node" else ""),
         text=s("text"),
         resource_id=s("resource-id"),
         package=s("package"),
@@ -172,19 +184,42 @@ def _node(elem: etree._Element, path: str, depth: int, warnings: list[str]) -> U
         long_clickable=_bool(a.get("long-clickable")),
         password=_bool(a.get("password")),
         selected=_bool(a.get("selected")),
-        visible_to_user=_visible(a.get("visible-to-user")),
+        visible_to_user=_visible(visible),
         naf=_bool(a.get("NAF")),
         hint=s("hint"),
+        display_id=_display_id(a.get("display-id"), path, warnings),
     )
 
 
+def _is_node(elem: etree._Element) -> bool:
+    """``<node>``, or an element named after its class that has ``bounds`` (Appium page source)."""
+    tag = elem.tag
+    return isinstance(tag, str) and (tag == "node" or (tag != "hierarchy" and "bounds" in elem.attrib))
+
+
 def _node_children(elem: etree._Element) -> list[etree._Element]:
-    return [child for child in elem if child.tag == "node"]
+    return [child for child in elem if _is_node(child)]
+
+
+def _top_level(root: etree._Element, warnings: list[str]) -> list[etree._Element]:
+    if _is_node(root):
+        return [root]
+    tops = _node_children(root)
+    others = sorted({str(c.tag)[:60] for c in root if isinstance(c.tag, str) and not _is_node(c)})
+    if others and not tops:
+        raise HierarchyParseError(
+            "not a UI hierarchy: <hierarchy> holds no nodes, only "
+            + ", ".join(f"<{t}>" for t in others[:5])
+            + " (expected <node> elements, or class-named elements with bounds as in Appium page source)"
+        )
+    if others:
+        warnings.append("ignored elements that are not nodes: " + ", ".join(f"<{t}>" for t in others[:5]))
+    return tops
 
 
 def _walk(root: etree._Element, warnings: list[str]) -> list[UINode]:
     """Pre-order walk with an explicit stack, so depth is only limited by memory."""
-    tops = [root] if root.tag == "node" else _node_children(root)
+    tops = _top_level(root, warnings)
     nodes: list[UINode] = []
     stack: list[tuple[etree._Element, str, int]] = [
         (elem, str(i), 0) for i, elem in reversed(list(enumerate(tops)))
@@ -213,12 +248,27 @@ def _rotation(root: etree._Element, warnings: list[str]) -> int:
     return value
 
 
-def _screen_size(nodes: list[UINode], hint: tuple[int, int] | None, warnings: list[str]) -> tuple[int, int]:
+def _declared_size(root: etree._Element) -> tuple[int, int] | None:
+    """Appium's ``<hierarchy width=… height=…>``."""
+    if root.tag != "hierarchy":
+        return None
+    try:
+        width, height = int(str(root.attrib["width"])), int(str(root.attrib["height"]))
+    except (KeyError, ValueError):
+        return None
+    return (width, height) if width > 0 and height > 0 else None
+
+
+def _screen_size(
+    nodes: list[UINode], hint: tuple[int, int] | None, declared: tuple[int, int] | None, warnings: list[str]
+) -> tuple[int, int]:
     if hint is not None:
         width, height = hint
         if width > 0 and height > 0:
             return int(width), int(height)
         warnings.append(f"ignored invalid screen size hint {hint!r}")
+    if declared is not None:
+        return declared
     tops = [n for n in nodes if n.depth == 0]
     width = max((n.bounds.right for n in tops), default=0)
     height = max((n.bounds.bottom for n in tops), default=0)
@@ -240,7 +290,7 @@ def parse_hierarchy(xml: str | bytes, screen_size: tuple[int, int] | None = None
     root = _parse_root(text, warnings)
     nodes = _walk(root, warnings)
     rotation = _rotation(root, warnings)
-    width, height = _screen_size(nodes, screen_size, warnings)
+    width, height = _screen_size(nodes, screen_size, _declared_size(root), warnings)
     return UITree(
         rotation=rotation,
         nodes=tuple(nodes),

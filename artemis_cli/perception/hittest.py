@@ -1,16 +1,182 @@
-"""What is under a coordinate: the semantics recorded with every coordinate action."""
+"""What is under a coordinate: the semantics recorded with every coordinate action.
+
+The rule (SPEC §6, §15 "Windows"):
+
+1. **Window.**  Windows are ordered as the screen draws them (:mod:`~artemis_cli.perception.windows`);
+   the topmost window that catches touches and whose bounds contain the point takes it.
+2. **Node**, among the visible nodes of that window containing the point: the smallest actionable
+   one (ties: later in document order, i.e. drawn on top).  When that node is only a scroll
+   container (a list, a pager — it scrolls but takes no taps), the smallest node with text or
+   content-desc inside it at the point is recorded instead, if there is one: a tap on a
+   non-clickable row of a list records the row, not the list.  With no actionable node at the
+   point, the smallest node with text/content-desc; else nothing (``label_source="none"``).
+3. A chosen node without text or content-desc borrows its descendants' texts, exactly as the
+   element list does.
+
+:class:`HitIndex` holds what every hit test of one tree needs — parent links, window order and a
+band index of the candidate nodes of each window — built once per :class:`UITree` object and
+cached on it, so a hit test costs a look-up in one band, not a pass over the tree.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from artemis_cli.perception.structure import (
     TreeStructure,
     can_borrow_label,
     is_actionable,
+    is_edit,
     own_label,
 )
 from artemis_cli.perception.types import Element, Target, UINode, UITree
+from artemis_cli.perception.windows import Window, order_windows
 
-__all__ = ["hit_test", "target_for_element"]
+__all__ = ["HitIndex", "hit_test", "target_for_element"]
+
+# Candidate kinds.
+TEXT, SCROLL, TAP = 0, 1, 2
+# (left, top, right, bottom, area, node index, kind)
+Cand = tuple[int, int, int, int, int, int, int]
+
+_BANDS = 128  # horizontal bands per screen height
+_TALL = 32  # a node spanning more bands than this is kept once, in the window's tall list
+
+
+def kind_of(node: UINode) -> int | None:
+    """TAP, SCROLL (a scroll container that is not clickable: a list, a pager — long-clickable
+    lists included, a long press there is for the row under the finger), TEXT (labelled only), or
+    None (not a candidate)."""
+    if is_actionable(node):
+        tappable = node.clickable or node.checkable or is_edit(node) or not node.scrollable
+        return TAP if tappable else SCROLL
+    return TEXT if own_label(node) else None
+
+
+def _better(area: int, i: int, best: tuple[int, int] | None) -> bool:
+    """Smaller wins; equal areas: later in document order (drawn on top)."""
+    return best is None or area < best[0] or (area == best[0] and i > best[1])
+
+
+class _WindowIndex:
+    """Candidate nodes of one window, bucketed by horizontal band."""
+
+    def __init__(self, window: Window, cands: list[Cand], band_height: int, bands: int) -> None:
+        self.window = window
+        self.all = cands
+        self.band_height = band_height
+        self.bands: list[list[Cand]] = [[] for _ in range(bands)]
+        self.tall: list[Cand] = []
+        for cand in cands:
+            first = max(0, cand[1] // band_height)
+            last = min(bands - 1, (cand[3] - 1) // band_height)
+            if last < first:
+                continue  # entirely above or below the banded area: only found by the full scan
+            if last - first > _TALL:
+                self.tall.append(cand)
+            else:
+                for band in range(first, last + 1):
+                    self.bands[band].append(cand)
+
+    def near(self, y: int) -> list[Cand]:
+        """Candidates that may contain a point at height ``y`` (a superset)."""
+        band = y // self.band_height if y >= 0 else -1
+        if not 0 <= band < len(self.bands):
+            return self.all
+        return self.bands[band] + self.tall if self.tall else self.bands[band]
+
+    def overlapping(self, left: int, top: int, right: int, bottom: int) -> list[Cand]:
+        """Candidates whose bounds intersect the (on-screen) box."""
+        first, last = max(0, top // self.band_height), (bottom - 1) // self.band_height
+        if top < 0 or last >= len(self.bands) or last - first > _TALL:
+            pool: Iterable[Cand] = self.all
+        else:
+            seen: dict[int, Cand] = {c[5]: c for c in self.tall}
+            for band in range(first, last + 1):
+                seen.update((c[5], c) for c in self.bands[band])
+            pool = seen.values()
+        return [c for c in pool if c[0] < right and left < c[2] and c[1] < bottom and top < c[3]]
+
+
+class HitIndex:
+    """Hit testing over one parsed tree; get it with :meth:`of` (built once, cached on the tree)."""
+
+    def __init__(self, tree: UITree) -> None:
+        self.tree = tree
+        self.structure = TreeStructure.of(tree)
+        self.windows = order_windows(tree, self.structure)  # bottom to top
+        self.window_of: dict[int, int] = {}  # node index -> position in self.windows
+        self.kinds: dict[int, int] = {}  # candidate node index -> kind
+        self.visits = 0  # candidates looked at by hit tests so far (a work meter for searches)
+        height = max(1, tree.screen_height)
+        band_height = max(8, -(-height // _BANDS))
+        bands = -(-height // band_height)
+        self._indexes: list[_WindowIndex] = []
+        nodes = tree.nodes
+        for position, window in enumerate(self.windows):
+            cands: list[Cand] = []
+            for i in range(window.root, window.end):
+                self.window_of[i] = position
+                kind = kind_of(nodes[i])
+                if kind is None or not self.structure.visible(i):
+                    continue
+                self.kinds[i] = kind
+                b = nodes[i].bounds
+                cands.append((b.left, b.top, b.right, b.bottom, b.area, i, kind))
+            self._indexes.append(_WindowIndex(window, cands, band_height, bands))
+
+    @classmethod
+    def of(cls, tree: UITree) -> HitIndex:
+        return tree.cached("hit_index", cls)
+
+    def window_at(self, x: int, y: int) -> int | None:
+        """Position (in :attr:`windows`) of the topmost touch-catching window containing the point."""
+        for position in range(len(self.windows) - 1, -1, -1):
+            window = self.windows[position]
+            if window.catches_touches and window.bounds.contains(x, y):
+                return position
+        return None
+
+    def windows_above(self, position: int) -> tuple[Window, ...]:
+        return tuple(w for w in self.windows[position + 1 :] if w.catches_touches)
+
+    def window_index(self, position: int) -> _WindowIndex:
+        return self._indexes[position]
+
+    def hit(self, x: int, y: int) -> int | None:
+        """Index of the node a touch at (x, y) lands on (module docstring), or None."""
+        position = self.window_at(x, y)
+        if position is None:
+            return None
+        pool = self._indexes[position].near(y)
+        self.visits += len(pool)
+        actionable: tuple[int, int] | None = None  # (area, node index)
+        scroll_only = False
+        labelled: tuple[int, int] | None = None
+        for left, top, right, bottom, area, i, kind in pool:
+            if not (left <= x < right and top <= y < bottom):
+                continue
+            if kind != TEXT:
+                if _better(area, i, actionable):
+                    actionable, scroll_only = (area, i), kind == SCROLL
+            elif _better(area, i, labelled):
+                labelled = (area, i)
+        if actionable is None:
+            return labelled[1] if labelled else None
+        if not scroll_only:
+            return actionable[1]
+        container, end = actionable[1], self.structure.subtree_end[actionable[1]]
+        inside: tuple[int, int] | None = None
+        for left, top, right, bottom, area, i, kind in pool:
+            if (
+                kind == TEXT
+                and container < i < end
+                and left <= x < right
+                and top <= y < bottom
+                and _better(area, i, inside)
+            ):
+                inside = (area, i)
+        return inside[1] if inside else container
 
 
 def _target(node: UINode, text: str, label_source: str, element_index: int | None = None) -> Target:
@@ -27,48 +193,16 @@ def _target(node: UINode, text: str, label_source: str, element_index: int | Non
     )
 
 
-def _topmost_window(structure: TreeStructure, x: int, y: int) -> int | None:
-    """The last top-level node (dialogs and overlays come last) whose bounds contain the point."""
-    found: int | None = None
-    for i, node in enumerate(structure.tree.nodes):
-        if node.depth == 0 and node.bounds.contains(x, y):
-            found = i
-    return found
-
-
 def hit_test(tree: UITree, x: int, y: int) -> Target:
-    """The node at pixel (x, y) of the top-most window containing it.
-
-    Among visible nodes containing the point: the smallest actionable one (ties: later in document
-    order, i.e. drawn on top); else the smallest node with text/content-desc; else nothing
-    (``label_source="none"``).  A chosen node without text or content-desc borrows its
-    descendants' texts, exactly as the element list does.
-    """
-    structure = TreeStructure.of(tree)
-    window = _topmost_window(structure, x, y)
-    if window is None:
+    """The node at pixel (x, y): see the module docstring for the rule."""
+    index = HitIndex.of(tree)
+    i = index.hit(x, y)
+    if i is None:
         return Target(label_source="none")
-    nodes = tree.nodes
-    best_actionable: tuple[int, int] | None = None  # (area, index)
-    best_labelled: tuple[int, int] | None = None
-    for i in range(window, structure.subtree_end[window]):
-        node = nodes[i]
-        if not node.bounds.contains(x, y) or not structure.visible(i):
-            continue
-        area = node.bounds.area
-        if is_actionable(node):
-            if best_actionable is None or area <= best_actionable[0]:
-                best_actionable = (area, i)
-        elif own_label(node) and (best_labelled is None or area <= best_labelled[0]):
-            best_labelled = (area, i)
-    pick = best_actionable or best_labelled
-    if pick is None:
-        return Target(label_source="none")
-    i = pick[1]
-    node = nodes[i]
+    node = tree.nodes[i]
     text = node.text
     if not text and not node.content_desc and can_borrow_label(node):
-        text = structure.borrowed_label(i)
+        text = index.structure.borrowed_label(i)
     return _target(node, text, "hit_test")
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from .quoting import MAX_QUOTED_CHARS, one_token, quote_untrusted
 
 LabelSource = Literal["index", "hit_test", "none"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ class UINode:
     visible_to_user: bool | None = None
     naf: bool = False
     hint: str = ""
+    # uiautomator2's ``display-id`` (the display the node's window is on); None when not dumped.
+    display_id: int | None = None
 
     @property
     def interactive(self) -> bool:
@@ -92,6 +96,17 @@ class UITree:
     def __len__(self) -> int:
         return len(self.nodes)
 
+    def cached(self, key: str, build: Callable[[UITree], T]) -> T:
+        """``build(self)``, computed once per tree object and kept on it (the tree is immutable).
+
+        Kept outside the dataclass fields: never compared, hashed or printed, and a tree made with
+        ``dataclasses.replace`` starts without it."""
+        store = self.__dict__.setdefault("_cache", {})
+        value = store.get(key)
+        if value is None:
+            value = store[key] = build(self)
+        return value
+
 
 @dataclass(frozen=True)
 class Element:
@@ -103,10 +118,14 @@ class Element:
     label: str = ""
     # True when ``label`` was borrowed from descendants (the node has no text/content-desc itself).
     label_borrowed: bool = False
+    # Where to tap it, in pixels: a point of its visible part that hit-tests to it (or, for text
+    # inside a control, to that control).  None: the centre of its bounds.
+    point: tuple[int, int] | None = None
 
     @property
     def center(self) -> tuple[int, int]:
-        return self.node.bounds.center
+        """The point the element list shows and a tap by index uses."""
+        return self.point if self.point is not None else self.node.bounds.center
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ def test_point_in_dialog_yields_dialog_button() -> None:
 
 
 def test_dialog_window_wins_over_the_app_under_it() -> None:
-    """Stack the 030 dialog window over the 008 settings app: the dialog is the last window."""
+    """Stack the 030 dialog window over the 008 settings app: the smaller window is drawn on top."""
     app = dump("008").decode()
     dialog = dump("030").decode()
 

@@ -3,9 +3,10 @@
 Real dumps, generated trees (overlaps, zero-size / negative / inverted / malformed bounds) and
 mutated real dumps (byte flips, truncation, entities, deep nesting, huge attributes).  Every
 input either parses or raises HierarchyParseError / HierarchyError; every parsed tree hit-tests
-at any point (inside, outside, negative, huge) to a target that obeys the documented semantics:
-its bounds contain the point, it is the smallest visible actionable node (else labelled node) of
-the top-most window under the point, and ``label_source`` is "hit_test" or "none".
+at any point (inside, outside, negative, huge) to the target a brute-force reading of the
+documented rule gives (:func:`expected_hit`: the topmost touch-catching window in drawing order,
+then the smallest visible actionable node, else labelled node), whose bounds contain the point,
+with ``label_source`` "hit_test" or "none".
 
 Example counts come from the hypothesis profile (``--long`` for many more).
 """
@@ -24,8 +25,9 @@ from artemis_cli.errors import HierarchyError, HierarchyParseError
 from artemis_cli.perception.elements import index_elements
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.hittest import hit_test
-from artemis_cli.perception.structure import TreeStructure, is_actionable, own_label
-from artemis_cli.perception.types import Target, UITree
+from artemis_cli.perception.structure import TreeStructure, is_actionable, is_edit, own_label
+from artemis_cli.perception.types import Target, UINode, UITree
+from artemis_cli.perception.windows import Layer, order_windows
 
 LABEL_SOURCES = ("index", "hit_test", "none")  # perception.types.LabelSource
 FUZZ = settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -38,24 +40,40 @@ _TREES = [parse_hierarchy(raw) for raw in _RAW]
 # --- the property every hit test must satisfy -----------------------------------------------
 
 
-def _expected_candidates(tree: UITree, x: int, y: int) -> tuple[list[int], list[int]]:
-    """Visible nodes of the top-most window containing (x, y): (actionable, labelled-only)."""
+def _scroll_only(node: UINode) -> bool:
+    return node.scrollable and not (node.clickable or node.checkable or is_edit(node))
+
+
+def expected_hit(tree: UITree, x: int, y: int) -> int | None:
+    """The documented rule, by brute force: the topmost window (in drawing order) that holds a
+    visible actionable or labelled node and contains the point; in it the smallest visible
+    actionable node (ties: later), a scroll-only one giving way to the smallest labelled node
+    inside it; else the smallest labelled node; else nothing."""
     structure = TreeStructure.of(tree)
-    windows = [i for i, n in enumerate(tree.nodes) if n.depth == 0 and n.bounds.contains(x, y)]
-    if not windows:
-        return [], []
-    window = windows[-1]
-    actionable: list[int] = []
-    labelled: list[int] = []
-    for i in range(window, structure.subtree_end[window]):
-        node = tree.nodes[i]
-        if not node.bounds.contains(x, y) or not structure.visible(i):
-            continue
-        if is_actionable(node):
-            actionable.append(i)
-        elif own_label(node):
-            labelled.append(i)
-    return actionable, labelled
+    nodes = tree.nodes
+
+    def candidate(i: int) -> bool:
+        return structure.visible(i) and (is_actionable(nodes[i]) or bool(own_label(nodes[i])))
+
+    def smallest(pool: list[int]) -> int:
+        return min(pool, key=lambda i: (nodes[i].bounds.area, -i))
+
+    for window in reversed(order_windows(tree)):
+        touchable = window.layer != Layer.DECOR and any(candidate(i) for i in range(window.root, window.end))
+        if touchable and window.bounds.contains(x, y):
+            break
+    else:
+        return None
+    pool = [i for i in range(window.root, window.end) if candidate(i) and nodes[i].bounds.contains(x, y)]
+    actionable = [i for i in pool if is_actionable(nodes[i])]
+    labelled = [i for i in pool if not is_actionable(nodes[i])]
+    if not actionable:
+        return smallest(labelled) if labelled else None
+    hit = smallest(actionable)
+    if _scroll_only(nodes[hit]):
+        inside = [i for i in labelled if hit < i < structure.subtree_end[hit]]
+        return smallest(inside) if inside else hit
+    return hit
 
 
 def check_hit(tree: UITree, x: int, y: int) -> Target:
@@ -65,26 +83,17 @@ def check_hit(tree: UITree, x: int, y: int) -> Target:
     assert target.element_index is None
     assert Target.from_dict(target.to_dict()) == target
     assert hit_test(tree, x, y) == target  # deterministic
-    actionable, labelled = _expected_candidates(tree, x, y)
+    expected = expected_hit(tree, x, y)
     if target.label_source == "none":
         assert target == Target(label_source="none")
-        assert not actionable and not labelled, (x, y)
+        assert expected is None, (x, y)
         return target
+    assert expected is not None, (x, y)
     assert target.bounds is not None
     left, top, right, bottom = target.bounds
     assert left <= x < right and top <= y < bottom  # the bounds contain the point
-    pool = actionable or labelled
-    assert pool, "a hit needs a visible actionable or labelled node under the point"
-    smallest = min(tree.nodes[i].bounds.area for i in pool)
-    matches = [
-        tree.nodes[i]
-        for i in pool
-        if tree.nodes[i].bounds.area == smallest
-        and (tree.nodes[i].bounds.left, tree.nodes[i].bounds.top, tree.nodes[i].bounds.right,
-             tree.nodes[i].bounds.bottom) == target.bounds
-    ]
-    assert matches, "the hit is the smallest candidate (actionable ones first)"
-    node = matches[-1]  # ties: the later one in document order (drawn on top)
+    node = tree.nodes[expected]
+    assert target.bounds == (node.bounds.left, node.bounds.top, node.bounds.right, node.bounds.bottom)
     assert target.class_name == node.class_name and target.resource_id == node.resource_id
     assert target.content_desc == node.content_desc and target.password == node.password
     if node.text or node.content_desc:
@@ -198,7 +207,11 @@ def node_xml(draw: st.DrawFn, depth: int, parent: tuple[int, int, int, int] = SC
     attrs = {
         "text": draw(st.sampled_from(["", "", "OK", "Wi-Fi", "名前", "a & b", " "])),
         "content-desc": draw(st.sampled_from(["", "", "Back", "More options"])),
-        "resource-id": draw(st.sampled_from(["", "com.x:id/row", "android:id/button1"])),
+        "resource-id": draw(st.sampled_from(["", "com.x:id/row", "android:id/button1",
+                                             "com.android.systemui:id/navigation_bar_frame",
+                                             "com.android.systemui:id/rounded_corners_top"])),
+        "package": draw(st.sampled_from(["", "com.x", "com.x", "com.android.systemui",
+                                         "com.google.android.inputmethod.latin", "com.other.overlay"])),
         "class": draw(st.sampled_from(["android.widget.FrameLayout", "android.widget.Button",
                                        "android.widget.EditText", "android.widget.TextView",
                                        "androidx.recyclerview.widget.RecyclerView", ""])),
@@ -208,6 +221,9 @@ def node_xml(draw: st.DrawFn, depth: int, parent: tuple[int, int, int, int] = SC
         "password": draw(st.sampled_from(["false", "true"])),
         "bounds": bounds,
     }
+    display = draw(st.sampled_from([None, None, None, "0", "1", "x"]))
+    if display is not None:
+        attrs["display-id"] = display
     visible = draw(st.sampled_from([None, None, "true", "false", "maybe"]))
     if visible is not None:
         attrs["visible-to-user"] = visible
@@ -220,7 +236,7 @@ def node_xml(draw: st.DrawFn, depth: int, parent: tuple[int, int, int, int] = SC
 
 @st.composite
 def generated_tree(draw: st.DrawFn) -> str:
-    windows = draw(st.lists(node_xml(2), min_size=0, max_size=3))
+    windows = draw(st.lists(node_xml(2), min_size=0, max_size=5))
     rotation = draw(st.sampled_from(["0", "1", "3", "7", "x", "-1"]))
     return f'<?xml version="1.0" encoding="UTF-8"?><hierarchy rotation="{rotation}">{"".join(windows)}</hierarchy>'
 
@@ -243,6 +259,53 @@ def test_hit_test_on_generated_trees(xml: str, data: st.DataObject | None) -> No
     for _ in range(data.draw(st.integers(1, 4), label="points")):
         x, y = data.draw(st.one_of(point_near_a_node(tree), st.tuples(coords, coords)), label="point")
         check_hit(tree, x, y)
+
+
+def check_tap_points(tree: UITree) -> None:
+    """Every listed point lies on its element and, by the brute-force rule, reaches it (controls),
+    a node inside it (anything that scrolls) or is text kept for reading; every control left out
+    is reached by no point of a 12 x 12 grid over it."""
+    position = {node.path: i for i, node in enumerate(tree.nodes)}
+    structure = TreeStructure.of(tree)
+    listed = set()
+    for element in index_elements(tree):
+        i = position[element.node.path]
+        listed.add(i)
+        b = element.node.bounds
+        x, y = element.center
+        assert b.contains(x, y) and 0 <= x < tree.screen_width and 0 <= y < tree.screen_height
+        hit = expected_hit(tree, x, y)
+        if element.node.scrollable:
+            assert hit is not None and i <= hit < structure.subtree_end[i]
+        elif is_actionable(element.node):
+            assert hit == i, (element, hit)
+    shown = {i for w in order_windows(tree) for i in range(w.root, w.end)}
+    for i in shown - listed:
+        node = tree.nodes[i]
+        if not (is_actionable(node) and structure.visible(i)) or node.scrollable:
+            continue
+        b = node.bounds
+        for gx in range(12):
+            for gy in range(12):
+                x = b.left + (b.width * (2 * gx + 1)) // 24
+                y = b.top + (b.height * (2 * gy + 1)) // 24
+                assert expected_hit(tree, x, y) != i, ("left out but reachable", node, (x, y))
+
+
+@FUZZ
+@given(generated_tree())
+@example(  # a control partly outside its own (small, topmost) window: tapped inside the window
+    '<hierarchy rotation="0"><node clickable="true" bounds="[0,0][1080,2400]"/>'
+    '<node clickable="true" bounds="[0,0][4,9]"><node clickable="true" bounds="">'
+    '<node clickable="true" bounds="[3,3][9,9]"/></node></node></hierarchy>'
+).via("found by --long")
+def test_tap_points_on_generated_trees(xml: str) -> None:
+    check_tap_points(parse_hierarchy(xml))
+
+
+@pytest.mark.parametrize("path", _FILES, ids=[p.name[:3] for p in _FILES])
+def test_tap_points_on_real_dumps(path: Any) -> None:
+    check_tap_points(parse_hierarchy(path.read_bytes()))
 
 
 @FUZZ

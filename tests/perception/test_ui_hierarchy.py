@@ -28,7 +28,7 @@ def _doc(inner: str, rotation: str = "0") -> str:
 def test_fixture_table_lists_every_dump() -> None:
     counts = expected_node_counts()
     assert sorted(counts) == [p.name for p in dump_files()]
-    assert len(counts) == 40
+    assert len(counts) == 42
 
 
 @pytest.mark.parametrize("path", dump_files(), ids=lambda p: p.name[:3])

@@ -1,0 +1,161 @@
+"""The top-level windows of a dump, in the order the screen draws them (SPEC §6, §15 "Windows").
+
+uiautomator2 (and ``uiautomator dump`` on many devices) writes one top-level ``<node>`` per window
+— the app, the status bar, the navigation bar, the keyboard, dialogs — and collects the windows in
+a set, so the order in the file is not the order on screen.  :func:`order_windows` rebuilds it.
+
+Ordering rule, bottom to top:
+
+1. **Display.**  Only windows on the dump's main display take part: display 0 when any window is
+   on it (or says no ``display-id``), else the lowest ``display-id`` in the dump.  Windows of other
+   displays are not on the screenshot: they are never hit and never listed.
+2. **Layer**, by what the window is, in Android's window-type order:
+
+   ``APP``         everything not below: the app, its dialogs and pop-ups, system dialogs (package
+                   ``android``), other apps' overlays (Edge panel, chat heads);
+   ``IME``         the keyboard: a package of an input method (``com.google.android.inputmethod.*``,
+                   ``com.android.inputmethod.*``, ``…inputmethod…``, ``…keyboard…``, Samsung's
+                   ``honeyboard``, SwiftKey) or a window holding an ``InputMethod…`` /
+                   ``…inputmethodservice…`` class;
+   ``STATUS_BAR``  a System UI (``com.android.systemui``) window against the top edge, narrower
+                   than a quarter of the screen, or holding a ``status_bar`` id;
+   ``SHADE``       a System UI window covering half the screen or more (notification shade,
+                   keyguard), or holding a ``notification_shade`` / ``notification_panel`` id;
+   ``SYSTEM``      any other System UI window (volume panel, System UI dialogs);
+   ``NAV_BAR``     a System UI window with a ``navigation_bar`` / ``navbar`` id;
+   ``DECOR``       screen decorations: ``rounded_corners``, ``display_cutout``, ``screen_decor`` ids.
+3. **Within a layer**, larger windows under smaller ones (a dialog or pop-up is smaller than the
+   window it floats over); equal areas keep the file's order, later on top.
+
+A window *catches touches* only when it holds something a touch can land on — a visible node
+that is actionable or carries text / content-desc.  Empty windows (screen decorations, overlays
+that pass touches through) and ``DECOR`` windows are transparent: they are never hit and never
+cover what is under them.  The hit test goes top-down: the topmost touch-catching window whose
+bounds contain the point wins, and within it the smallest-actionable-node rule applies
+(:mod:`artemis_cli.perception.hittest`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+from artemis_cli.perception.structure import TreeStructure, is_actionable, own_label
+from artemis_cli.perception.types import Bounds, UITree
+
+__all__ = ["Layer", "Window", "is_input_method_package", "order_windows"]
+
+SYSTEM_UI = "com.android.systemui"
+_IME_PREFIXES = (
+    "com.google.android.inputmethod.",
+    "com.android.inputmethod.",
+    "com.sohu.inputmethod.",
+    "com.touchtype.swiftkey",
+)
+_IME_WORDS = ("inputmethod", "keyboard", "honeyboard")
+_DECOR_IDS = ("rounded_corners", "display_cutout", "screen_decor")
+_NAV_IDS = ("navigation_bar", "navbar", "nav_bar")
+_SHADE_IDS = ("notification_shade", "notification_panel")
+
+
+class Layer(IntEnum):
+    APP = 0
+    IME = 1
+    STATUS_BAR = 2
+    SHADE = 3
+    SYSTEM = 4
+    NAV_BAR = 5
+    DECOR = 6
+
+
+@dataclass(frozen=True)
+class Window:
+    """One top-level node and its subtree (node indices ``root`` to ``end - 1``)."""
+
+    root: int
+    end: int
+    bounds: Bounds
+    package: str
+    layer: Layer
+    catches_touches: bool
+
+
+def is_input_method_package(package: str) -> bool:
+    p = package.lower()
+    return p.startswith(_IME_PREFIXES) or any(word in p for word in _IME_WORDS)
+
+
+def _short_id(resource_id: str) -> str:
+    return resource_id.rsplit("/", 1)[-1].lower()
+
+
+def _layer(tree: UITree, root: int, end: int) -> Layer:
+    nodes = tree.nodes
+    window = nodes[root]
+    package = window.package or next((nodes[i].package for i in range(root, end) if nodes[i].package), "")
+    near_root = (nodes[i].class_name.lower() for i in range(root, end) if nodes[i].depth <= 2)
+    if is_input_method_package(package) or any(
+        c.rsplit(".", 1)[-1].startswith("inputmethod") or "inputmethodservice" in c for c in near_root
+    ):
+        return Layer.IME
+    ids = {_short_id(nodes[i].resource_id) for i in range(root, end) if nodes[i].resource_id}
+
+    def has_id(words: tuple[str, ...]) -> bool:
+        return any(word in rid for rid in ids for word in words)
+
+    if package != SYSTEM_UI:
+        return Layer.APP
+    if any(word in _short_id(window.resource_id) for word in _DECOR_IDS):
+        return Layer.DECOR
+    screen = max(1, tree.screen_width * tree.screen_height)
+    large = window.bounds.area * 2 >= screen
+    if has_id(_NAV_IDS) and not large:
+        return Layer.NAV_BAR
+    if large or has_id(_SHADE_IDS):
+        return Layer.SHADE
+    b = window.bounds
+    if (b.top <= 0 and b.height * 4 < max(1, tree.screen_height)) or has_id(("status_bar",)):
+        return Layer.STATUS_BAR
+    return Layer.SYSTEM
+
+
+def _main_display(tree: UITree, roots: list[int]) -> int:
+    ids = {tree.nodes[r].display_id for r in roots}
+    if None in ids or 0 in ids or not ids:
+        return 0
+    return min(i for i in ids if i is not None)
+
+
+def _catches_touches(tree: UITree, structure: TreeStructure, root: int, end: int, layer: Layer) -> bool:
+    if layer == Layer.DECOR:
+        return False
+    nodes = tree.nodes
+    return any(
+        structure.visible(i) and (is_actionable(nodes[i]) or bool(own_label(nodes[i])))
+        for i in range(root, end)
+    )
+
+
+def order_windows(tree: UITree, structure: TreeStructure | None = None) -> tuple[Window, ...]:
+    """The windows of the main display, bottom to top (see the module docstring for the rule)."""
+    structure = structure or TreeStructure.of(tree)
+    roots = [i for i, node in enumerate(tree.nodes) if node.depth == 0]
+    display = _main_display(tree, roots)
+    windows: list[tuple[int, int, int, Window]] = []
+    for order, root in enumerate(roots):
+        node = tree.nodes[root]
+        if (node.display_id or 0) != display:
+            continue
+        end = structure.subtree_end[root]
+        layer = _layer(tree, root, end)
+        window = Window(
+            root=root,
+            end=end,
+            bounds=node.bounds,
+            package=node.package,
+            layer=layer,
+            catches_touches=_catches_touches(tree, structure, root, end, layer),
+        )
+        windows.append((int(layer), -node.bounds.area, order, window))
+    windows.sort(key=lambda w: w[:3])
+    return tuple(w[3] for w in windows)
