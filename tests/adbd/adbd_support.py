@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -84,3 +87,50 @@ def sim_device(adb_server: AdbServer, monkeypatch: pytest.MonkeyPatch) -> Iterat
     finally:
         adb_server.run("disconnect", adbd.serial, check=False)
         adbd.stop()
+
+
+@dataclass
+class ServedCli:
+    """`artemis sim serve` running as its own process, `adb connect`-ed to the test adb server."""
+
+    serial: str
+    adb: AdbServer
+    proc: subprocess.Popen[bytes]
+
+    def sh(self, script: str, input: bytes | None = None, timeout: float = 30) -> subprocess.CompletedProcess[bytes]:
+        """Run ``script`` in bash with ADB/ANDROID_SERIAL set, as a user types it (`adb shell …`)."""
+        assert ADB is not None
+        env = {**os.environ, "ANDROID_ADB_SERVER_PORT": str(self.adb.port), "ANDROID_SERIAL": self.serial,
+               "PATH": os.path.dirname(ADB) + os.pathsep + os.environ.get("PATH", "")}
+        return subprocess.run(["bash", "-c", script], capture_output=True, input=input, timeout=timeout, env=env)
+
+
+def serve_cli(adb: AdbServer, *extra: str) -> ServedCli:
+    """Start `python -m artemis_cli sim serve --port P …` and attach it."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "artemis_cli", "sim", "serve", "--port", str(port), *extra],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError as e:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                why = proc.stderr.read() if proc.stderr else b""
+                raise AssertionError(f"artemis sim serve did not start: {why!r}") from e
+            time.sleep(0.1)
+    out = adb.text("connect", f"127.0.0.1:{port}")
+    assert "connected to" in out, out
+    adb.run("wait-for-device", serial=f"127.0.0.1:{port}", timeout=10)
+    return ServedCli(f"127.0.0.1:{port}", adb, proc)
+
+
+def stop_cli(cli: ServedCli) -> None:
+    cli.adb.run("disconnect", cli.serial, check=False)
+    cli.proc.terminate()
+    try:
+        cli.proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        cli.proc.kill()

@@ -24,14 +24,14 @@ def adbd() -> Iterator[SimAdbd]:
         yield server
 
 
-def test_cnxn_reply_carries_version_max_payload_and_a_legacy_shell_banner(adbd: SimAdbd) -> None:
+def test_cnxn_reply_carries_version_max_payload_and_a_shell_v2_banner(adbd: SimAdbd) -> None:
     c = WireClient(adbd.port)
     reply = c.connect()
     assert reply.arg0 == 0x01000001 and reply.arg1 == MAX_PAYLOAD
     text = reply.data.decode()
     assert text.startswith("device::ro.product.name=artemis_sim;ro.product.model=Artemis Sim;")
     features = text.split("features=")[1].split(",")
-    assert "shell_v2" not in features and "cmd" not in features
+    assert "shell_v2" in features and "cmd" not in features
     c.close()
 
 
@@ -68,7 +68,7 @@ def test_checksums_are_verified_for_old_hosts(adbd: SimAdbd) -> None:
 def test_unknown_services_are_refused_and_tcp_ports_without_listener_too(adbd: SimAdbd) -> None:
     c = WireClient(adbd.port)
     c.connect()
-    for service in ("shell,v2,raw:ls", "framebuffer:", "tcp:9008", "jdwp:12"):
+    for service in ("shellx:ls", "framebuffer:", "tcp:9008", "jdwp:12"):
         assert c.open(service)[1] == 0, service
     lid, rid = c.open("shell:echo still here")
     assert c.read_all(lid, rid) == b"still here\n"

@@ -6,13 +6,21 @@
 Transport faults for reconnect tests: ``drop(seconds)`` closes every connection and refuses new
 ones for ``seconds``; the ``drop:P`` fault (from ``--faults``) does the same, seeded, before a
 service with probability P.  ``latency_ms:N`` delays every service.
+
+``reboot()`` (the ``reboot:`` service, ``adb reboot``, or ``adb shell reboot``) restarts the phone
+(settings, app data and files survive; apps and the screen start over on the launcher), drops
+every connection and refuses new ones for a seeded time drawn uniformly from ``reboot_seconds``
+(default 2-5 s; ``ARTEMIS_SIM_REBOOT_SECONDS=LO-HI`` or ``=S`` when not given, for tests).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import random
 import socket
+import struct
 import threading
 import time
 from types import TracebackType
@@ -24,13 +32,33 @@ from artemis_cli.sim.adbd.packets import banner
 from artemis_cli.sim.adbd.services import Services
 from artemis_cli.sim.faults import FaultSpec
 from artemis_cli.sim.phone import SimPhone
-from artemis_cli.sim.shell import PROPS_BASE
+from artemis_cli.sim.shell_system import PROPS_BASE
 
 log = logging.getLogger(__name__)
 
-# Legacy `shell:` only (no shell_v2), plain STAT/LIST sync; pushes create parent dirs.
-FEATURES: tuple[str, ...] = ("fixed_push_mkdir", "fixed_push_symlink_timestamp")
+# Shell protocol v2 (exit status, stdout/stderr apart, stdin EOF) and legacy `shell:`; plain
+# STAT/LIST sync; pushes create parent dirs.
+FEATURES: tuple[str, ...] = ("shell_v2", "fixed_push_mkdir", "fixed_push_symlink_timestamp")
 EMULATOR_PORTS = range(5555, 5586)
+REBOOT_SECONDS = (2.0, 5.0)
+REBOOT_ENV = "ARTEMIS_SIM_REBOOT_SECONDS"
+
+
+def reboot_window(value: tuple[float, float] | None = None) -> tuple[float, float]:
+    """``value``, else $ARTEMIS_SIM_REBOOT_SECONDS (``LO-HI`` or ``S``), else REBOOT_SECONDS."""
+    if value is None:
+        raw = os.environ.get(REBOOT_ENV, "").strip()
+        if not raw:
+            return REBOOT_SECONDS
+        try:
+            lo_s, _, hi_s = raw.partition("-")
+            value = (float(lo_s), float(hi_s or lo_s))
+        except ValueError:
+            raise UsageError(f"${REBOOT_ENV} must be SECONDS or LO-HI (got {raw!r})") from None
+    lo, hi = value
+    if not 0 <= lo <= hi <= 600:
+        raise UsageError(f"reboot time must satisfy 0 <= low <= high <= 600 seconds (got {lo}-{hi})")
+    return float(lo), float(hi)
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -63,7 +91,8 @@ class TransportFaults:
 
 class SimAdbd:
     def __init__(self, phone: SimPhone, host: str = "127.0.0.1", port: int = 0, *,
-                 adb_keyboard: bool = False, u2_can_start: bool = True) -> None:
+                 adb_keyboard: bool = False, u2_can_start: bool = True,
+                 reboot_seconds: tuple[float, float] | None = None) -> None:
         if port in EMULATOR_PORTS:
             raise UsageError(f"port {port} is in 5555-5585, which the adb server probes as emulators",
                              hint="choose another port, e.g. --port 7555")
@@ -72,7 +101,12 @@ class SimAdbd:
         self.phone = phone
         self.host = host
         self.port = port
-        self.device = DeviceSide(phone, adb_keyboard=adb_keyboard, u2_can_start=u2_can_start)
+        self.device = DeviceSide(phone, adb_keyboard=adb_keyboard, u2_can_start=u2_can_start,
+                                 on_reboot=self.reboot)
+        self.reboot_seconds = reboot_window(reboot_seconds)
+        self._reboot_rng = random.Random(f"artemis-adbd-reboot|{phone.seed}")
+        self.reboots = 0
+        self.last_reboot_seconds = 0.0
         self.faults = TransportFaults(phone.faults.spec, phone.seed, self)
         self.services = Services(self.device, self.faults)
         self._listener: socket.socket | None = None
@@ -142,6 +176,28 @@ class SimAdbd:
         for conn in self.connections():
             conn.abort()
 
+    def reboot(self) -> None:
+        """Start a reboot (returns at once): shortly after, the phone restarts, every connection
+        drops and connections are refused for a seeded time within ``reboot_seconds``."""
+        with self._lock:
+            if self.device.rebooting:
+                return
+            self.device.rebooting = True
+            seconds = self._reboot_rng.uniform(*self.reboot_seconds)
+        threading.Thread(target=self._go_down, args=(seconds,), name=f"adbd-reboot-{self.port}",
+                         daemon=True).start()
+
+    def _go_down(self, seconds: float) -> None:
+        time.sleep(0.1)  # what was already sent (the OKAY of `reboot:`) reaches the host first
+        with self.device.lock:
+            self.phone.reboot()
+            self.device.u2.running = False  # processes die with the device
+        self.reboots += 1
+        self.last_reboot_seconds = seconds
+        log.info("adbd: rebooting; back in %.2f s", seconds)
+        self.drop(seconds)
+        self.device.rebooting = False
+
     # --- internals ------------------------------------------------------------------------
     def connections(self) -> list[Connection]:
         with self._lock:
@@ -155,6 +211,8 @@ class SimAdbd:
         with self._lock:
             sock, self._listener = self._listener, None
         if sock is not None:
+            with contextlib.suppress(OSError):  # wakes an accept() blocked in another thread
+                sock.shutdown(socket.SHUT_RDWR)
             sock.close()
 
     def _accept_loop(self) -> None:
@@ -180,6 +238,13 @@ class SimAdbd:
                 continue
             except OSError:
                 continue  # closed by drop()/stop()
+            with self._lock:
+                refusing = time.monotonic() < self._refuse_until or self._listener is not sock
+            if refusing:  # accepted in the instant the device went down: reset it
+                with contextlib.suppress(OSError):
+                    client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                client.close()
+                continue
             try:
                 client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 client.settimeout(None)
