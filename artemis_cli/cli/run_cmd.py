@@ -121,7 +121,7 @@ def with_progress(start: Callable[[dict[str, Any]], Any], *, header: str, as_jso
             f"{rep.number:>4}  {rep.elapsed_s:7.1f}s  {status:<6} {escape(rep.phrase)[:70]:<70} "
             f"tok {rep.prompt_tokens:>6} cache {cache:>4}"
         )
-        if rep.detail and rep.status == "error":
+        if rep.detail and rep.status in ("error", "failed", "no_change"):
             line += f"  [red]{escape(rep.detail[:80])}[/]"
         progress.print(line)
 

@@ -50,6 +50,8 @@ def step_to_dict(engine: Any, step: Any) -> dict[str, Any]:
         "target_end": step.target_end,
         "label_source": step.label_source,
         "result": {"status": step.result_status, "detail": step.result_detail},
+        # what observably happened (SPEC §15; operators/outcome.py); null before migration 0006
+        "outcome": step.outcome,
         "pre_screenshot": blob(step.pre_screenshot),
         "post_screenshot": blob(step.post_screenshot),
         "ui_xml": blob(step.ui_xml),

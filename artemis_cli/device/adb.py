@@ -34,7 +34,7 @@ from artemis_cli.device.adb_output import (
     parse_sdk,
     parse_wm_size,
 )
-from artemis_cli.device.protocol import KEY_NAMES, KEYCODES, DeviceInfo
+from artemis_cli.device.protocol import KEY_NAMES, KEYCODE_MOVE_END, KEYCODES, DeviceInfo
 from artemis_cli.device.text_input import (
     ADB_KEYBOARD_IME,
     KEYCODE_ENTER,
@@ -62,6 +62,8 @@ PNG_MAGIC = PNG_SIGNATURE
 _PNG_MAGIC_CRLF = b"\x89PNG\r\r\n\x1a\r\n"
 DUMP_PATH = "/data/local/tmp/artemis_window_dump.xml"
 _PACKAGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")
+#: Deletes one ``clear_text`` sends at most (a command line stays well under the shell's limit).
+MAX_CLEAR_CHARS = 2000
 IME_HINT = (
     "install uiautomator2's AdbKeyboard with `python -m uiautomator2 init`, or use the u2 backend "
     "(--backend u2)"
@@ -286,6 +288,15 @@ class AdbDevice:
                 raise TextInputError(
                     f"device {self.serial!r}: `input text` failed: {out.strip()[:300]}"
                 )
+
+    def clear_text(self, length: int) -> None:
+        """The cursor to the end, then ``length`` deletes: one ``input keyevent`` call (it takes
+        several keycodes), never one adb round trip per character."""
+        n = max(0, min(int(length), MAX_CLEAR_CHARS))
+        codes = " ".join([str(KEYCODE_MOVE_END), *[str(KEYCODES["delete"])] * n])
+        out = self._run(f"input keyevent {codes}", what="clear text", idempotent=False)
+        if input_command_failed(out):
+            raise TextInputError(f"device {self.serial!r}: clearing the field failed: {out.strip()[:300]}")
 
     def _type_with_ime(self, text: str) -> None:
         imes = parse_ime_list(self._run("ime list -s -a", what="ime list", idempotent=True))

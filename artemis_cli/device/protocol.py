@@ -10,6 +10,7 @@ KeyName = Literal["back", "home", "enter", "recents", "delete", "tab", "menu", "
 KEY_NAMES: tuple[str, ...] = ("back", "home", "enter", "recents", "delete", "tab", "menu", "search")
 
 # Android KEYCODE_* values for the names above (input keyevent N).
+KEYCODE_MOVE_END = 123  # the cursor to the end of the focused field's text
 KEYCODES: dict[str, int] = {
     "home": 3,
     "back": 4,
@@ -54,6 +55,15 @@ class Device(Protocol):
 
     def type_text(self, text: str) -> None:
         """Type into the focused field. Raises TextInputError when it cannot do so faithfully."""
+        ...
+
+    def clear_text(self, length: int) -> None:
+        """Empty the focused text field with the backend's own means, in one device operation.
+
+        ``length`` is how many characters the field shows (from the latest dump; a field showing
+        its hint counts the hint): a backend that deletes key by key deletes that many from the
+        end of the text, wherever the cursor was. Raises TextInputError when it cannot.
+        """
         ...
 
     def key(self, name: str) -> None:

@@ -225,6 +225,12 @@ class U2Device:
             with self._wrap("type text", TextInputError):
                 self._d.send_keys(piece, clear=False)
 
+    def clear_text(self, length: int) -> None:
+        """uiautomator2's own clear: the AdbKeyboard's clear broadcast when that IME is
+        installed, else the server's ``clearInputText`` (the whole field, wherever the cursor is)."""
+        with self._wrap("clear text", TextInputError):
+            self._d.clear_text()
+
     def key(self, name: str) -> None:
         code = KEYCODES.get(name)
         if code is None:

@@ -251,6 +251,13 @@ def _m004_recall_sync_indexes(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX idx_recall_indexed_session_version ON recall_indexed(session_id, summary_version)")
 
 
+def _m006_step_outcomes(db: sqlite_utils.Database) -> None:
+    # SPEC §15 action outcomes: what observably happened after each step's action (screen
+    # changed or not, the target's new state, a field's text, new windows), as JSON
+    # (operators/outcome.py). Older steps keep NULL: their ledger lines render as before.
+    db.execute("ALTER TABLE steps ADD COLUMN outcome TEXT")
+
+
 #: Append-only. (name, function); position + 1 is the migration id.
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_core_tables", _m001_core_tables),
@@ -258,6 +265,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0003_history_chunks", _m003_history_chunks),
     ("0004_recall_sync_indexes", _m004_recall_sync_indexes),
     ("0005_session_leases", _m005_session_leases),
+    ("0006_step_outcomes", _m006_step_outcomes),
 ]
 
 

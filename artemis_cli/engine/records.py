@@ -16,7 +16,12 @@ from artemis_cli.perception.types import Target
 SessionStatus = Literal["running", "succeeded", "failed", "aborted", "interrupted"]
 FinalSessionStatus = Literal["succeeded", "failed", "aborted", "interrupted"]
 SummaryStatus = Literal["pending", "ready", "failed", "stale"]
-ResultStatus = Literal["ok", "error", "ignored", "finished"]
+#: What a step's action came to (SPEC §15 "Action outcomes"): ``ok`` its intended effect was seen;
+#: ``no_change`` it ran and nothing visible changed; ``failed`` it ran (or was held back) and the
+#: intended effect demonstrably did not happen (typed text that did not land, a field that did not
+#: take focus, an app that is not in front); ``error`` the device or the model call failed;
+#: ``ignored`` (older records) and ``finished`` (the ``finish`` tool).
+ResultStatus = Literal["ok", "no_change", "failed", "error", "ignored", "finished"]
 
 SESSION_STATUSES: tuple[str, ...] = get_args(SessionStatus)
 FINAL_SESSION_STATUSES: tuple[str, ...] = get_args(FinalSessionStatus)
@@ -78,6 +83,9 @@ class StepRecord:
     target_class: str | None = None
     result_status: ResultStatus = "ok"
     result_detail: str | None = None
+    #: What observably happened (``operators.outcome.ActionOutcome.to_dict``); None before
+    #: migration 0006 and for steps recorded without an observation of their effect.
+    outcome: dict[str, Any] | None = None
     verdict: dict[str, Any] | None = None
     pre_screenshot: str | None = None
     post_screenshot: str | None = None

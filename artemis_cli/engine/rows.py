@@ -15,7 +15,8 @@ from .records import BLOB_FIELDS, REDACTED, RESULT_STATUSES, SUMMARY_STATUSES, E
 
 # JSON columns per table: name -> whether NULL reads back as {} (else None).
 SESSION_JSON = {"models": True, "config": True, "result": False}
-STEP_JSON = {"action_args": True, "target": False, "target_end": False, "verdict": False, "meta": True}
+STEP_JSON = {"action_args": True, "target": False, "target_end": False, "verdict": False, "meta": True,
+             "outcome": False}
 EVENT_JSON = {"payload": True}
 NO_JSON: dict[str, bool] = {}
 

@@ -12,7 +12,10 @@ Fields of every line (``JSONL_FIELDS``; absent values are ``null``):
 - ``target`` / ``target_end``: element semantics under the action (``text``, ``content_desc``,
   ``resource_id``, ``class_name``, ``bounds`` [l,t,r,b], ``label_source`` index|hit_test|none,
   ``element_index``, ``password``); ``target_end`` for a swipe's end point.
-- ``result``: ``{"status": ok|error|ignored|finished, "detail"}``. ``verdict``: validator verdict.
+- ``result``: ``{"status": ok|no_change|failed|error|finished (ignored in older sessions), "detail"}``.
+  ``outcome``: what was observed after the action (screen changed, the target's new state, the
+  field's text, windows opened or closed, app switched), null for steps recorded before outcomes.
+  ``verdict``: validator verdict.
 - ``foreground_app``: package in front before the action; ``post_foreground_app`` after it.
 - ``screen``: ``[width, height]`` of the recorded device.
 - ``pre_screenshot``, ``post_screenshot``, ``ui_xml``, ``post_ui_xml``: SHA-256 of the blobs in the
@@ -34,7 +37,7 @@ from artemis_cli.engine.records import SessionRecord, StepRecord
 
 JSONL_FIELDS: tuple[str, ...] = (
     "session_id", "task_id", "number", "started_at", "ended_at", "offset_ms", "thought", "action", "target",
-    "target_end", "result", "verdict", "foreground_app", "post_foreground_app", "screen", "pre_screenshot",
+    "target_end", "result", "outcome", "verdict", "foreground_app", "post_foreground_app", "screen", "pre_screenshot",
     "post_screenshot", "ui_xml", "post_ui_xml", "pre_dhash", "post_dhash", "user_instruction", "summary",
     "replay",
 )
@@ -55,6 +58,7 @@ def step_line(session: SessionRecord, step: StepRecord) -> dict[str, Any]:
         "target": step.target,
         "target_end": step.target_end,
         "result": {"status": step.result_status, "detail": step.result_detail},
+        "outcome": step.outcome,
         "verdict": step.verdict,
         "foreground_app": step.foreground_app,
         "post_foreground_app": meta.get("post_foreground_app"),

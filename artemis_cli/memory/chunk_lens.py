@@ -336,7 +336,7 @@ class MechanicalChunkLens:
             "failed_paths": [
                 _neutral(f"{step_header(s.number, s.offset_ms)}: {_flat(action_phrase(s), 120)} -> {quote(result_phrase(s))}")
                 for s in steps
-                if s.result_status == "error"
+                if s.result_status in ("error", "failed")
             ],
             "entities": sorted({_app(s) for s in steps if s.foreground_app}),
         }

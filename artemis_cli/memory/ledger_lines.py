@@ -9,6 +9,12 @@ Formats (pinned by golden tests in ``tests/memory/test_ledger_lines.py``)::
     - Step 16 (T+03:40): finish success=true answer="3 alarms" -> finished
     User @ Step 16: "Also turn on Bluetooth"
 
+With a recorded action outcome (SPEC §15) the result says what was seen::
+
+    - Step 3 (T+00:12): tap Switch "OFF" (id wifi_switch) @(962,348) -> ok, Switch (id wifi_switch) now ON
+    - Step 4 (T+00:15): swipe up from RecyclerView (id list) @(540,1600) to … -> no visible change
+    - Step 5 (T+00:21): type "+1 555-0177" into EditText "+1 555-0102" (id phone) @(540,900) (clear) -> failed: text did not land: the field shows "+"
+
 Every string that comes from the device or the model is JSON-quoted (``ensure_ascii=False``) or
 has its whitespace collapsed, so it can never break a line. Typed text is shown as recorded: the
 DataEngine already redacted password fields, and this module redacts again whenever the record
@@ -123,14 +129,26 @@ def action_phrase(step: StepRecord) -> str:
 
 
 def result_phrase(step: StepRecord) -> str:
-    """``ok``, ``error: <detail>``, ``ignored: <detail>``, ``finished``."""
+    """What the step's action came to.
+
+    With a recorded outcome (SPEC §15): ``ok``, ``ok, <what was seen>``, ``no visible change``,
+    ``failed: <why>; <what was seen>``, ``error: <detail>``, ``finished``. Steps recorded
+    before outcomes existed: ``ok``, ``error: <detail>``, ``ignored: <detail>``, ``finished``.
+    """
     status = step.result_status
     detail = _flat(step.result_detail or "")
     if status == "finished":
         return "finished"
-    if status == "ok" or not detail:
-        return status
-    return f"{status}: {detail}"
+    seen = _flat(str((step.outcome or {}).get("summary") or ""))
+    if status == "ok":
+        return f"ok, {seen}" if seen else "ok"
+    if status == "no_change":
+        head = "no visible change"
+        if detail and detail != head:
+            head += f": {detail}"
+        return f"{head}; {seen}" if seen else head
+    head = f"{status}: {detail}" if detail else status
+    return f"{head}; {seen}" if seen else head
 
 
 def step_header(number: int, offset_ms: int | None) -> str:

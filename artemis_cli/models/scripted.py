@@ -4,7 +4,8 @@ It is stateless: its position in the script is read back from its own earlier me
 (``[script k/n]`` markers), so a resumed session continues where it stopped. Selectors are
 resolved against the element list in the current observation — the same text a real model
 reads — so a script exercises exactly the path a model would. A known pop-up ("No thanks",
-"Dismiss"...) covering the screen is dismissed without advancing the script.
+"Dismiss"...) covering the screen is dismissed without advancing the script; an entry the device
+answered ``failed`` (typed text that did not land) is played again, at most ``MAX_REPLAYS`` times.
 
 Reference vocabulary (see ``artemis_cli.config.task``): ``tap``/``long_press`` a selector,
 ``type`` {text, into?, clear?, submit?}, ``swipe`` direction | {direction, on?} | {from, to},
@@ -25,7 +26,10 @@ from artemis_cli.models.base import FunctionCall, Message, ModelRequest, ModelRe
 from artemis_cli.models.conversation import ConversationView, view_from_request, view_from_rest
 from artemis_cli.perception.elements import ParsedElement, parse_element_lines
 
-MARKER_RE = re.compile(r"\[script (\d+)/(\d+)( popup)?\]")
+MARKER_RE = re.compile(r"\[script (\d+)/(\d+)( popup| retry)?\]")
+#: Times one script entry is played again after the device reported it ``failed`` (typed text
+#: that did not land, a field that did not take focus).
+MAX_REPLAYS = 2
 POPUP_DISMISS_LABELS = ("No thanks", "Not now", "Dismiss", "Close", "Skip")
 POPUP_TITLES = ("Special offer!",)
 
@@ -98,6 +102,9 @@ class ScriptPlayer:
     def decide(self, view: ConversationView) -> ScriptDecision:
         n = len(self.script)
         pos = self.position(view)
+        retry = self._replay(view, pos)
+        if retry:
+            pos -= 1  # the entry just played failed: play it again (after any pop-up)
         elements = parse_element_lines(view.observation_text)
         if pos >= n:
             return ScriptDecision(
@@ -105,7 +112,7 @@ class ScriptPlayer:
                 FunctionCall("finish", {"success": True, "answer": "reference script completed"}),
             )
         kind, value = _one_key(self.script[pos])
-        label = f"[script {pos + 1}/{n}]"
+        label = f"[script {pos + 1}/{n}{' retry' if retry else ''}]"
         # A modal pop-up swallows taps meant for what is under it (the element list still shows
         # those): dismiss it first unless this script step itself targets the pop-up.
         popup = self._popup_dismiss(elements)
@@ -128,6 +135,19 @@ class ScriptPlayer:
                 FunctionCall("finish", {"success": False, "answer": f"script step {pos + 1}: {exc}"}),
             )
         return ScriptDecision(f"{label} {kind} {value!r}", call)
+
+    @staticmethod
+    def _replay(view: ConversationView, pos: int) -> bool:
+        """True when entry ``pos`` (1-based) was just played and the device answered ``failed``,
+        and it has been played fewer than 1 + MAX_REPLAYS times."""
+        if pos < 1 or not any(r.get("status") == "failed" for r in view.last_responses):
+            return False
+        last = next((m for t in reversed(view.model_texts) if (m := MARKER_RE.search(t))), None)
+        if last is None or last.group(3) == " popup" or int(last.group(1)) != pos:
+            return False
+        plays = sum(1 for t in view.model_texts if (m := MARKER_RE.search(t)) and int(m.group(1)) == pos
+                    and m.group(3) != " popup")
+        return plays <= MAX_REPLAYS
 
     @staticmethod
     def _targets_popup(value: Any) -> bool:

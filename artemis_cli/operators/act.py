@@ -17,8 +17,9 @@ from artemis_cli.engine.records import ResultStatus
 from artemis_cli.errors import DeviceError, DeviceOffline
 from artemis_cli.operators.observe import Observation
 from artemis_cli.operators.tools import ToolCall, ToolCallError
+from artemis_cli.operators.typing import Probe, TypingTrace, type_into
 from artemis_cli.perception.hittest import hit_test, target_for_element
-from artemis_cli.perception.types import Element, Target
+from artemis_cli.perception.types import Element, Target, UITree
 
 REDACTED = "••••••"
 
@@ -65,6 +66,8 @@ class PlannedAction:
 class ActionResult:
     status: ResultStatus
     detail: str = ""
+    #: What ``type_text`` saw of its field (``operators.typing``); read by ``outcome.assess``.
+    typing: TypingTrace | None = None
 
 
 def _element(obs: Observation, index: int) -> Element:
@@ -96,6 +99,17 @@ def _swipe_vector(direction: str, box: tuple[int, int, int, int]) -> tuple[int, 
     }[direction]
 
 
+def _reached(obs: Observation, el: Element, x: int, y: int) -> Target:
+    """The target of a tap on element ``el`` at its point: the element, unless something else
+    takes touches there (a text listed for reading that no tap can reach, over a sheet's dismiss
+    area, say): then what the tap really lands on, as the hit test says (the record tells the truth)."""
+    listed = target_for_element(el)
+    reached = hit_test(obs.tree, x, y)
+    if reached.label_source != "none" and (reached.bounds, reached.class_name) != (listed.bounds, listed.class_name):
+        return reached
+    return listed
+
+
 def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = None) -> PlannedAction:
     a = call.args
     name = call.name
@@ -103,7 +117,7 @@ def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = N
         if "index" in a:
             el = _element(obs, a["index"])
             x, y = el.center
-            return PlannedAction(name, dict(a), x, y, target=target_for_element(el), element=el)
+            return PlannedAction(name, dict(a), x, y, target=_reached(obs, el, x, y), element=el)
         x, y = _point(obs, a["x"], a["y"])
         return PlannedAction(name, dict(a), x, y, target=hit_test(obs.tree, x, y))
     if name == "swipe":
@@ -156,9 +170,19 @@ def resolve_package(app: str, packages: list[str]) -> str:
     raise ToolCallError(f"no installed app matches {app!r}; give its package name")
 
 
-def execute(action: PlannedAction, device: Device, *, real_time: bool = True) -> ActionResult:
-    """Perform the action. Device failures other than a dropped connection become results."""
+def execute(
+    action: PlannedAction, device: Device, *, real_time: bool = True, pre: UITree | None = None,
+    probe: Probe | None = None,
+) -> ActionResult:
+    """Perform the action. Device failures other than a dropped connection become results.
+
+    ``pre`` is the UI tree the action was planned on; ``probe`` reads the screen in the
+    middle of a type_text (after the focusing tap, before Enter): with it, text is typed only
+    into a field that took focus (``operators.typing``). The result's ``ok`` here means the
+    device took the action; ``outcome.assess`` decides what it came to.
+    """
     t = action.type
+    trace: TypingTrace | None = None
     try:
         if t == "tap":
             device.tap(action.x, action.y)  # type: ignore[arg-type]
@@ -167,16 +191,9 @@ def execute(action: PlannedAction, device: Device, *, real_time: bool = True) ->
         elif t == "swipe":
             device.swipe(action.x, action.y, action.x2, action.y2)  # type: ignore[arg-type]
         elif t == "type_text":
-            text = action.secret if action.secret is not None else action.args["text"]
-            if "index" in action.args and action.x is not None and action.y is not None:
-                device.tap(action.x, action.y)
-            if action.args.get("clear"):
-                for _ in range(len(action.target.text)):
-                    device.key("delete")
-            if text:
-                device.type_text(text)
-            if action.args.get("submit"):
-                device.key("enter")
+            status, detail, trace = type_into(action, device, pre=pre, probe=probe)
+            if status != "ok":
+                return ActionResult("failed", detail, trace)
         elif t == "press_key":
             device.key(action.args["key"])
         elif t == "launch_app":
@@ -189,5 +206,5 @@ def execute(action: PlannedAction, device: Device, *, real_time: bool = True) ->
     except DeviceOffline:
         raise
     except DeviceError as exc:
-        return ActionResult("error", f"{type(exc).__name__}: {exc}")
-    return ActionResult("ok")
+        return ActionResult("error", f"{type(exc).__name__}: {exc}", trace)
+    return ActionResult("ok", "", trace)

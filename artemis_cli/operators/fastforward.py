@@ -16,8 +16,9 @@ from artemis_cli.device.protocol import Device
 from artemis_cli.engine.records import StepRecord
 from artemis_cli.errors import UsageError
 from artemis_cli.operators.act import PlannedAction, execute
+from artemis_cli.operators.typing import probe_tree
 from artemis_cli.perception.dhash import dhash_hex, hamming
-from artemis_cli.perception.types import Target
+from artemis_cli.perception.types import Target, UITree
 
 SECRET_ENV = "ARTEMIS_SECRET"
 
@@ -44,8 +45,17 @@ def fast_forward(device: Device, task: Any, steps: list[StepRecord]) -> int | No
         device.shell(setup.shell)
     if task.app:
         device.launch(task.app)
+    size = (device.info().width, device.info().height)
     for step in steps:
         if step.action_type in ("none", "finish", "wait") or step.result_status == "error":
+            continue
+        if step.action_type == "type_text" and step.outcome is not None:
+            # typed with the focus check (SPEC §15): the same check on the same screens takes
+            # the same decision, so a step that typed nothing types nothing again
+            def probe() -> UITree | None:
+                return probe_tree(device, size)
+
+            execute(planned_from_step(step), device, real_time=False, pre=probe(), probe=probe)
             continue
         execute(planned_from_step(step), device, real_time=False)
     if not steps or not steps[-1].post_dhash:

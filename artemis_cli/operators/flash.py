@@ -34,9 +34,12 @@ from artemis_cli.operators.act import ActionResult, PlannedAction, execute
 from artemis_cli.operators.compression import Compressor
 from artemis_cli.operators.memory_tools import MemoryTools
 from artemis_cli.operators.observe import Observation, observe
+from artemis_cli.operators.outcome import ActionOutcome, assess
 from artemis_cli.operators.prompts import observation_text
 from artemis_cli.operators.recording import StepWriter
 from artemis_cli.operators.turn import Generate, TurnResult, ordered_responses, run_turn
+from artemis_cli.operators.typing import probe_tree
+from artemis_cli.perception.types import UITree
 
 __all__ = ["FlashLoop", "LoopOutcome", "StepReport"]
 
@@ -324,8 +327,13 @@ class FlashLoop:
                 action = PlannedAction("none", {})
             else:
                 action = turn.action
+                size = (obs.space.width, obs.space.height)
+
+                def probe(size: tuple[int, int] = size) -> UITree | None:
+                    return probe_tree(self.device, size)
+
                 try:
-                    result = execute(action, self.device, real_time=self.real_time)
+                    result = execute(action, self.device, real_time=self.real_time, pre=obs.tree, probe=probe)
                 except DeviceOffline as exc:
                     # The action's effect is unknown: never re-send it; re-observe first.
                     self._event(number, "device_fault", {"what": "action", "detail": str(exc)})
@@ -338,8 +346,11 @@ class FlashLoop:
                     except DeviceOffline as exc:
                         post = None
                         out.stop_reason, out.stop_message = "device_offline", str(exc)
+            # what the action observably came to decides the step's status (SPEC §15)
+            outcome = assess(action, result, obs, post)
+            result = ActionResult(outcome.status, outcome.detail, result.typing)
             verdict, sub_events, post = self.after_action(number, obs, post, action, turn, result)
-            replies_out = self._replies(turn, result, obs, post)
+            replies_out = self._replies(turn, outcome)
             stored = self.writer.write(
                 number=number,
                 started_at=started_at,
@@ -354,6 +365,7 @@ class FlashLoop:
                 replies_in=pending,
                 replies_out=replies_out,
                 verdict=verdict,
+                outcome=outcome,
                 subgoal_hash=stamp[0] if stamp else None,
                 milestone=stamp[1] if stamp else None,
                 events=sub_events,
@@ -380,17 +392,19 @@ class FlashLoop:
         return out
 
     @staticmethod
-    def _replies(
-        turn: TurnResult, result: ActionResult, pre: Observation, post: Observation | None
-    ) -> list[FunctionResponse]:
-        """The answers to this turn's last calls; they open the next step."""
+    def _replies(turn: TurnResult, outcome: ActionOutcome) -> list[FunctionResponse]:
+        """The answers to this turn's last calls; they open the next step. The action's answer
+        says what it came to: its status, whether the screen changed, what was seen and, when
+        it is not ``ok``, why."""
         if turn.call is None:
             return []
-        reply: dict[str, Any] = {"status": result.status}
-        if post is not None and result.status != "finished":
-            reply["screen_changed"] = post.dhash != pre.dhash or post.xml_sha != pre.xml_sha
-        if result.detail:
-            reply["detail"] = result.detail
+        reply: dict[str, Any] = {"status": outcome.status}
+        if outcome.screen_changed is not None and outcome.status != "finished":
+            reply["screen_changed"] = outcome.screen_changed
+        if outcome.summary:
+            reply["observed"] = outcome.summary
+        if outcome.detail:
+            reply["detail"] = outcome.detail
         action_reply = FunctionResponse(turn.call.name, reply, turn.call.call.id)
         last_model = next(m for m in reversed(turn.messages) if m.role == "model")
         return ordered_responses(last_model.function_calls(), [*turn.pending_replies, action_reply])

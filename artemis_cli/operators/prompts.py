@@ -19,7 +19,9 @@ How a turn works:
 - You may first call the memory tools (save_note, read_note, recall_history); their answers
   come back within the same turn.
 - Then call exactly one action tool (tap, long_press, swipe, type_text, press_key, launch_app,
-  wait) or finish. One action per turn; its result arrives with the next observation.
+  wait) or finish. One action per turn; its result arrives with the next observation and
+  says what was seen: status ok (its effect was seen), no_change (nothing visible changed) or
+  failed (it did not take effect, e.g. typed text that did not land; the detail says why).
 - Prefer element indices over coordinates. Elements are listed as
   [index] Class "label" desc="…" id=resource-id {flags} @(x,y) where @(x,y) is the centre.
 - If an action did not have the intended effect, try a different approach instead of

@@ -22,6 +22,7 @@ from artemis_cli.memory.similarity import SCAN_STEPS
 from artemis_cli.models.base import FunctionCall, FunctionResponse, Message, Part
 from artemis_cli.operators.act import REDACTED, ActionResult, PlannedAction
 from artemis_cli.operators.observe import Observation
+from artemis_cli.operators.outcome import ActionOutcome
 from artemis_cli.operators.turn import TurnResult, model_text
 from artemis_cli.perception.dhash import hamming
 
@@ -138,6 +139,7 @@ class StepWriter:
         replies_in: list[FunctionResponse],
         replies_out: list[FunctionResponse],
         verdict: dict[str, Any] | None = None,
+        outcome: ActionOutcome | None = None,
         subgoal_hash: str | None = None,
         milestone: str | None = None,
         events: list[EventRecord] | None = None,
@@ -174,6 +176,7 @@ class StepWriter:
             target_class=action.target.class_name,
             result_status=result.status,
             result_detail=result.detail,
+            outcome=outcome.to_dict() if outcome is not None else None,
             pre_dhash=pre.dhash,
             post_dhash=post.dhash if post is not None else None,
             foreground_app=pre.foreground,

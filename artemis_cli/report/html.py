@@ -177,7 +177,9 @@ def _card(engine: DataEngine, step: StepRecord, tokens: tuple[int, int] | None, 
     if chunk_start is not None:
         boundary = (f"<div class='boundary'>chunk {chunk_start.start_step}–{chunk_start.end_step} "
                     f"{e(chunk_start.milestone)}</div>")
-    status_class = "ok" if step.result_status in ("ok", "finished") else "error"
+    status_class = {"ok": "ok", "finished": "ok", "no_change": "nochange"}.get(step.result_status, "error")
+    seen = str((step.outcome or {}).get("summary") or "")
+    observed = f"<p class='observed'>observed: {e(seen)}</p>" if seen else ""
     return (
         f"{boundary}<article class='step' id='step-{step.number}' data-step='{step.number}' tabindex='-1'>"
         f"<div class='left'>{shot}</div><div class='right'>"
@@ -187,7 +189,7 @@ def _card(engine: DataEngine, step: StepRecord, tokens: tuple[int, int] | None, 
         f"<div class='field'><h4>Action</h4><p class='action'><code>{e(action_phrase(step))}</code></p></div>"
         f"<div class='field'><h4>Target</h4>{_target_rows(step.target)}</div>"
         f"<div class='field'><h4>Result</h4><p class='result {status_class}'>{e(step.result_status)}"
-        f"{(' — ' + e(step.result_detail)) if step.result_detail else ''}</p></div>"
+        f"{(' — ' + e(step.result_detail)) if step.result_detail else ''}</p>{observed}</div>"
         f"{verdict}{summary}{user}</div></article>"
     )
 
@@ -205,7 +207,7 @@ main{padding:16px 24px;max-width:1200px}section{margin-bottom:24px}
 .right{flex:1;min-width:0}.right h3{margin:0 0 6px}.field h4{margin:8px 0 2px;font-size:12px;color:#555;text-transform:uppercase}
 .field p{margin:0;white-space:pre-wrap;word-break:break-word}pre{white-space:pre-wrap;word-break:break-word;margin:0;background:#f3f3f3;padding:6px;border-radius:4px}
 table.target th{text-align:left;color:#666;padding-right:10px;font-weight:normal}table.target td{word-break:break-all}
-.result.error{color:#b91c1c}.result.ok{color:#15803d}
+.result.error{color:#b91c1c}.result.ok{color:#15803d}.result.nochange{color:#b45309}.observed{color:#444}
 .replay{padding:1px 8px;border-radius:10px;color:#fff;font-size:12px}.replay.matched{background:#15803d}
 .replay.retargeted{background:#b45309}.replay.diverged{background:#b91c1c}
 .boundary{margin:18px 0 4px;padding:4px 10px;border-left:4px solid #7c3aed;color:#5b21b6;background:#f1ebff}

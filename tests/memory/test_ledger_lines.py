@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+
+from golden_files import assert_golden
+from outcome_support import record_storm
 
 from artemis_cli.engine import REDACTED, DataEngine, SessionRecord, StepRecord
 from artemis_cli.memory.ledger_lines import ledger_line, ledger_lines, user_line
@@ -127,3 +131,99 @@ def test_record_step_redaction_reaches_the_ledger(tmp_path: Path) -> None:
         )
         line = ledger_line(engine.get_step(sid, 1))
     assert line == '- Step 1 (T+00:01): type "[redacted]" into EditText "Password" (id password) @(540,900) -> ok'
+
+
+# --- action outcomes (SPEC §15): the result says what was seen --------------------------------
+
+HOUR = {
+    "text": "8",
+    "content_desc": "",
+    "resource_id": "com.android.deskclock:id/hour",
+    "class_name": "android.widget.EditText",
+    "bounds": [170, 540, 460, 690],
+    "label_source": "index",
+}
+
+
+def outcome(status: str, detail: str = "", summary: str = "", **kw: object) -> dict[str, object]:
+    return {"status": status, "detail": detail, "summary": summary, "screen_changed": status != "no_change", **kw}
+
+
+def test_ok_shows_what_was_seen() -> None:
+    s = step(3, 12_000, "tap", action_args={"index": 5}, x=962, y=348, target=WIFI,
+             outcome=outcome("ok", summary='Switch "Wi-Fi" (id wifi_switch) now ON'))
+    assert ledger_line(s) == (
+        '- Step 3 (T+00:12): tap Switch "Wi-Fi" (id wifi_switch) @(962,348) -> ok, Switch "Wi-Fi" (id wifi_switch) now ON'
+    )
+    plain = step(4, 13_000, "tap", x=1, y=2, outcome=outcome("ok"))  # the screen changed; nothing more to say
+    assert ledger_line(plain) == "- Step 4 (T+00:13): tap @(1,2) -> ok"
+
+
+def test_no_visible_change() -> None:
+    s = step(4, 15_000, "swipe", action_args={"direction": "up"}, x=540, y=1600, x2=540, y2=700,
+             target=LIST, target_end=LIST, result_status="no_change", result_detail="no visible change",
+             outcome=outcome("no_change", "no visible change"))
+    assert ledger_line(s) == (
+        "- Step 4 (T+00:15): swipe up from RecyclerView (id list) @(540,1600) "
+        "to RecyclerView (id list) @(540,700) -> no visible change"
+    )
+    still = step(5, 16_000, "tap", x=962, y=348, target=WIFI, result_status="no_change",
+                 result_detail="no visible change",
+                 outcome=outcome("no_change", "no visible change", 'Switch "Wi-Fi" (id wifi_switch) still OFF'))
+    assert ledger_line(still).endswith('-> no visible change; Switch "Wi-Fi" (id wifi_switch) still OFF')
+
+
+def test_text_that_did_not_land_is_a_failed_line() -> None:
+    target = {**HOUR, "text": "+1 555-0102", "resource_id": "com.android.contacts:id/phone"}
+    s = step(46, 977_000, "type_text", action_args={"index": 9, "text": "+1 555-0177", "clear": True}, x=540, y=759,
+             target=target, result_status="failed", result_detail='text did not land: the field shows "+"',
+             outcome=outcome("failed", 'text did not land: the field shows "+"',
+                             'new window "Special offer!" (com.artemis.promo)'))
+    assert ledger_line(s) == (
+        '- Step 46 (T+16:17): type "+1 555-0177" into EditText "+1 555-0102" (id phone) @(540,759) (clear) '
+        '-> failed: text did not land: the field shows "+"; new window "Special offer!" (com.artemis.promo)'
+    )
+    held = step(2, 1_000, "type_text", action_args={"index": 3, "text": "6"}, x=315, y=614, target=HOUR,
+                result_status="failed",
+                result_detail='a new window appeared after the focusing tap: "Special offer!" (com.artemis.promo); '
+                              "nothing was typed",
+                outcome=outcome("failed", "…"))
+    assert ledger_line(held) == (
+        '- Step 2 (T+00:01): type "6" into EditText "8" (id hour) @(315,614) -> failed: a new window appeared '
+        'after the focusing tap: "Special offer!" (com.artemis.promo); nothing was typed'
+    )
+
+
+def test_typed_text_that_landed_and_password_lengths() -> None:
+    s = step(5, 20_000, "type_text", action_args={"index": 3, "text": "6"}, x=315, y=614, target=HOUR,
+             outcome=outcome("ok", summary='the field shows "6"'))
+    assert ledger_line(s) == '- Step 5 (T+00:20): type "6" into EditText "8" (id hour) @(315,614) -> ok, the field shows "6"'
+    pw = step(14, 200_000, "type_text", action_args={"index": 2, "text": REDACTED, "redacted": True},
+              x=540, y=900, target=PASSWORD, outcome=outcome("ok", summary="password field (id password) holds 8 characters"))
+    assert ledger_line(pw) == (
+        '- Step 14 (T+03:20): type "[redacted]" into EditText "Password" (id password) @(540,900) '
+        "-> ok, password field (id password) holds 8 characters"
+    )
+
+
+def test_errors_keep_their_detail_and_outcome_text_stays_on_one_line() -> None:
+    s = step(15, 211_000, "tap", x=10, y=10, result_status="error", result_detail="DeviceError: tap failed",
+             outcome=outcome("error", "DeviceError: tap failed"))
+    assert ledger_line(s) == "- Step 15 (T+03:31): tap @(10,10) -> error: DeviceError: tap failed"
+    odd = step(1, 0, "tap", x=1, y=1, outcome=outcome("ok", summary='the field shows "a\\nb"\n\u2028x'))
+    assert "\n" not in ledger_line(odd) and ledger_line(odd).endswith('-> ok, the field shows "a\\nb" x')
+
+
+STORM_GOLDEN = Path(__file__).parent / "golden" / "ledger_outcomes_storm.txt"
+
+
+def test_band3_of_a_seeded_popup_storm_run(tmp_path: Path) -> None:
+    """The ledger of a real run (clock-add-alarm, pop-up every 3 actions, seeded): failed typing,
+    pop-ups opening and closing, a replayed step, radio buttons and the saved alarm's switch.
+    Offsets are set to 3 s per step (the run's own are wall-clock)."""
+    with DataEngine.open(tmp_path / "data") as engine:
+        result = record_storm(engine, seed=21)
+        steps = engine.get_steps(result.session_id)
+    assert any(s.result_status == "failed" for s in steps), "the storm made typing fail at least once"
+    lines = [ledger_line(replace(s, offset_ms=(s.number - 1) * 3000)) for s in steps]
+    assert_golden(STORM_GOLDEN, "\n".join(lines) + "\n")

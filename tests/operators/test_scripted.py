@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import task_from_goal
@@ -38,3 +39,23 @@ def test_a_missing_element_ends_the_script_honestly(tmp_path: Path) -> None:
                       ScriptedModel([{"tap": {"text": "No such button"}}]), engine, real_time=False)
     assert not result.success
     assert "no element matches text='No such button'" in result.answer
+
+
+def test_a_step_the_device_reports_failed_is_played_again_a_bounded_number_of_times(tmp_path: Path) -> None:
+    """Typed text that does not land is typed again (twice at most), then the script moves on."""
+    from artemis_cli.models.scripted import MAX_REPLAYS
+
+    script: list[dict[str, Any]] = [
+        {"launch": "com.android.settings"},
+        {"type": {"text": "x", "into": {"text": "Settings"}}},  # the page title: no text lands there
+        {"finish": {"success": True, "answer": "done"}},
+    ]
+    engine = DataEngine.open(tmp_path)
+    result = run_task(task_from_goal("x", max_steps=10), load_profile("flash"), SimPhone(popups=False),
+                      ScriptedModel(script), engine, real_time=False)
+    steps = engine.get_steps(result.session_id)
+    typed = [s for s in steps if s.action_type == "type_text"]
+    assert len(typed) == 1 + MAX_REPLAYS
+    assert all(s.result_status == "failed" for s in typed)
+    assert [("retry" in (s.thought or "")) for s in typed] == [False] + [True] * MAX_REPLAYS
+    assert steps[-1].action_type == "finish" and result.steps == 2 + len(typed)

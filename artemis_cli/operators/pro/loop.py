@@ -110,7 +110,7 @@ class ProLoop(FlashLoop):
                                               post.element_list.splitlines(), milestone, operator_note=note)
         events: list[EventRecord] = []
         self._failed_in_a_row = self._failed_in_a_row + 1 if (
-            verdict.verdict in FAILED_VERDICTS or result.status == "error") else 0
+            verdict.verdict in FAILED_VERDICTS or result.status in ("error", "failed")) else 0
         if self._failed_in_a_row >= self.failures_before_recovery:
             actions = self.agents.failure_analyzer.recover(self._view("failure_analyzer", number - 1),
                                                            post.element_list.splitlines(), milestone)

@@ -1,0 +1,409 @@
+"""Action outcomes (SPEC §15): what observably happened after a step's action.
+
+``assess`` compares the observation the model acted on with the one taken after the action and
+says what changed: the screen or not (UI structure, and the screenshot's dHash for what a dump
+cannot show), the state of switches and check boxes, the text a typed-into field now shows,
+windows that opened or closed, the app in front. Its ``status`` is the step's result status:
+
+* ``ok``: the intended effect was seen — the screen changed after a tap, swipe, key or wait;
+  typed text shows in its field; the launched app is in front;
+* ``no_change``: the action ran and nothing visible changed;
+* ``failed``: the intended effect demonstrably did not happen (typed text that did not land, a
+  field that did not take focus so nothing was typed, another app in front after a launch);
+* ``error``: the device or the model call failed (``execute``'s verdict is kept), or no
+  observation came after the action;
+* ``finished``: the ``finish`` tool.
+
+The outcome is stored on the step (``steps.outcome``, ``to_dict``) with its rendered ``summary``,
+so ledgers, recall, reports and the model's function responses all read the same stored words.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from artemis_cli.engine.records import ResultStatus
+from artemis_cli.operators.observe import Observation
+from artemis_cli.perception.dhash import hamming
+from artemis_cli.perception.hittest import HitIndex
+from artemis_cli.perception.quoting import quote_untrusted
+from artemis_cli.perception.structure import is_edit, short_class
+from artemis_cli.perception.types import Target, UINode, UITree
+
+__all__ = [
+    "VISUAL_CHANGE_MIN",
+    "ActionOutcome",
+    "assess",
+    "field_label",
+    "field_text",
+    "find_field",
+    "landing_problem",
+    "opened_windows",
+    "window_phrase",
+]
+
+#: dHash bits that count as a visible change on their own: smaller differences are ripples, a
+#: blinking caret, anti-aliasing. Anything the UI dump shows counts at once.
+VISUAL_CHANGE_MIN = 3
+#: Characters of device text quoted in an outcome.
+QUOTE_CHARS = 60
+#: State changes of switches and check boxes reported per step (the target's first).
+MAX_STATES = 3
+#: Dots a password field shows for each character.
+PASSWORD_DOTS = frozenset("•●*·")
+#: Packages of on-screen keyboards: their window appearing is not a pop-up.
+_IME_HINTS = ("inputmethod", "keyboard", "honeyboard", "swiftkey")
+_SYSTEMUI = "com.android.systemui"
+_TICKING = ("clock", "battery")  # status-bar texts that change by themselves
+
+
+# --- reading trees ------------------------------------------------------------------------------
+
+
+def _subtree(tree: UITree, root: UINode) -> Iterator[UINode]:
+    prefix = root.path + "."
+    for node in tree.nodes:
+        if node.path == root.path or node.path.startswith(prefix):
+            yield node
+
+
+@dataclass(frozen=True)
+class Window:
+    package: str
+    key: tuple[str, str, str]
+    title: str
+    bounds: tuple[int, int, int, int] = (0, 0, 0, 0)
+    path: str = ""
+
+    def covers(self, node: UINode) -> bool:
+        """True when this window lies over ``node``'s centre (and ``node`` is not inside it)."""
+        if node.path == self.path or node.path.startswith(self.path + "."):
+            return False
+        left, top, right, bottom = self.bounds
+        x, y = node.bounds.center
+        return left <= x < right and top <= y < bottom
+
+
+def windows(tree: UITree) -> list[Window]:
+    """The dump's top-level windows (its depth-0 nodes), on-screen keyboards left out."""
+    out = []
+    for node in _window_roots(tree):
+        if any(h in node.package.casefold() for h in _IME_HINTS):
+            continue
+        title = next((n.text for n in _subtree(tree, node) if n.text.strip()), "")
+        b = node.bounds
+        out.append(Window(node.package, (node.package, node.resource_id, node.class_name), title,
+                          (b.left, b.top, b.right, b.bottom), node.path))
+    return out
+
+
+def window_phrase(win: Window) -> str:
+    title = f"{quote_untrusted(win.title, QUOTE_CHARS)} " if win.title else ""
+    return f"{title}({win.package or 'unknown package'})"
+
+
+def _extra(these: list[Window], than: list[Window]) -> list[Window]:
+    """Windows of ``these`` that ``than`` has no counterpart for (by package, id and class)."""
+    left = Counter(w.key for w in than)
+    out = []
+    for w in these:
+        if left[w.key] > 0:
+            left[w.key] -= 1
+        else:
+            out.append(w)
+    return out
+
+
+def _window_diff(pre: UITree, post: UITree) -> tuple[list[Window], list[Window]]:
+    before, after = windows(pre), windows(post)
+    return _extra(after, before), _extra(before, after)
+
+
+def opened_windows(pre: UITree | None, now: UITree) -> list[Window]:
+    """Windows in ``now`` that ``pre`` did not have (a pop-up, a dialog)."""
+    return _window_diff(pre, now)[0] if pre is not None else []
+
+
+def _ticking(node: UINode) -> bool:
+    short = node.resource_id.rsplit("/", 1)[-1].casefold()
+    return node.package == _SYSTEMUI and any(t in short for t in _TICKING)
+
+
+def _window_roots(tree: UITree) -> list[UINode]:
+    """The top-level window nodes as the screen draws them (bottom to top): uiautomator lists
+    windows in set order, which changes between two dumps of one screen."""
+    return [tree.nodes[w.root] for w in HitIndex.of(tree).windows]
+
+
+def _in_drawing_order(tree: UITree) -> Iterator[UINode]:
+    for w in HitIndex.of(tree).windows:
+        yield from tree.nodes[w.root:w.end]
+
+
+def ui_signature(tree: UITree) -> tuple[tuple[Any, ...], ...]:
+    """What the dump says is on screen, minus the status bar's clock and battery; windows in
+    drawing order, so the same screen dumped with its windows listed differently is equal."""
+    return tuple(
+        (n.depth, n.class_name, n.resource_id, n.package, "" if _ticking(n) else n.text,
+         "" if _ticking(n) else n.content_desc, n.checked, n.focused, n.selected, n.enabled,
+         tuple(n.bounds.as_list()))
+        for n in _in_drawing_order(tree)
+    )
+
+
+def _tree_known(obs: Observation) -> bool:
+    return bool(obs.tree.nodes) and not any("UI hierarchy" in p for p in obs.problems)
+
+
+# --- text fields --------------------------------------------------------------------------------
+
+
+def field_text(node: UINode) -> str:
+    """What the field holds as the dump shows it (a shown hint counts as empty when the dump
+    names the hint)."""
+    return "" if node.hint and node.text == node.hint else node.text
+
+
+def find_field(tree: UITree, target: Target, *, focused: bool = True) -> UINode | None:
+    """The node of ``target``'s field in ``tree``: same resource id and class (the nearest to
+    its old bounds), else the same bounds and class, else (``focused``) the focused text field."""
+
+    def distance(n: UINode) -> int:
+        if not target.bounds:
+            return 0
+        left, top, right, bottom = target.bounds
+        b = n.bounds
+        return abs(b.left - left) + abs(b.top - top) + abs(b.right - right) + abs(b.bottom - bottom)
+
+    same_class = [n for n in tree.nodes if not target.class_name or n.class_name == target.class_name]
+    if target.resource_id:
+        hits = [n for n in same_class if n.resource_id == target.resource_id]
+        if hits:
+            return min(hits, key=lambda n: (not n.focused, distance(n)))
+    if target.bounds:
+        hits = [n for n in same_class if tuple(n.bounds.as_list()) == tuple(target.bounds)]
+        if hits:
+            return hits[-1]
+    if focused:
+        return next((n for n in tree.nodes if n.focused and is_edit(n)), None)
+    return None
+
+
+def field_label(node: UINode | None) -> str:
+    if node is None:
+        return "the field"
+    kind = "password field" if node.password else "field"
+    rid = node.resource_id.rsplit("/", 1)[-1]
+    return f"{kind} (id {rid})" if rid else f"the {kind}"
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _alnum(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def _dots(text: str) -> bool:
+    return bool(text) and set(text) <= PASSWORD_DOTS
+
+
+def landing_problem(before: str, typed: str, node: UINode | None, *, cleared: bool, secret: bool = False) -> str | None:
+    """None when the field shows what typing ``typed`` meant, else what it shows instead.
+
+    Meant: the typed text (after a clear, into an empty field or one showing its hint, or one
+    that replaces its text on focus) or the old text followed by it. Whitespace runs count as
+    one space and a field that formats its text (phone numbers) may add punctuation. A password
+    field shows dots: only the length is compared, and its text is never quoted — nor is the
+    text of any field a ``secret`` (password text) was typed into.
+    """
+    if node is None:
+        return "the field is no longer on the screen; the text could not be checked"
+    after = field_text(node)
+    if secret and not node.password:
+        if _norm(after) in ({_norm(typed)} if cleared else {_norm(typed), _norm(before + typed)}):
+            return None
+        return "text did not land in the password field"
+    if node.password:
+        held = len(after) if _dots(after) else 0  # not dots: the field shows its hint
+        wanted = {len(typed)} | (set() if cleared or not _dots(before) else {len(before) + len(typed)})
+        if held in wanted:
+            return None
+        return f"text did not land: the password field holds {held} characters, {len(typed)} were typed"
+    if not typed:  # a clear with nothing to type
+        if after == "" or after != before:
+            return None
+        return f"the field was not cleared: it shows {quote_untrusted(after, QUOTE_CHARS)}"
+    wanted_texts = {_norm(typed)} if cleared else {_norm(typed), _norm(before + typed)}
+    if _norm(after) in wanted_texts or (_alnum(typed) and _alnum(after) in {_alnum(w) for w in wanted_texts}):
+        return None
+    if not after:
+        return "text did not land: the field is empty"
+    return f"text did not land: the field shows {quote_untrusted(after, QUOTE_CHARS)}"
+
+
+# --- the outcome --------------------------------------------------------------------------------
+
+
+def _checkable_label(node: UINode) -> str:
+    kind = short_class(node.class_name) or "element"
+    text = node.text if node.text.strip().upper() not in ("ON", "OFF", "") else ""
+    label = node.content_desc or text
+    rid = node.resource_id.rsplit("/", 1)[-1]
+    bits = [kind]
+    if label:
+        bits.append(quote_untrusted(label, QUOTE_CHARS))
+    if rid:
+        bits.append(f"(id {rid})")
+    return " ".join(bits)
+
+
+def _state_word(node: UINode) -> str:
+    toggle = any(k in short_class(node.class_name) for k in ("Switch", "Toggle"))
+    if toggle:
+        return "ON" if node.checked else "OFF"
+    return "checked" if node.checked else "unchecked"
+
+
+def _state_changes(pre: UITree, post: UITree, target: Target) -> tuple[list[dict[str, Any]], UINode | None]:
+    """Checkable nodes whose state flipped (the target's first); and the target's checkable
+    node in ``post`` when the action was on one."""
+    def key(n: UINode) -> tuple[str, str, str, str, tuple[int, ...]]:
+        # the label too: a list row at the same place may now be another item's
+        return (n.package, n.resource_id, n.class_name, _checkable_label(n), tuple(n.bounds.as_list()))
+
+    after = {key(n): n for n in post.nodes if n.checkable}
+    changes = []
+    for n in pre.nodes:
+        m = after.get(key(n)) if n.checkable else None
+        if m is not None and m.checked != n.checked:
+            changes.append({"element": _checkable_label(m), "before": _state_word(n), "now": _state_word(m),
+                            "resource_id": m.resource_id, "bounds": m.bounds.as_list()})
+    own = None
+    if target.label_source != "none":
+        node = find_field(post, target, focused=False)
+        if node is not None and node.checkable:
+            own = node
+
+    def is_target(c: dict[str, Any]) -> bool:
+        return own is not None and c["bounds"] == own.bounds.as_list()
+
+    changes.sort(key=lambda c: not is_target(c))
+    return changes[:MAX_STATES], own
+
+
+@dataclass
+class ActionOutcome:
+    status: ResultStatus
+    #: Why the status is not ``ok`` ("text did not land: …"); "" when it is.
+    detail: str = ""
+    #: What was seen, one phrase each ("Switch (id wifi_switch) now ON", "new window …").
+    notes: list[str] = field(default_factory=list)
+    screen_changed: bool | None = None
+    ui_changed: bool | None = None
+    dhash_distance: int | None = None
+    states: list[dict[str, Any]] = field(default_factory=list)
+    text_field: dict[str, Any] | None = None  # a typed-into field: what it shows, whether the text landed
+    windows_opened: list[str] = field(default_factory=list)
+    windows_closed: list[str] = field(default_factory=list)
+    app_before: str | None = None
+    app_after: str | None = None
+
+    @property
+    def summary(self) -> str:
+        return "; ".join(self.notes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status, "detail": self.detail, "summary": self.summary,
+            "screen_changed": self.screen_changed, "ui_changed": self.ui_changed,
+            "dhash_distance": self.dhash_distance, "states": self.states, "field": self.text_field,
+            "windows_opened": self.windows_opened, "windows_closed": self.windows_closed,
+            "app_before": self.app_before, "app_after": self.app_after,
+        }
+
+
+def assess(action: Any, result: Any, pre: Observation, post: Observation | None) -> ActionOutcome:
+    """The outcome of ``action`` (a PlannedAction) that ``execute`` answered with ``result``."""
+    if result.status == "finished":
+        return ActionOutcome("finished", result.detail)
+    if post is None:
+        detail = result.detail if result.status == "error" else "no observation after the action; its effect is unknown"
+        return ActionOutcome("error", detail)
+    out = ActionOutcome("ok", app_before=pre.foreground, app_after=post.foreground)
+    out.dhash_distance = hamming(pre.dhash, post.dhash)
+    known = _tree_known(pre) and _tree_known(post)
+    if known:
+        out.ui_changed = ui_signature(pre.tree) != ui_signature(post.tree)
+        out.screen_changed = out.ui_changed or out.dhash_distance >= VISUAL_CHANGE_MIN
+        opened, closed = _window_diff(pre.tree, post.tree)
+        if pre.foreground != post.foreground:  # "app now X" says it: not its windows one by one
+            opened = [w for w in opened if w.package != post.foreground]
+            closed = [w for w in closed if w.package != pre.foreground]
+        out.windows_opened = [window_phrase(w) for w in opened]
+        out.windows_closed = [window_phrase(w) for w in closed]
+        out.states, own = _state_changes(pre.tree, post.tree, action.target)
+    else:
+        out.screen_changed = out.dhash_distance > 0
+        own = None
+    notes = out.notes
+    if action.type == "type_text":
+        notes += _typing_notes(action, result, post, out)
+    for change in out.states:
+        notes.append(f"{change['element']} now {change['now']}")
+    if own is not None and not any(c["bounds"] == own.bounds.as_list() for c in out.states):
+        notes.append(f"{_checkable_label(own)} still {_state_word(own)}")
+    notes += [f"new window {w}" for w in out.windows_opened]
+    notes += [f"window {w} closed" for w in out.windows_closed]
+    if out.app_after and out.app_before != out.app_after:
+        notes.append(f"app now {out.app_after}")
+    if result.status == "error":
+        out.status, out.detail = "error", result.detail
+    elif action.type == "type_text":
+        pass  # decided by _typing_notes
+    elif action.type == "launch_app":
+        package = action.args.get("package")
+        if post.foreground and package and post.foreground != package:
+            out.status = "failed"
+            out.detail = f"{package} is not in the foreground ({post.foreground} is)"
+        elif out.app_before == out.app_after == package and not out.screen_changed:
+            notes.append(f"{package} was already in the foreground")
+    elif not out.screen_changed:
+        out.status, out.detail = "no_change", "no visible change"
+    # said once: a note the reason already gives (the window a type_text stopped for)
+    out.notes = [n for n in notes if n not in out.detail and n.removeprefix("new window ") not in out.detail]
+    return out
+
+
+def _typing_notes(action: Any, result: Any, post: Observation, out: ActionOutcome) -> list[str]:
+    """Decide a type_text step (sets ``out.status``/``detail``/``text_field``); its notes."""
+    trace = getattr(result, "typing", None)
+    if result.status != "ok" or trace is None:
+        out.status, out.detail = result.status, result.detail
+        return []
+    if trace.verified:  # submitted: the field was checked before Enter was pressed
+        problem, node = trace.problem, trace.node
+    else:
+        node = find_field(post.tree, trace.target) if _tree_known(post) else None
+        problem = landing_problem(trace.before, trace.text, node, cleared=trace.cleared, secret=trace.secret)
+    shows = field_text(node) if node is not None else None
+    password = trace.secret or bool(node is not None and node.password)
+    out.text_field = {
+        "label": field_label(node), "password": password,
+        "shows": None if node is None or password else shows,
+        "length": len(shows) if shows is not None else None,
+        "cleared": trace.cleared, "submitted": trace.submitted, "landed": problem is None,
+    }
+    if problem is not None:
+        out.status, out.detail = "failed", problem
+        return []
+    if node is None:
+        return []
+    if password:
+        return [f"{field_label(node)} holds {len(shows or '')} characters"]
+    note = f"the field shows {quote_untrusted(shows or '', QUOTE_CHARS)}"
+    return [note + ("; submitted" if trace.submitted else "")]

@@ -1,0 +1,84 @@
+"""Acting on a device the way the Flash loop does (observe, plan, execute with the focus probe,
+observe, assess), for the outcome tests: the simulated phone in-process or behind its adbd."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from artemis_cli.config.profile import load_profile
+from artemis_cli.config.task import Task, load_task
+from artemis_cli.device.protocol import Device
+from artemis_cli.engine.db import DataEngine
+from artemis_cli.models.base import FunctionCall
+from artemis_cli.operators.act import ActionResult, PlannedAction, execute, plan_action
+from artemis_cli.operators.observe import Observation, observe
+from artemis_cli.operators.outcome import ActionOutcome, assess
+from artemis_cli.operators.tools import validate_call
+from artemis_cli.operators.typing import probe_tree
+from artemis_cli.runner import RunResult, run_task
+from artemis_cli.sim.phone import SimPhone
+
+TASKS = Path(__file__).resolve().parent.parent / "tasks"
+
+
+@dataclass
+class Acted:
+    outcome: ActionOutcome
+    result: ActionResult
+    action: PlannedAction
+    pre: Observation
+    post: Observation
+
+
+def look(device: Device) -> Observation:
+    info = device.info()
+    return observe(device, (info.width, info.height), "pixels", sleep=lambda _: None)
+
+
+def index_of(obs: Observation, rid: str = "", text: str = "", desc: str = "") -> int:
+    for el in obs.elements:
+        n = el.node
+        if ((not rid or n.resource_id.endswith(f"/{rid}"))
+                and (not text or text in (n.text, *el.label.split(" · ")))
+                and (not desc or n.content_desc == desc)):
+            return el.index
+    raise AssertionError(f"no element rid={rid!r} text={text!r} desc={desc!r} in\n{obs.element_list}")
+
+
+def act(device: Device, name: str, **args: Any) -> Acted:
+    pre = look(device)
+    action = plan_action(validate_call(FunctionCall(name, args)), pre, [])
+    size = (pre.space.width, pre.space.height)
+    result = execute(action, device, real_time=False, pre=pre.tree, probe=lambda: probe_tree(device, size))
+    post = look(device)
+    return Acted(assess(action, result, pre, post), result, action, pre, post)
+
+
+def tap(device: Device, **sel: str) -> Acted:
+    return act(device, "tap", index=index_of(look(device), **sel))
+
+
+def type_into(device: Device, text: str, rid: str, **flags: bool) -> Acted:
+    return act(device, "type_text", text=text, index=index_of(look(device), rid=rid), **flags)
+
+
+def storm_task(seed: int, max_steps: int = 24) -> Task:
+    """tasks/clock-add-alarm.yaml with the promotion pop-up every 3 actions (``popup_storm``)."""
+    task = load_task(TASKS / "clock-add-alarm.yaml")
+    assert task.sim is not None
+    sim = task.sim.model_copy(update={"seed": seed, "popups": True, "faults": "popup_storm"})
+    return task.model_copy(update={"sim": sim, "max_steps": max_steps})
+
+
+def record_storm(engine: DataEngine, seed: int, max_steps: int = 24) -> RunResult:
+    """Run the storm task in-process with the scripted model (its reference solution)."""
+    from artemis_cli.models.registry import reference_script
+    from artemis_cli.models.scripted import ScriptedModel
+
+    task = storm_task(seed, max_steps)
+    assert task.sim is not None
+    phone = SimPhone(world=task.sim.world, seed=task.sim.seed, popups=True, faults="popup_storm")
+    return run_task(task, load_profile("flash"), phone, ScriptedModel(reference_script(task)), engine,
+                    real_time=False)
