@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from artemis_cli.perception.coords import CoordinateSpace
@@ -80,8 +81,17 @@ def _already_in(label: str, node: UINode) -> bool:
     return bool(own) and own[:MAX_LABEL_CHARS] in label[:MAX_LABEL_CHARS]
 
 
+def _in_drawing_order(index: HitIndex) -> Iterator[int]:
+    """Node indices window by window as the screen draws them (bottom to top), each window's nodes
+    in document order. uiautomator lists windows in set order, which changes from dump to dump
+    of one screen; numbering in drawing order keeps an element's number stable across them."""
+    for window in index.windows:
+        yield from (i for i in range(window.root, window.end) if i in index.window_of)
+
+
 def index_elements(tree: UITree) -> list[Element]:
-    """Visible, worth-showing nodes in document order with indices 0..n-1.
+    """Visible, worth-showing nodes with indices 0..n-1: windows in drawing order (the app first,
+    the navigation bar last), each window's nodes in document order.
 
     Worth showing: actionable (click, long-click, check, scroll, focusable text field) or carrying
     text/content-desc.  A plain text node is dropped when its nearest actionable ancestor is shown
@@ -109,8 +119,9 @@ def index_elements(tree: UITree) -> list[Element]:
     labels: dict[int, str] = {}  # label of every shown actionable node, for the noise rule
     chosen: list[tuple[int, str, bool, tuple[int, int]]] = []
     budget = Budget()
-    for i, node in enumerate(nodes):
-        if i not in index.window_of or not structure.visible(i):
+    for i in _in_drawing_order(index):
+        node = nodes[i]
+        if not structure.visible(i):
             continue
         actionable = is_actionable(node)
         label = display_label(node)

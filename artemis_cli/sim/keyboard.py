@@ -1,4 +1,5 @@
-"""The on-screen keyboard: drawn when a text field is focused, never dumped (like real dumps)."""
+"""The on-screen keyboard's keys: shown when a text field is focused, as a window of its own
+(``sysui.ime_window``: drawn, and dumped by uiautomator2 like Gboard's window)."""
 
 from __future__ import annotations
 

@@ -103,7 +103,7 @@ class Ui:
             st.focus = key
             st.replace_next = replace_on_focus
 
-        return Widget(W.EDIT_TEXT, r, text=shown if value else hint, rid=self.rid(rid), clickable=True,
+        return Widget(W.EDIT_TEXT, r, text=shown if value else hint, hint=hint, rid=self.rid(rid), clickable=True,
                       focusable=True, focused=focused, long_clickable=True, password=password,
                       on_tap=focus, kind="edit", field_key=key, size=self.px(size),
                       display=None if value else "", color="multiline" if multiline else "")

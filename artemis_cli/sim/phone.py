@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from PIL import Image
@@ -13,15 +15,16 @@ from artemis_cli.device.protocol import KEY_NAMES, DeviceInfo
 from artemis_cli.errors import DeviceOffline, HierarchyError, ScreenshotError, ShellError, UsageError
 from artemis_cli.sim import widgets as W
 from artemis_cli.sim.faults import IDLE_STATE_MSG, NULL_ROOT_MSG, FaultInjector, parse_faults
-from artemis_cli.sim.hierarchy_xml import dump
+from artemis_cli.sim.hierarchy_xml import dump, dump_u2, window_order
 from artemis_cli.sim.keyboard import KeyboardState, keyboard_top, layout
 from artemis_cli.sim.popup import PopupSchedule, popup_window
 from artemis_cli.sim.render import encode_png, render
 from artemis_cli.sim.shell import Shell, ShellResult
 from artemis_cli.sim.system import SettingsStore, VirtualClock
+from artemis_cli.sim.sysui import IME_PACKAGE, SYSTEMUI, ime_window, nav_bar, nav_bar_height, status_bar
 from artemis_cli.sim.vfs import VirtualFS
 from artemis_cli.sim.widgets import Widget, Window
-from artemis_cli.sim.worlds import LAUNCHER, SYSTEMUI, WORLDS
+from artemis_cli.sim.worlds import LAUNCHER, WORLDS
 from artemis_cli.sim.worlds.base import App, AppContext, Row
 
 SWIPE_MIN = 100  # px of vertical travel for a swipe to scroll
@@ -35,10 +38,11 @@ class SimPhone:
 
     def __init__(self, world: str = "default", seed: int = 0, width: int = 1080, height: int = 2400,
                  faults: str | None = None, popups: bool = True, shop_password: str | None = None,
-                 shop_password_env: str | None = None) -> None:
+                 shop_password_env: str | None = None, shuffle_windows: bool = True) -> None:
         """``shop_password`` replaces the Shop's demo password; ``shop_password_env`` names the
         environment variable holding it (the task option: a session stores the name, never the
-        password, SPEC §5 invariant 5)."""
+        password, SPEC §5 invariant 5).  ``shuffle_windows=False``: uiautomator2 dumps list the
+        windows in drawing order instead of the seeded order (:meth:`u2_dump`)."""
         if shop_password_env is not None:
             if shop_password is not None:
                 raise UsageError("give the sim's shop password or the variable holding it, not both")
@@ -54,7 +58,10 @@ class SimPhone:
             raise UsageError(f"unsupported sim screen size {width}x{height}")
         self.world = world
         self.seed = seed
+        self.shuffle_windows = shuffle_windows
         self.width, self.height = width, height
+        # Apps lay out above the 3-button navigation bar (a non-edge-to-edge app on Android 14).
+        self.app_height = height - nav_bar_height(width)
         wd = WORLDS[world]
         self.opts = wd.layout
         self.settings = SettingsStore()
@@ -63,7 +70,7 @@ class SimPhone:
         spec = parse_faults(faults)
         self.faults = FaultInjector(spec, seed)
         self.popups = PopupSchedule(seed, enabled=popups, storm=spec.popup_storm and popups)
-        ctx = AppContext(width, height, seed, self.opts, self.settings, self.clock, self._launch_from_app,
+        ctx = AppContext(width, self.app_height, seed, self.opts, self.settings, self.clock, self._launch_from_app,
                          shop_password=shop_password)
         self.apps: dict[str, App] = wd.create_apps(ctx)
         self.foreground = LAUNCHER
@@ -71,11 +78,16 @@ class SimPhone:
         self.kb = KeyboardState()
         self.ignored: list[str] = []
         self.actions = 0
+        self._batch = 0  # > 0 inside one_action(): inputs count as one action at its end
+        self._batched = False
         self.closed = False
+        self.screen_on = True
+        self.boots = 1
         self.sh = Shell(self)
         self._version = 0
         self._built: tuple[int, list[Window]] | None = None
         self._xml: tuple[int, str] | None = None
+        self.u2_dumps = 0  # uiautomator2-style dumps served so far: numbers each dump's window order
         self._png: OrderedDict[str, bytes] = OrderedDict()
 
     # ==== Device protocol ========================================================================
@@ -100,8 +112,8 @@ class SimPhone:
         if fault == "stale_dump":
             raise HierarchyError("stale window dump: the dump file was not rewritten")
         if fault is not None:  # garbage_xml / empty_hierarchy: a "successful" dump with bad content
-            return self.faults.faulty_content(fault, self.dump_xml())
-        return self.dump_xml()
+            return self.faults.faulty_content(fault, self.u2_dump())
+        return self.u2_dump()
 
     def tap(self, x: int, y: int) -> None:
         self._enter()
@@ -118,6 +130,10 @@ class SimPhone:
     def type_text(self, text: str) -> None:
         self._enter()
         self.do_type(text)
+
+    def clear_text(self, length: int) -> None:
+        self._enter()
+        self.do_clear()
 
     def key(self, name: str) -> None:
         self._enter()
@@ -162,27 +178,57 @@ class SimPhone:
 
     # ==== observation ==============================================================================
     def windows(self) -> list[Window]:
+        """Every window on screen in drawing order, bottom to top: the app's (its screen, then a
+        dialog), the promotion pop-up, the keyboard (IME) when shown, the status bar and the
+        navigation bar."""
         if self._built is not None and self._built[0] == self._version:
             return self._built[1]
         app = self.apps[self.foreground]
-        wins = [self._status_bar(), *app.build(app.ui())]
+        wins = app.build(app.ui())
         st = app.ui_state
         if st.focus is not None and not any(w.focused for win in wins for w in win.root.walk()):
             st.focus = None
         if self.popup_visible:
-            wins.append(popup_window(self.width, self.height, self.opts, self._dismiss_popup, self._view_offer))
+            wins.append(popup_window(self.width, self.app_height, self.opts, self._dismiss_popup,
+                                     self._view_offer))
+        if self.keyboard_visible():
+            top = keyboard_top(self.width, self.app_height)
+            wins.append(ime_window(self.width, top, self.app_height, layout(self.width, self.app_height, self.kb),
+                                   self.kb.symbols, self._ime_key))
+        wins += [self._status_bar(), nav_bar(self.width, self.height, self._nav_key)]
         self._built = (self._version, wins)
         return wins
+
+    def active_window(self) -> Window:
+        """The window with input focus: the top app-level one (a pop-up, a dialog, else the app's
+        screen); never the keyboard or a system bar."""
+        return [w for w in self.windows() if w.package not in (SYSTEMUI, IME_PACKAGE)][-1]
 
     def keyboard_visible(self) -> bool:
         return self.apps[self.foreground].ui_state.focus is not None and not self.popup_visible
 
     def dump_xml(self) -> str:
+        """What the shell's ``uiautomator dump`` writes: every window in drawing order, one line,
+        the classic attributes (a real phone's ``uiautomator dump`` writes the active window only;
+        see WORLD.md §1).  :meth:`u2_dump` is uiautomator2's dump."""
         if self._xml is not None and self._xml[0] == self._version:
             return self._xml[1]
         xml = dump(self.windows())
         self._xml = (self._version, xml)
         return xml
+
+    def u2_dump(self, *, active_only: bool = False) -> str:
+        """What uiautomator2's ``dumpWindowHierarchy`` answers (and the in-process ``hierarchy()``):
+        one top-level node per window, listed in the order of :func:`window_order` for this dump's
+        number (seeded by the phone's seed, so reproducible), not in drawing order.  Each call is
+        one dump: the next one may list the windows in another order."""
+        self.u2_dumps += 1
+        if active_only:
+            return dump_u2([self.active_window()])
+        wins = self.windows()
+        if not self.shuffle_windows:
+            return dump_u2(wins)
+        return dump_u2([wins[i] for i in window_order(len(wins), self.seed, self.u2_dumps)])
 
     def _render_key(self) -> str:
         h = hashlib.blake2b(digest_size=16)
@@ -190,12 +236,13 @@ class SimPhone:
         for win in self.windows():
             for w in win.root.walk():
                 h.update(f"{w.kind}|{w.frame}|{w.display}|{w.color}|{w.size}|{w.align};".encode())
-        h.update(f"{self.keyboard_visible()}|{self.kb}|{self._dark()}".encode())
+        h.update(f"{self.keyboard_visible()}|{self.kb}|{self._dark()}|{self.screen_on}".encode())
         return h.hexdigest()
 
     def render_image(self) -> Image.Image:
-        keys = layout(self.width, self.height, self.kb) if self.keyboard_visible() else None
-        return render(self.windows(), self.width, self.height, dark=self._dark(), keys=keys)
+        if not self.screen_on:  # the panel is off: a black frame, like screencap on a sleeping phone
+            return Image.new("RGB", (self.width, self.height), (0, 0, 0))
+        return render(self.windows(), self.width, self.height, dark=self._dark())
 
     def render_png(self) -> bytes:
         key = self._render_key()
@@ -213,40 +260,25 @@ class SimPhone:
         return self.settings.get("secure", "ui_night_mode") == "2"
 
     def _status_bar(self) -> Window:
-        sb = round(self.opts.status_bar * self.width / 1080)
-        s = self.width / 1080
-        pad = round(48 * s)
         radio = "Airplane mode" if self.settings.flag("global", "airplane_mode_on") else (
             "Wi-Fi" if self.settings.flag("global", "wifi_on") else "No Wi-Fi")
-        kids = [
-            Widget(W.TEXT_VIEW, (pad, 0, pad + round(200 * s), sb), text=self.clock.hhmm(),
-                   rid="com.android.systemui:id/clock", kind="text", size=round(38 * s), color="status_text"),
-            Widget(W.TEXT_VIEW, (self.width - pad - round(420 * s), 0, self.width - pad - round(130 * s), sb),
-                   text=radio, desc=radio, rid="com.android.systemui:id/connectivity", kind="text",
-                   size=round(32 * s), color="status_text", align="center"),
-            Widget(W.TEXT_VIEW, (self.width - pad - round(120 * s), 0, self.width - pad, sb), text="100%",
-                   desc="Battery 100 percent.", rid="com.android.systemui:id/battery_percentage", kind="text",
-                   size=round(34 * s), color="status_text", align="center"),
-        ]
-        root = Widget(W.FRAME, (0, 0, self.width, sb), rid="com.android.systemui:id/status_bar", children=kids,
-                      kind="statusbar")
-        return Window(SYSTEMUI, root)
+        return status_bar(self.width, round(self.opts.status_bar * self.width / 1080), self.clock.hhmm(), radio)
 
     # ==== input ====================================================================================
     def do_tap(self, x: int, y: int) -> None:
+        if self._screen_off(f"tap {x},{y}"):
+            return
         if not (0 <= x < self.width and 0 <= y < self.height):
             self.note_ignored(f"tap {x},{y} outside the screen")
             return
-        if self.keyboard_visible() and y >= keyboard_top(self.width, self.height):
-            self._keyboard_tap(x, y)
-            self._after_action()
-            return
-        target = self._hit(x, y)
+        target = self._hit(x, y)  # a key of the keyboard, a navigation-bar button, a widget
         if target is not None and target.enabled and target.on_tap is not None:
             target.on_tap()
         self._after_action()
 
     def do_long_press(self, x: int, y: int) -> None:
+        if self._screen_off(f"long press {x},{y}"):
+            return
         target = self._hit(x, y) if 0 <= x < self.width and 0 <= y < self.height else None
         if target is not None and target.enabled:
             if target.on_long is not None:
@@ -256,6 +288,8 @@ class SimPhone:
         self._after_action()
 
     def do_swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
+        if self._screen_off(f"swipe {x1},{y1}->{x2},{y2}"):
+            return
         if abs(x2 - x1) <= TAP_SLOP and abs(y2 - y1) <= TAP_SLOP:
             if duration_ms >= 500:
                 self.do_long_press(x1, y1)
@@ -275,6 +309,8 @@ class SimPhone:
         self._after_action()
 
     def do_type(self, text: str) -> None:
+        if self._screen_off(f"type_text {text!r}"):
+            return
         app = self.apps[self.foreground]
         st = app.ui_state
         if st.focus is None or self.popup_visible:
@@ -295,6 +331,13 @@ class SimPhone:
         self._after_action()
 
     def do_key(self, name: str) -> None:
+        if self._screen_off(f"key {name}"):
+            return
+        self._press(name)
+        self._after_action()
+
+    def _press(self, name: str) -> None:
+        """What key ``name`` does (the caller counts the action)."""
         app = self.apps[self.foreground]
         st = app.ui_state
         if name == "back":
@@ -321,7 +364,29 @@ class SimPhone:
                 self.note_ignored("delete: no focused text field")
         else:
             self.note_ignored(f"key {name}: no effect in the sim")
+
+    def do_clear(self) -> None:
+        """Empty the focused field (select all + delete, uiautomator2's clear): one action."""
+        st = self.apps[self.foreground].ui_state
+        if st.focus is not None and not self.popup_visible:
+            st.fields[st.focus] = ""
+            st.replace_next = False
+        else:
+            self.note_ignored("clear text: no focused text field")
         self._after_action()
+
+    @contextmanager
+    def one_action(self) -> Iterator[None]:
+        """Inputs inside count as one action (one ``input keyevent A B C`` command): the pop-up
+        schedule and the clock see a single action at the end."""
+        self._batch += 1
+        try:
+            yield
+        finally:
+            self._batch -= 1
+            if self._batch == 0 and self._batched:
+                self._batched = False
+                self._after_action()
 
     def do_launch(self, package: str, *, screen: str | None = None) -> None:
         self._switch_to(package)
@@ -331,6 +396,32 @@ class SimPhone:
             if isinstance(stack, list):
                 stack[:] = ["main", screen]
         self._after_action()
+
+    # ==== power ===================================================================================
+    def set_screen(self, on: bool) -> None:
+        """The power key: off makes screenshots black and drops touches and keys (not an action)."""
+        if on != self.screen_on:
+            self.screen_on = on
+            self.invalidate()
+
+    def _screen_off(self, what: str) -> bool:
+        if self.screen_on:
+            return False
+        self.note_ignored(f"{what}: the screen is off")
+        return True
+
+    def reboot(self) -> None:
+        """Power-cycle: settings, app data and files survive; every app's screen, fields, focus and
+        scroll are reset (like a force-stop), the keyboard and pop-up are gone, and the phone comes
+        back on the launcher with the screen on."""
+        for app in self.apps.values():
+            app.reset_ui()
+        self.foreground = LAUNCHER
+        self.popup_visible = False
+        self.kb = KeyboardState()
+        self.screen_on = True
+        self.boots += 1
+        self.invalidate()
 
     def force_stop(self, package: str) -> None:
         app = self.apps.get(package)
@@ -351,6 +442,10 @@ class SimPhone:
         self.foreground = package if package in self.apps else LAUNCHER
         self.invalidate()
 
+    def widget_at(self, x: int, y: int) -> Widget | None:
+        """The widget a tap at (x, y) reaches (a key, a system-bar button, an app's widget), or None."""
+        return self._hit(x, y)
+
     def _hit(self, x: int, y: int) -> Widget | None:
         win = self._window_at(x, y)
         return W.hit(win.root, x, y) if win is not None else None
@@ -363,24 +458,21 @@ class SimPhone:
                 return None  # a dialog is modal: touches outside it are swallowed
         return None
 
-    def _keyboard_tap(self, x: int, y: int) -> None:
-        for key in layout(self.width, self.height, self.kb):
-            if W.contains(key.rect, x, y):
-                a = key.action
-                if a == "shift":
-                    self.kb.shift = not self.kb.shift
-                elif a == "mode":
-                    self.kb.symbols = not self.kb.symbols
-                elif a == "delete":
-                    self.do_key("delete")
-                    self.actions -= 1  # counted once by the caller
-                elif a == "enter":
-                    self.do_key("enter")
-                    self.actions -= 1
-                else:
-                    self._insert(" " if a == "space" else a)
-                    self.kb.shift = False
-                return
+    def _ime_key(self, action: str) -> None:
+        """A tap on a key of the keyboard (the tap is the action)."""
+        if action == "shift":
+            self.kb.shift = not self.kb.shift
+        elif action == "mode":
+            self.kb.symbols = not self.kb.symbols
+        elif action in ("delete", "enter"):
+            self._press(action)
+        else:
+            self._insert(" " if action == "space" else action)
+            self.kb.shift = False
+
+    def _nav_key(self, key: str) -> None:
+        """A tap on a navigation-bar button: Back, Home, Overview act like the keys."""
+        self._press(key)
 
     def _insert(self, text: str) -> None:
         st = self.apps[self.foreground].ui_state
@@ -397,6 +489,10 @@ class SimPhone:
         self._switch_to("com.artemis.shop")
 
     def _after_action(self) -> None:
+        if self._batch:
+            self._batched = True
+            self.invalidate()
+            return
         self.actions += 1
         self.clock.actions = self.actions
         self.invalidate()
@@ -441,6 +537,7 @@ class SimPhone:
         return {
             "world": self.world, "seed": self.seed, "foreground": self.foreground, "actions": self.actions,
             "clock": self.clock.hhmm(), "popup_visible": self.popup_visible, "popups_shown": self.popups.shown,
+            "screen_on": self.screen_on, "boots": self.boots,
             "focus": app.ui_state.focus, "keyboard": self.keyboard_visible(),
             "ignored_inputs": list(self.ignored), "faults": list(self.faults.log),
             "settings": {ns: dict(kv) for ns, kv in self.settings.values.items()},

@@ -7,7 +7,6 @@ from functools import lru_cache
 
 from PIL import Image, ImageDraw, ImageFont
 
-from artemis_cli.sim.keyboard import Key, keyboard_top
 from artemis_cli.sim.widgets import Rect, Widget, Window
 
 _LIGHT = {
@@ -144,8 +143,13 @@ def _draw(p: Painter, w: Widget) -> None:
         d.rectangle((lf, t, r, b), fill=c["bg"])
     elif k == "wallpaper":
         d.rectangle((lf, t, r, b), fill=c["wallpaper"])
-    elif k == "statusbar":
+    elif k in ("statusbar", "navbar"):
         d.rectangle((lf, t, r, b), fill=c["statusbar"])
+    elif k == "keyboard":
+        d.rectangle((lf, t, r, b), fill=c["kb_bg"])
+    elif k == "key":
+        d.rounded_rectangle((lf + 6, t + 8, r - 6, b - 8), radius=12, fill=c["key"])
+        p.text(box, w.display or "", max(24, (b - t + 1) // 3), "key_text", "center")
     elif k == "appbar":
         d.rectangle((lf, t, r, b), fill=c["appbar"])
     elif k == "dialog":
@@ -176,7 +180,7 @@ def _draw(p: Painter, w: Widget) -> None:
         d.rounded_rectangle((lf, t, r, b), radius=min((b - t) // 2, 30), outline=c["divider"], width=2)
         p.text(box, w.text, w.size, "primary" if w.enabled else "muted", "center", pad=6)
     elif k == "icon":
-        _glyph(p, box, w.display or "", "text")
+        _glyph(p, box, w.display or "", w.color or "text")
     elif k == "switch":
         h = b - t
         th = h * 2 // 3
@@ -249,6 +253,16 @@ def _glyph(p: Painter, box: Rect, name: str, color: str) -> None:
         p.d.line((cx - s, cy, cx + s, cy), fill=col, width=wd)
         p.d.line((cx - s, cy, cx, cy - s), fill=col, width=wd)
         p.d.line((cx - s, cy, cx, cy + s), fill=col, width=wd)
+    elif name == "nav_back":  # a triangle pointing left
+        s = max(8, min(r - lf, b - t) // 6)
+        p.d.polygon([(cx - s, cy), (cx + s, cy - s), (cx + s, cy + s)], outline=col, width=max(3, s // 5))
+    elif name == "nav_home":
+        s = max(8, min(r - lf, b - t) // 6)
+        p.d.ellipse((cx - s, cy - s, cx + s, cy + s), outline=col, width=max(3, s // 5))
+    elif name == "nav_recents":
+        s = max(7, min(r - lf, b - t) // 7)
+        p.d.rounded_rectangle((cx - s, cy - s, cx + s, cy + s), radius=max(2, s // 4), outline=col,
+                              width=max(3, s // 5))
     else:
         p.d.ellipse((cx - s, cy - s, cx + s, cy + s), outline=col, width=wd)
 
@@ -265,7 +279,8 @@ def _draw_list(p: Painter, lst: Widget) -> None:
     p.img.paste(layer, (lf - p.ox, t - p.oy))
 
 
-def render(windows: list[Window], width: int, height: int, *, dark: bool, keys: list[Key] | None) -> Image.Image:
+def render(windows: list[Window], width: int, height: int, *, dark: bool) -> Image.Image:
+    """Draw ``windows`` bottom to top; a modal window dims everything drawn before it."""
     colors = Colors(dark)
     img = Image.new("P", (width, height), colors["bg"])
     img.putpalette(_PALETTE)
@@ -278,14 +293,6 @@ def render(windows: list[Window], width: int, height: int, *, dark: bool, keys: 
             _draw_list(p, win.root)
         else:
             _draw(p, win.root)
-    if keys is not None:
-        p = Painter(img, colors)
-        top = keyboard_top(width, height)
-        p.d.rectangle((0, top, width - 1, height - 1), fill=colors["kb_bg"])
-        for key in keys:
-            kl, kt, kr, kb = key.rect
-            p.d.rounded_rectangle((kl + 6, kt + 8, kr - 7, kb - 9), radius=12, fill=colors["key"])
-            p.text((kl, kt, kr, kb), key.label, max(24, (kb - kt) // 3), "key_text", "center")
     return img
 
 

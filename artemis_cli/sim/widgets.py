@@ -42,6 +42,7 @@ class Widget:
     password: bool = False
     selected: bool = False
     enabled: bool = True
+    hint: str = ""  # a text field's hint (uiautomator2 dumps it; an empty field's text shows it too)
     children: list[Widget] = field(default_factory=list)
     # --- render / behaviour only (never dumped) ---
     kind: str = ""
@@ -67,7 +68,7 @@ class Widget:
 
 @dataclass(eq=False)
 class Window:
-    """A top-level window: status bar, the app, a dialog, the promotion pop-up."""
+    """A top-level window: the app, a dialog, the promotion pop-up, the keyboard, the system bars."""
 
     package: str
     root: Widget

@@ -11,7 +11,9 @@ import pytest
 import uiautomator2 as u2
 from adbd_support import SimDevice, needs_adb
 
+from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.sim.adbd.device_shell import U2_JAR
+from artemis_cli.sim.phone import SimPhone
 
 pytestmark = needs_adb
 
@@ -24,11 +26,19 @@ def test_the_issue_one_liner_works_and_unicode_reaches_the_focused_field(sim_dev
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60,
                          env={**os.environ, "ANDROID_ADB_SERVER_PORT": str(sim_device.adb.port)})
     assert res.returncode == 0, res.stderr.decode()
-    assert res.stdout.decode().startswith("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy")
+    assert res.stdout.decode().startswith("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\r\n<hierarchy")
     fields = sim_device.phone.apps["com.android.contacts"].ui_state.fields
     assert "héllo 你好" in fields.values()
     assert sim_device.phone.fs.exists(U2_JAR)  # the jar was pushed
     assert sim_device.adbd.device.u2.starts == 1
+
+
+def same_screen(u2_xml: str, phone: SimPhone) -> bool:
+    """uiautomator2's dump shows what the phone shows: the same nodes, its windows in any order."""
+    def nodes(xml: str) -> list[tuple[str, ...]]:
+        return sorted((n.class_name, n.package, n.resource_id, n.text, n.content_desc, str(n.bounds))
+                      for n in parse_hierarchy(xml).nodes)
+    return nodes(u2_xml) == nodes(phone.dump_xml())
 
 
 def _connect(sim: SimDevice) -> u2.Device:
@@ -40,7 +50,7 @@ def test_u2_methods_artemis_uses(sim_device: SimDevice) -> None:
     phone = sim_device.phone
     assert d.window_size() == (1080, 2400)
     assert d.info["displayWidth"] == 1080 and d.info["sdkInt"] == 34
-    assert d.dump_hierarchy() == phone.dump_xml()
+    assert same_screen(d.dump_hierarchy(), phone)
     img = d.screenshot()
     assert img.size == (1080, 2400)
     d.click(135, 476)
@@ -61,7 +71,7 @@ def test_server_dies_with_its_shell_stream_and_is_restarted(sim_device: SimDevic
     d = _connect(sim_device)
     d.stop_uiautomator()
     assert not sim_device.adbd.device.u2.running
-    assert d.dump_hierarchy() == sim_device.phone.dump_xml()  # the client restarts it
+    assert same_screen(d.dump_hierarchy(), sim_device.phone)  # the client restarts it
     assert sim_device.adbd.device.u2.starts == 2
 
 

@@ -36,6 +36,22 @@ def tap(phone: SimPhone, **attrs: str) -> None:
     phone.tap(*center(node(phone, **attrs)))
 
 
+def tap_reachable(phone: SimPhone, **attrs: str) -> None:
+    """Tap the node where a tap reaches it: its centre, else the first point of a grid over it
+    that the phone routes to it (a FAB floating over a list can have a smaller button of a row
+    under its centre, and the sim gives a point to the smallest clickable widget)."""
+    n = node(phone, **attrs)
+    l_, t, r, b = bounds(n)
+    points = [center(n)] + [(l_ + (r - l_) * (2 * i + 1) // 16, t + (b - t) * (2 * j + 1) // 16)
+                            for j in range(8) for i in range(8)]
+    for x, y in points:
+        w = phone.widget_at(x, y)
+        if w is not None and w.bounds == (l_, t, r, b) and w.rid == n.get("resource-id"):
+            phone.tap(x, y)
+            return
+    raise AssertionError(f"no point of {attrs} reaches it")
+
+
 def login(phone: SimPhone) -> None:
     phone.launch("com.artemis.shop")
     tap(phone, resource_id="com.artemis.shop:id/username")

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from sim_helpers import login, node, nodes, tap
+from sim_helpers import login, node, nodes, tap, tap_reachable
 
 from artemis_cli.sim import SimPhone
 
@@ -59,7 +59,7 @@ def test_about_phone_and_device_name(phone: SimPhone) -> None:
 
 
 def _add_alarm(phone: SimPhone, hour_clicks: int, minute_clicks: int, pm: bool, label: str) -> None:
-    tap(phone, content_desc="Add alarm")
+    tap_reachable(phone, content_desc="Add alarm")  # with 6+ alarms a row's Delete lies under its centre
     for _ in range(hour_clicks):
         tap(phone, content_desc="Increase hour")
     for _ in range(minute_clicks):
@@ -82,7 +82,7 @@ def test_create_ten_alarms_and_query(phone: SimPhone) -> None:
     assert phone.shell("content query --uri content://com.android.deskclock/alarms --where \"label='A9'\"").startswith(
         "Row: 0 ")
     # typed time instead of +/-
-    tap(phone, content_desc="Add alarm")
+    tap_reachable(phone, content_desc="Add alarm")
     tap(phone, resource_id="com.android.deskclock:id/hour")
     phone.type_text("6")
     tap(phone, resource_id="com.android.deskclock:id/minute")

@@ -80,7 +80,7 @@ def test_keyboard_taps_type_letters(phone: SimPhone) -> None:
     phone.launch("com.artemis.notes")
     tap(phone, content_desc="New note")
     tap(phone, resource_id="com.artemis.notes:id/title")
-    keys = {k.label: k for k in layout(1080, 2400, KeyboardState())}
+    keys = {k.label: k for k in layout(1080, phone.app_height, KeyboardState())}  # above the nav bar
     for ch in "hi":
         r = keys[ch].rect
         phone.tap((r[0] + r[2]) // 2, (r[1] + r[3]) // 2)

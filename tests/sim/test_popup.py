@@ -28,13 +28,16 @@ def test_popups_false_disables_it() -> None:
     assert _popup_steps(3, popups=False) == []
 
 
-def test_popup_is_last_window_and_back_dismisses() -> None:
+def test_popup_is_the_top_app_window_and_back_dismisses() -> None:
     p = SimPhone(seed=1)
     login(p)
     while not p.snapshot_state()["popup_visible"]:
         p.swipe(540, 1500, 540, 1300)
-    xml = p.hierarchy()
-    assert xml.rindex('package="com.artemis.promo"') > xml.rindex('package="com.artemis.shop"')
+    packages = [w.package for w in p.windows()]  # drawing order: shop, pop-up, status bar, nav bar
+    assert packages == ["com.artemis.shop", "com.artemis.promo", "com.android.systemui", "com.android.systemui"]
+    assert 'package="com.artemis.promo"' in p.hierarchy()
+    xml = p.dump_xml()  # `uiautomator dump` in the shell: drawing order
+    assert xml.index('package="com.artemis.shop"') < xml.index('package="com.artemis.promo"')
     assert nodes(p, text="Special offer!") and nodes(p, text="View offer")
     p.key("back")
     assert not nodes(p, text="Special offer!")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+import xml.etree.ElementTree as ET
 
 from PIL import Image
 from sim_helpers import bounds, login, node, nodes, tap
@@ -72,13 +73,22 @@ def test_same_seed_same_actions_identical_bytes() -> None:
     assert run() == run()
 
 
-def test_keyboard_is_drawn_but_not_dumped(phone: SimPhone) -> None:
+def test_keyboard_is_drawn_and_dumped_as_its_own_window(phone: SimPhone) -> None:
     phone.launch("com.android.contacts")
-    before = _crop(phone, (0, 1900, 1080, 2400))
-    xml_before = phone.hierarchy().count("<node")
+    before = _crop(phone, (0, 1900, 1080, 2274))
+    nav_before = _crop(phone, (0, 2274, 1080, 2400))
+    xml_before = phone.hierarchy()
+    assert "com.google.android.inputmethod.latin" not in xml_before
     tap(phone, resource_id="com.android.contacts:id/search_field")
-    assert _crop(phone, (0, 1900, 1080, 2400)) != before
-    assert phone.hierarchy().count("<node") == xml_before
+    assert _crop(phone, (0, 1900, 1080, 2274)) != before
+    assert _crop(phone, (0, 2274, 1080, 2400)) == nav_before  # the navigation bar stays below it
+    ime = [w for w in ET.fromstring(phone.hierarchy()) if w.get("package") == "com.google.android.inputmethod.latin"]
+    assert len(ime) == 1 and bounds(ime[0]) == (0, 1514, 1080, 2274)
+    keys = {n.get("content-desc"): n for n in ime[0].iter("node") if n.get("clickable") == "true"}
+    assert {"q", "a", "Shift", "Delete", "Symbols", "Space", "Enter"} <= set(keys)
+    for n in keys.values():  # each key's bounds hold its picture: not the background
+        l_, t, r, b = bounds(n)
+        assert len(_img(phone).crop((l_ + 8, t + 10, r - 8, b - 10)).getcolors(1 << 16) or []) >= 2
 
 
 def test_dark_theme_changes_picture(phone: SimPhone) -> None:

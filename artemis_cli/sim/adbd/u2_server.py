@@ -1,7 +1,9 @@
 """uiautomator2's on-device server, as reached through ``tcp:9008``: ``GET /ping`` and
-``POST /jsonrpc/0`` with the JSON-RPC methods the uiautomator2 client (3.x) calls for what
-Artemis uses: hierarchy dump, screenshot, click/long click, swipe/drag, key presses, clipboard
-text input (``send_keys`` without the AdbKeyboard IME), touch events and device info.
+``POST /jsonrpc/0`` with the JSON-RPC methods the uiautomator2 client (3.x) calls: hierarchy
+dump, screenshot, click/long click, swipe/drag, key presses, clipboard text input (``send_keys``
+without the AdbKeyboard IME), touch events, device info, screen on/off, and the selector API
+behind ``d(text=…)`` (u2_objects).  Java exceptions come back as ``{"code": -32001, "message":
+JAVA_CLASS, "data": MESSAGE}``; unknown methods as -32601.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from artemis_cli.sim.adbd.device_shell import DeviceSide
 from artemis_cli.sim.adbd.stream import Stream, StreamClosed
+from artemis_cli.sim.adbd.u2_objects import ServerError, UiObjects
 
 log = logging.getLogger(__name__)
 
@@ -37,14 +40,16 @@ class RpcError(Exception):
 class U2Server:
     def __init__(self, device: DeviceSide) -> None:
         self.device = device
+        self.objects = UiObjects(device)
         self.methods: dict[str, Callable[..., Any]] = {
+            **self.objects.methods(),
             "deviceInfo": self.device_info, "dumpWindowHierarchy": self.dump_hierarchy,
             "takeScreenshot": self.take_screenshot, "click": self.click, "swipe": self.swipe,
             "drag": self.drag, "swipePoints": self.swipe_points, "pressKeyCode": self.press_key_code,
             "pressKey": self.press_key, "setClipboard": self.set_clipboard, "getClipboard": self.get_clipboard,
             "pasteClipboard": self.paste_clipboard, "clearInputText": self.clear_input_text,
-            "injectInputEvent": self.inject_input_event, "wakeUp": _true, "sleep": _true,
-            "isScreenOn": _true, "freezeRotation": _none, "setOrientation": _none,
+            "injectInputEvent": self.inject_input_event, "wakeUp": self.wake_up, "sleep": self.sleep,
+            "isScreenOn": self.is_screen_on, "freezeRotation": _none, "setOrientation": _none,
             "getLastToast": _none, "clearLastToast": _none, "getLastTraversedText": _none,
             "clearLastTraversedText": _none, "waitForIdle": _true,
         }
@@ -116,6 +121,8 @@ class U2Server:
             reply: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "result": result}
         except RpcError as e:
             reply = {"jsonrpc": "2.0", "id": rid, "error": {"code": e.code, "message": e.message, "data": ""}}
+        except ServerError as e:
+            reply = {"jsonrpc": "2.0", "id": rid, "error": {"code": e.code, "message": e.java_class, "data": e.data}}
         except (ValueError, UnicodeDecodeError) as e:
             reply = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32700, "message": f"Parse error: {e}"}}
         except TypeError as e:
@@ -130,14 +137,16 @@ class U2Server:
         return {"currentPackageName": pkg, "displayHeight": p.height, "displayWidth": p.width,
                 "displayRotation": 0, "displaySizeDpX": round(p.width * 160 / 420),
                 "displaySizeDpY": round(p.height * 160 / 420), "naturalOrientation": True,
-                "productName": "artemis_sim", "screenOn": True, "sdkInt": 34}
+                "productName": "artemis_sim", "screenOn": p.screen_on, "sdkInt": 34}
 
     def dump_hierarchy(self, compressed: bool = False, max_depth: int = 50, root_in_active: bool | None = None) -> str:
+        """Every window as its own top-level node, in a seeded order that is not the drawing order
+        (``SimPhone.u2_dump``); ``root_in_active``: the active window only."""
         with self.device.lock:
             fault = self.device.phone.faults.dump_fault()
             if fault == "null_root":
                 return ""  # what the server answers when UiAutomation has no root node
-            return self.device.phone.dump_xml()
+            return self.device.phone.u2_dump(active_only=bool(root_in_active))
 
     def take_screenshot(self, scale: float = 1, quality: int = 80) -> str | None:
         with self.device.lock:
@@ -150,7 +159,10 @@ class U2Server:
         img.save(buf, format="JPEG", quality=max(1, min(int(quality), 100)))
         return base64.b64encode(buf.getvalue()).decode("ascii")
 
-    def click(self, x: int, y: int, duration_ms: int | None = None) -> bool:
+    def click(self, x: Any, y: Any = None, duration_ms: int | None = None) -> bool:
+        """``click(x, y[, ms])`` at a point, or ``click(selector[, corner])`` on an object."""
+        if isinstance(x, dict):
+            return self.objects.click(x, y)
         with self.device.lock:
             if duration_ms is not None and duration_ms >= 500:
                 self.device.phone.do_long_press(int(x), int(y))
@@ -158,7 +170,14 @@ class U2Server:
                 self.device.phone.do_tap(int(x), int(y))
         return True
 
-    def swipe(self, fx: int, fy: int, tx: int, ty: int, steps: int = 10) -> bool:
+    def swipe(self, fx: Any, fy: Any, *rest: Any) -> bool:
+        """``swipe(fx, fy, tx, ty[, steps])``, or ``swipe(selector, dir[, percent], steps)``."""
+        if isinstance(fx, dict):
+            return self.objects.swipe(fx, fy, *rest)
+        if len(rest) not in (2, 3):
+            raise TypeError(f"swipe takes 4 or 5 numbers, got {2 + len(rest)}")
+        tx, ty = rest[0], rest[1]
+        steps = rest[2] if len(rest) == 3 else 10
         with self.device.lock:
             self.device.phone.do_swipe(int(fx), int(fy), int(tx), int(ty), int(steps) * 5)
         return True
@@ -170,6 +189,18 @@ class U2Server:
         if len(points) < 4:
             raise RpcError(-32602, "swipePoints needs at least two points")
         return self.swipe(points[0], points[1], points[-2], points[-1], steps)
+
+    def wake_up(self) -> None:
+        with self.device.lock:
+            self.device.phone.set_screen(True)
+
+    def sleep(self) -> None:
+        with self.device.lock:
+            self.device.phone.set_screen(False)
+
+    def is_screen_on(self) -> bool:
+        with self.device.lock:
+            return self.device.phone.screen_on
 
     def press_key_code(self, code: int, meta: int | None = None) -> bool:
         with self.device.lock:
