@@ -51,7 +51,8 @@ from artemis_cli.models.scripted import script_policy  # noqa: E402
 
 BASE_TASK = REPO / "tasks" / "settings-dark-theme.yaml"
 DOCUMENTED_EXIT_CODES = frozenset({0, 1, 2, 3})  # SPEC §2, artemis_cli/errors.py, RunResult.exit_code
-SLOW_SIM = "latency_ms:250"  # scenarios that act on a run in flight slow the simulated phone down
+SLOW_SIM = "latency_ms:600"  # scenarios that act on a run in flight slow the simulated phone down (a
+# loaded machine can starve the poller for seconds: the run must not finish meanwhile)
 OPERATOR_CHAIN = ("gemini-2.5-flash", "gemini-2.0-flash")  # profiles/flash.yaml operator + fallback
 MODEL_TIMEOUT_S = 1.0  # ARTEMIS_GEMINI_TIMEOUT_S for the runs; the fake server holds 2 s
 NEXT_STEP_RE = re.compile(r"artemis resume \S+|\bretry\b|\btry again\b|^Hint: ", re.I | re.M)

@@ -69,7 +69,9 @@ def test_issue_11_rows_stop_cleanly_and_show_what_they_must() -> None:
     report = json.loads(done.stdout)
     by = {r["fault"]: r for r in report["runs"]}
     assert list(by) == list(ISSUE_11_SUBSET)
-    assert report["crashed"] == 0 and report["failed_checks"] == [], report["failed_checks"]
+    failing = [(r["fault"], r["exit_code"], r["outcome"], r["reason"], r["message"][-300:]) for r in report["runs"]
+               if r["outcome"] == "crashed" or any(v is False for v in r["checks"].values())]
+    assert report["crashed"] == 0 and report["failed_checks"] == [], (report["failed_checks"], failing)
     assert done.returncode == 0, done.stderr[-2000:]
     assert by["sigterm_mid_run"]["exit_code"] == 143 and by["sigterm_mid_run"]["checks"]["resume_finished"]
     assert by["resume_while_running"]["checks"]["second_exit"] == 2
