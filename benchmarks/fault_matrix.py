@@ -261,6 +261,21 @@ def _session_facts(home: Path, session_id: str | None) -> tuple[str | None, int,
             close()
 
 
+def fake_server(policy: Callable[[FakeRequest], FakeReply]) -> FakeGeminiServer:
+    """The matrix's fake Gemini server: short 429 delays, timeouts held past the client's."""
+    return FakeGeminiServer(policy, retry_delay_s=0.2, timeout_hold_s=2 * MODEL_TIMEOUT_S)
+
+
+def cli_env(home: Path, server: FakeGeminiServer, **extra: str) -> dict[str, str]:
+    """The environment of a CLI run against ``server``, recording into ``home`` (no debug, no
+    secrets from the caller's shell)."""
+    env = {**os.environ, "ARTEMIS_HOME": str(home), "GEMINI_API_KEY": "dummy",
+           "ARTEMIS_GEMINI_BASE_URL": server.base_url, "ARTEMIS_GEMINI_TIMEOUT_S": f"{MODEL_TIMEOUT_S:g}"}
+    for key in ("ARTEMIS_DEBUG", "ARTEMIS_SECRET", "ARTEMIS_REPLAY_SECRET"):
+        env.pop(key, None)
+    return {**env, **extra}
+
+
 def run_fault(fault: Fault, seed: int, timeout_s: float) -> RunRecord:
     if fault.scenario is not None:
         from fault_scenarios import run_scenario  # benchmarks/fault_scenarios.py
@@ -270,13 +285,10 @@ def run_fault(fault: Fault, seed: int, timeout_s: float) -> RunRecord:
     script = reference_script(load_task(task_file))
     base = script_policy(script)
     policy = bad_call_policy(base, fault.bad_call) if fault.bad_call else base
-    with tempfile.TemporaryDirectory(prefix="artemis-fault-") as tmp, \
-            FakeGeminiServer(policy, retry_delay_s=0.2, timeout_hold_s=2 * MODEL_TIMEOUT_S) as server:
+    with tempfile.TemporaryDirectory(prefix="artemis-fault-") as tmp, fake_server(policy) as server:
         home = Path(tmp) / "home"
         task_path = _write_task(Path(tmp), fault, seed)
-        env = {**os.environ, "ARTEMIS_HOME": str(home), "GEMINI_API_KEY": "dummy",
-               "ARTEMIS_GEMINI_BASE_URL": server.base_url, "ARTEMIS_GEMINI_TIMEOUT_S": f"{MODEL_TIMEOUT_S:g}"}
-        env.pop("ARTEMIS_DEBUG", None)
+        env = cli_env(home, server)
         for kind, count, model in fault.inject:
             server.inject(kind, count, model)
         t0 = time.monotonic()

@@ -7,7 +7,6 @@ server and records, besides the usual outcome, the ``checks`` the issue asks for
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import signal
 import subprocess
@@ -22,7 +21,6 @@ from typing import Any
 import yaml
 from fault_matrix import (
     BASE_TASK,
-    MODEL_TIMEOUT_S,
     REPO,
     Fault,
     RunRecord,
@@ -31,6 +29,8 @@ from fault_matrix import (
     _session_facts,
     _write_task,
     classify,
+    cli_env,
+    fake_server,
     parse_result,
     user_message,
 )
@@ -46,12 +46,8 @@ from artemis_cli.models.scripted import script_policy
 def _world(fault: Fault, seed: int) -> Iterator[tuple[Path, Path, dict[str, str], FakeGeminiServer]]:
     """(temp dir, task file, CLI environment, fake server) for one scenario."""
     policy = script_policy(reference_script(load_task(BASE_TASK)))
-    with tempfile.TemporaryDirectory(prefix="artemis-fault-") as tmp, \
-            FakeGeminiServer(policy, retry_delay_s=0.2, timeout_hold_s=2 * MODEL_TIMEOUT_S) as server:
-        home = Path(tmp) / "home"
-        env = {**os.environ, "ARTEMIS_HOME": str(home), "GEMINI_API_KEY": "dummy",
-               "ARTEMIS_GEMINI_BASE_URL": server.base_url, "ARTEMIS_GEMINI_TIMEOUT_S": f"{MODEL_TIMEOUT_S:g}"}
-        env.pop("ARTEMIS_DEBUG", None)
+    with tempfile.TemporaryDirectory(prefix="artemis-fault-") as tmp, fake_server(policy) as server:
+        env = cli_env(Path(tmp) / "home", server)
         yield Path(tmp), _write_task(Path(tmp), fault, seed), env, server
 
 
@@ -240,12 +236,9 @@ def password_run_and_resume(fault: Fault, seed: int, timeout_s: float, password:
         tmp = Path(tmp_name)
         task = _password_task(tmp, password, seed)
         policy = script_policy(reference_script(load_task(task)))
-        with FakeGeminiServer(policy, retry_delay_s=0.2, timeout_hold_s=2 * MODEL_TIMEOUT_S) as server:
+        with fake_server(policy) as server:
             home = tmp / "home"
-            env = {**os.environ, "ARTEMIS_HOME": str(home), "GEMINI_API_KEY": "dummy", PASSWORD_ENV: password,
-                   "ARTEMIS_GEMINI_BASE_URL": server.base_url, "ARTEMIS_GEMINI_TIMEOUT_S": f"{MODEL_TIMEOUT_S:g}"}
-            for key in ("ARTEMIS_DEBUG", "ARTEMIS_SECRET", "ARTEMIS_REPLAY_SECRET"):
-                env.pop(key, None)
+            env = cli_env(home, server, **{PASSWORD_ENV: password})
             t0 = time.monotonic()
             proc = _start_run(task, env)
             sid = _wait_for_step(home, PASSWORD_STEP + 1, proc, timeout_s)
