@@ -463,10 +463,7 @@ def resume_session(
     it): a session another live process owns is refused before the device is touched."""
     rec = engine.get_session(session_id)
     session_id = rec.id
-    if rec.status in ("succeeded", "failed"):
-        from artemis_cli.errors import UsageError
-
-        raise UsageError(f"session {session_id} already ended ({rec.status}); there is nothing to resume")
+    ensure_resumable(rec)
     with lease or engine.acquire_lease(session_id, "resume"):
         try:
             loop, service, device, model, task, spec, start, last = _prepare_resume(
@@ -489,6 +486,14 @@ def resume_session(
 
         outcome = _drive(engine, session_id, loop, service, model, body)
         return finish_run(session_id, task, spec.profile, device, model, engine, loop, service, outcome)
+
+
+def ensure_resumable(rec: SessionRecord) -> None:
+    """A session that ended (succeeded or failed) has nothing left to resume: UsageError."""
+    if rec.status in ("succeeded", "failed"):
+        from artemis_cli.errors import UsageError
+
+        raise UsageError(f"session {rec.id} already ended ({rec.status}); there is nothing to resume")
 
 
 def _prepare_resume(

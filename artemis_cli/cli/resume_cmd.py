@@ -25,14 +25,12 @@ def resume(
 def _resume(session: str, device: str | None, data_dir: Path | None, as_json: bool, no_live: bool) -> None:
     from artemis_cli.device.select import resolve_device
     from artemis_cli.engine.db import DataEngine
-    from artemis_cli.errors import UsageError
     from artemis_cli.paths import data_dir as resolve_data_dir
-    from artemis_cli.runner import resume_session
+    from artemis_cli.runner import ensure_resumable, resume_session
 
     engine = DataEngine.open(resolve_data_dir(data_dir))
     rec = engine.get_session(session)
-    if rec.status in ("succeeded", "failed"):
-        raise UsageError(f"session {rec.id} already ended ({rec.status}); there is nothing to resume")
+    ensure_resumable(rec)
     # own the session before anything touches a device: a live owner is refused here (exit 2)
     with engine.acquire_lease(rec.id, "resume") as lease:
         dev = resolve_device(device) if device else None

@@ -410,7 +410,7 @@ class Recall:
     def sync(self, session_id: str) -> int:
         """Index steps not indexed yet and summaries that changed since; returns steps touched.
         Nothing on a read-only data dir (``recall`` then says what is not indexed)."""
-        if getattr(self.engine, "read_only", False):
+        if self.engine.read_only:
             return 0
         with engine_lock(self.engine):
             # Fast path: every step indexed at its current summary version. Indexed versions never
@@ -496,7 +496,7 @@ class Recall:
             session_id = self.engine.get_session(session_id).id  # SessionNotFound; prefixes work
             notices: list[str] = []
             self.sync(session_id)
-            if getattr(self.engine, "read_only", False) and (unindexed := self._unindexed(session_id)):
+            if self.engine.read_only and (unindexed := self._unindexed(session_id)):
                 notices.append(f"Note: the data dir is read-only and {unindexed} step(s) are not indexed yet; "
                                "their text is not searched (a step_range still shows their ledger lines).")
             hits, total = self._search(session_id, terms, rng, include_details) if terms else ([], 0)
