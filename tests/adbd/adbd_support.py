@@ -134,3 +134,13 @@ def stop_cli(cli: ServedCli) -> None:
         cli.proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         cli.proc.kill()
+
+
+@pytest.fixture(scope="module")
+def cli(adb_server: AdbServer) -> Iterator[ServedCli]:
+    """`artemis sim serve --no-popups` in a subprocess, attached to the private adb server."""
+    served = serve_cli(adb_server, "--no-popups")
+    try:
+        yield served
+    finally:
+        stop_cli(served)

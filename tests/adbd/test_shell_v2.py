@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import adbutils
 import pytest
-from adbd_support import AdbServer, ServedCli, SimDevice, needs_adb, serve_cli, stop_cli
+from adbd_support import ServedCli, SimDevice, needs_adb
 from wire_client import WireClient
 
 from artemis_cli.sim.adbd import SimAdbd
@@ -19,15 +19,6 @@ from artemis_cli.sim.adbd.packets import A_CLSE, A_OKAY, A_WRTE, Packet
 from artemis_cli.sim.phone import SimPhone
 
 V2 = struct.Struct("<BI")
-
-
-@pytest.fixture(scope="module")
-def cli(adb_server: AdbServer) -> Iterator[ServedCli]:
-    served = serve_cli(adb_server, "--no-popups")
-    try:
-        yield served
-    finally:
-        stop_cli(served)
 
 
 # --- the real adb binary against `artemis sim serve` -------------------------------------------

@@ -9,24 +9,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 
 import adbutils
 import pytest
 import uiautomator2 as u2
-from adbd_support import AdbServer, ServedCli, SimDevice, needs_adb, serve_cli, stop_cli
+from adbd_support import ServedCli, SimDevice, needs_adb
 
 pytestmark = needs_adb
 NOTES = "com.artemis.notes"
-
-
-@pytest.fixture(scope="module")
-def cli(adb_server: AdbServer) -> Iterator[ServedCli]:
-    served = serve_cli(adb_server, "--no-popups")
-    try:
-        yield served
-    finally:
-        stop_cli(served)
 
 
 def test_d_text_new_note_click_against_artemis_sim_serve_writes_a_note(cli: ServedCli) -> None:
