@@ -89,6 +89,7 @@ class TranscriptSettings(StrictModel):
     image_scrub_depth: Int = Field(default=3, ge=0)
     pending_grace_steps: Int = Field(default=3, ge=0)
     xml_scrub_depth: Int = Field(default=1, ge=0)
+    image_scrub_batch: Int = Field(default=3, ge=1)
     similarity_hint: Bool = True
     similarity_max_distance: Int = Field(default=5, ge=0, le=64)
 
@@ -121,6 +122,18 @@ class RecallSettings(StrictModel):
     max_image_steps: Int = Field(default=1, ge=0)
 
 
+MediaResolution = Literal["low", "medium", "high"]
+
+
+class ScreenshotSettings(StrictModel):
+    """The screenshot the models see (the recorded one stays full size). ``max_side`` scales the
+    longest side down (null sends the device's pixels); ``media_resolution`` is sent to Gemini 3
+    models, which price an image by it (null leaves the service default)."""
+
+    max_side: Int | None = Field(default=1152, ge=64, le=8192)
+    media_resolution: MediaResolution | None = "medium"
+
+
 class MemorySettings(StrictModel):
     runtime: RuntimeSettings = Field(default_factory=RuntimeSettings)
     transcript: TranscriptSettings = Field(default_factory=TranscriptSettings)
@@ -134,6 +147,7 @@ class Profile(StrictModel):
     loop: Loop
     coordinates: Literal["pixels", "normalized"] = "pixels"
     models: ModelRoles = Field(default_factory=ModelRoles)
+    screenshot: ScreenshotSettings = Field(default_factory=ScreenshotSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
     max_steps: Int | None = Field(default=None, ge=1, le=10000)
     step_delay_ms: Int = Field(default=0, ge=0)

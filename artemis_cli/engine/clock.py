@@ -31,3 +31,10 @@ def parse_iso(text: str) -> datetime:
 def normalize_iso(value: str | datetime) -> str:
     """Bring a user-given time (string or datetime) into the stored text format."""
     return to_iso(parse_iso(value) if isinstance(value, str) else value)
+
+
+def format_offset(ms: float) -> str:
+    """Session-relative time ``T+mm:ss`` (hours roll into minutes: ``T+125:03``): the only time
+    format inside transcripts, so frozen text stays true and byte-stable."""
+    total = max(0, int(ms // 1000))
+    return f"T+{total // 60:02d}:{total % 60:02d}"

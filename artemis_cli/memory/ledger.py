@@ -9,10 +9,14 @@
 Every mutation is a *decision* taken at the start of a turn (``begin_turn``), recorded as a
 ``LedgerDecision`` (persisted as an event by the caller) and never revisited:
 
-- the scrub edge: at depth ``xml_scrub_depth`` an observation keeps only its header lines; at depth
-  ``image_scrub_depth`` a screenshot becomes the step's ready visual summary, or waits
-  ``pending_grace_steps`` more steps for it and then becomes the pending placeholder; a failed
-  summary becomes the unavailable placeholder at once. A late summary is never back-filled.
+- the scrub edge: at depth ``xml_scrub_depth`` an observation keeps only its head (time, step,
+  app, user instructions); screenshots at depth ``image_scrub_depth`` or more are scrubbed in
+  batches, on turns whose step is a multiple of ``image_scrub_batch``, so the calls between two
+  batches share their whole prefix up to the new step. A scrubbed screenshot becomes the step's
+  ready visual summary, or the unavailable placeholder when its summary failed; a pending one
+  waits until depth ``image_scrub_depth + pending_grace_steps`` (then it is due on any turn) and
+  becomes the pending placeholder if it is still pending there. A late summary is never
+  back-filled.
 - compression: the oldest steps of A fold into a chunk in F (``chunker``), never below
   ``min_active_steps``.
 
@@ -32,9 +36,14 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from artemis_cli.models.base import FunctionResponse, Message, ModelRequest, Part, ToolDecl
+from artemis_cli.perception.model_image import scale_for_model
 from artemis_cli.perception.png import png_size
 
 ImageState = Literal["image", "summary", "pending", "failed"]
+
+#: The line that opens an observation's body (notices, plan, element list): the body is what the
+#: scrub edge drops; everything before it is the head, which stays.
+OBSERVATION_HEADING = "# CURRENT OBSERVATION"
 
 HISTORY_HEADING = "# EARLIER STEPS (compressed; recall_history returns any step in full)"
 
@@ -57,6 +66,9 @@ class LedgerSettings:
     image_scrub_depth: int = 3
     pending_grace_steps: int = 3
     min_active_steps: int = 5
+    image_scrub_batch: int = 1
+    image_max_side: int | None = None  # longest side of the screenshots the model sees
+    media_resolution: str | None = None  # sent to models that price images by it (Gemini 3)
 
     @classmethod
     def from_profile(cls, profile: Any) -> LedgerSettings:
@@ -66,7 +78,14 @@ class LedgerSettings:
             image_scrub_depth=t.image_scrub_depth,
             pending_grace_steps=t.pending_grace_steps,
             min_active_steps=t.min_active_steps,
+            image_scrub_batch=t.image_scrub_batch,
+            image_max_side=profile.screenshot.max_side,
+            media_resolution=profile.screenshot.media_resolution,
         )
+
+    def image_batch_turn(self, step: int) -> bool:
+        """Screenshots are scrubbed on these turns only (every ``image_scrub_batch`` steps)."""
+        return self.image_scrub_batch <= 1 or step % self.image_scrub_batch == 0
 
 
 @dataclass
@@ -151,11 +170,16 @@ class TranscriptLedger:
         """Take this turn's decisions (scrub edge, then compression) and return the new ones."""
         new: list[LedgerDecision] = []
         s = self.settings
+        batch = s.image_batch_turn(step)
+        grace_end = s.image_scrub_depth + s.pending_grace_steps
         for entry in self.entries:
             depth = step - entry.step
             if not entry.xml_scrubbed and depth >= s.xml_scrub_depth:
                 new.append(LedgerDecision("xml", at=step, step=entry.step))
-            if entry.image_state == "image" and entry.image_sha and depth >= s.image_scrub_depth:
+            if entry.image_state != "image" or not entry.image_sha:
+                continue
+            # due on a batch turn from image_scrub_depth on; on any turn once the grace is used up
+            if (batch and depth >= s.image_scrub_depth) or depth >= grace_end:
                 status, text = summaries(entry.step)
                 if status == "ready" and text:
                     new.append(LedgerDecision("image", at=step, step=entry.step, state="summary",
@@ -163,7 +187,7 @@ class TranscriptLedger:
                 elif status == "failed":
                     new.append(LedgerDecision("image", at=step, step=entry.step, state="failed",
                                               text=unavailable_placeholder(entry.step)))
-                elif depth >= s.image_scrub_depth + s.pending_grace_steps:
+                elif depth >= grace_end:
                     new.append(LedgerDecision("image", at=step, step=entry.step, state="pending",
                                               text=pending_placeholder(entry.step)))
         for d in new:
@@ -181,6 +205,8 @@ class TranscriptLedger:
             assert d.end is not None
             self.f_body = d.text or ""
             self.entries = [e for e in self.entries if e.step > d.end]
+            held = {e.image_sha for e in self.entries if e.image_state == "image"}
+            self._images = {sha: png for sha, png in self._images.items() if sha in held}
             return
         entry = self._entry(d.step)
         if entry is None:
@@ -213,6 +239,16 @@ class TranscriptLedger:
 
     # -- rendering ---------------------------------------------------------------------------
 
+    def frozen_parts(self) -> list[str]:
+        """F as parts: the task, then one part per block (chunk, era, period, snapshot), so a swap
+        that appends a chunk leaves every earlier part, and the provider's cached prefix, as it
+        was. Joined with blank lines they are exactly :meth:`frozen_text`."""
+        if not self.f_body:
+            return [self.task_text]
+        blocks = self.f_body.split("\n\n[")
+        blocks = [blocks[0], *("[" + b for b in blocks[1:])]
+        return [self.task_text, HISTORY_HEADING, *blocks]
+
     def frozen_text(self) -> str:
         text = self.task_text
         if self.f_body:
@@ -220,31 +256,64 @@ class TranscriptLedger:
         return text
 
     def _image(self, sha: str) -> bytes:
+        """A step's screenshot as the model sees it (scaled), loaded once while it is in A."""
         if sha not in self._images:
-            self._images[sha] = self.load_image(sha)
+            self._images[sha] = scale_for_model(self.load_image(sha), self.settings.image_max_side)
+        return self._images[sha]
+
+    def _tail_image(self, png: bytes) -> bytes:
+        """This turn's screenshot, scaled once: the DataEngine stores it under its sha256, so the
+        committed entry finds the same scaled bytes here next turn (one image, one price)."""
+        sha = hashlib.sha256(png).hexdigest()
+        if sha not in self._images:
+            self._images[sha] = scale_for_model(png, self.settings.image_max_side)
         return self._images[sha]
 
     @staticmethod
+    def split_observation(observation: str) -> tuple[str, str]:
+        """(head, body) of an observation: the body starts at the ``# CURRENT OBSERVATION`` line.
+        An observation recorded before heads existed (it starts with that line) is all body."""
+        at = observation.find("\n" + OBSERVATION_HEADING)
+        if at < 0:
+            return "", observation
+        return observation[:at], observation[at + 1 :]
+
+    @staticmethod
     def scrubbed_observation(step: int, observation: str) -> str:
-        """Header lines only: time, step, app; user instructions stay verbatim at every level."""
-        lines = observation.splitlines()
-        head = lines[0].replace("# CURRENT OBSERVATION", f"# OBSERVATION (step {step})", 1) if lines else ""
-        keep = [head, *lines[1:2]]
+        """The head only: time, step, app; user instructions stay verbatim at every level."""
+        head, body = TranscriptLedger.split_observation(observation)
+        if head:
+            return head
+        lines = body.splitlines()  # the older single-block format
+        first = lines[0].replace(OBSERVATION_HEADING, f"# OBSERVATION (step {step})", 1) if lines else ""
+        keep = [first, *lines[1:2]]
         keep += [ln for ln in lines[2:] if ln.startswith("User instruction")]
         return "\n".join(keep)
 
-    def _entry_parts(self, entry: LedgerEntry, with_replies: bool) -> list[Part]:
-        parts = [Part(function_response=r) for r in entry.replies_in] if with_replies else []
-        obs = self.scrubbed_observation(entry.step, entry.observation) if entry.xml_scrubbed else entry.observation
-        parts.append(Part(text=obs))
-        if entry.image_state == "image" and entry.image_sha:
-            parts.append(Part(image_png=self._image(entry.image_sha)))
-        elif entry.image_text:
-            parts.append(Part(text=entry.image_text))
+    def _observation_parts(self, step: int, observation: str, scrubbed: bool, image: Part | None) -> list[Part]:
+        """Head, screenshot (or what replaced it), then the body unless scrubbed."""
+        head, body = self.split_observation(observation)
+        if not head:  # older format: one text block, then the image
+            text = self.scrubbed_observation(step, observation) if scrubbed else observation
+            return [Part(text=text), *([image] if image is not None else [])]
+        parts = [Part(text=head)]
+        if image is not None:
+            parts.append(image)
+        if not scrubbed:
+            parts.append(Part(text=body))
         return parts
 
+    def _entry_parts(self, entry: LedgerEntry, with_replies: bool) -> list[Part]:
+        parts = [Part(function_response=r) for r in entry.replies_in] if with_replies else []
+        image: Part | None = None
+        if entry.image_state == "image" and entry.image_sha:
+            image = Part(image_png=self._image(entry.image_sha))
+        elif entry.image_text:
+            image = Part(text=entry.image_text)
+        return parts + self._observation_parts(entry.step, entry.observation, entry.xml_scrubbed, image)
+
     def messages(self, tail: Tail, turn: list[Message]) -> list[Message]:
-        out: list[Message] = [Message("user", [Part(text=self.frozen_text())])]
+        out: list[Message] = [Message("user", [Part(text=t) for t in self.frozen_parts()])]
         prev_step: int | None = None
         for entry in self.entries:
             with_replies = prev_step is not None and prev_step == entry.step - 1
@@ -253,9 +322,8 @@ class TranscriptLedger:
                 _append(out, m)
             prev_step = entry.step
         tail_parts = [Part(function_response=r) for r in tail.replies_in] if prev_step == tail.step - 1 else []
-        tail_parts.append(Part(text=tail.observation))
-        if tail.image_png is not None:
-            tail_parts.append(Part(image_png=tail.image_png))
+        image = Part(image_png=self._tail_image(tail.image_png)) if tail.image_png is not None else None
+        tail_parts += self._observation_parts(tail.step, tail.observation, False, image)
         _append(out, Message("user", tail_parts))
         for m in turn:
             _append(out, m)
@@ -263,7 +331,7 @@ class TranscriptLedger:
 
     def request(self, tail: Tail, turn: list[Message]) -> ModelRequest:
         return ModelRequest(system=self.system, messages=self.messages(tail, turn), tools=self.tools,
-                            role="operator")
+                            role="operator", media_resolution=self.settings.media_resolution)
 
 
 def _append(out: list[Message], message: Message) -> None:

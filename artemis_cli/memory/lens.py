@@ -33,6 +33,7 @@ from artemis_cli.engine.storage import log_failure
 from artemis_cli.errors import ArtemisError
 from artemis_cli.models.base import Message, Model, ModelRequest, ModelResponse, Part
 from artemis_cli.perception.marker import draw_action_marker
+from artemis_cli.perception.model_image import scale_for_model
 
 __all__ = [
     "LENS_SYSTEM_PROMPT",
@@ -230,9 +231,12 @@ def _marker_note(kind: str, points: list[tuple[int, int]]) -> str:
     return f"Marker: {shape} at ({x},{y})."
 
 
-def build_lens_request(job: LensJob) -> ModelRequest:
-    """The lens request for a job: transition (BEFORE with marker, AFTER) or single-image."""
-    marked = draw_action_marker(job.pre_png, job.action_kind, list(job.points))
+def build_lens_request(job: LensJob, *, max_side: int | None = None,
+                       media_resolution: str | None = None) -> ModelRequest:
+    """The lens request for a job: transition (BEFORE with marker, AFTER) or single-image. The
+    marker is drawn at device coordinates, then the images are scaled to ``max_side`` (the
+    profile's ``screenshot`` setting, as for the operator)."""
+    marked = scale_for_model(draw_action_marker(job.pre_png, job.action_kind, list(job.points)), max_side)
     action = f"{ACTION_MARKER} {job.action_phrase.strip() or job.action_kind}\n" + _marker_note(
         job.action_kind, list(job.points)
     )
@@ -242,12 +246,13 @@ def build_lens_request(job: LensJob) -> ModelRequest:
             Part(text=BEFORE_MARKER),
             Part(image_png=marked),
             Part(text=AFTER_MARKER),
-            Part(image_png=job.post_png),
+            Part(image_png=scale_for_model(job.post_png, max_side)),
             Part(text=_TRANSITION_INSTRUCTION),
         ]
     else:
         parts += [Part(text=SINGLE_MARKER), Part(image_png=marked), Part(text=_SINGLE_INSTRUCTION)]
-    return ModelRequest(system=LENS_SYSTEM_PROMPT, messages=[Message("user", parts)], role="lens")
+    return ModelRequest(system=LENS_SYSTEM_PROMPT, messages=[Message("user", parts)], role="lens",
+                        media_resolution=media_resolution)
 
 
 class MeteredCaller:
@@ -283,11 +288,15 @@ class VisualTransitionLens:
 
     source = "visual_lens"
 
-    def __init__(self, model: Model, *, record_call: RecordCall | None = None) -> None:
+    def __init__(self, model: Model, *, record_call: RecordCall | None = None, max_side: int | None = None,
+                 media_resolution: str | None = None) -> None:
         self.caller = MeteredCaller(model, record_call)
         self.model_name: str | None = self.caller.model_name
+        self.max_side = max_side
+        self.media_resolution = media_resolution
 
     def describe(self, job: LensJob) -> LensResult:
-        response = self.caller.generate(build_lens_request(job))
+        request = build_lens_request(job, max_side=self.max_side, media_resolution=self.media_resolution)
+        response = self.caller.generate(request)
         text = check_lens_output(response.message.text())
         return LensResult(text=text, source=self.source, model=response.model or self.model_name)

@@ -118,6 +118,9 @@ class ModelRequest:
     tools: list[ToolDecl] = field(default_factory=list)
     role: str = "operator"  # operator | lens | planner | validator ... (for metering)
     temperature: float | None = None
+    #: low | medium | high: how a model that prices images by resolution (Gemini 3) should see
+    #: the request's images; None leaves the service default. Not part of the request hash.
+    media_resolution: str | None = None
 
     def canonical_json(self) -> str:
         """Deterministic serialisation; hashed into llm_calls.request_hash."""

@@ -50,6 +50,16 @@ def _is_observation(text: str) -> bool:
     return "# CURRENT OBSERVATION" in text
 
 
+def _is_observation_head(text: str) -> bool:
+    """The head of an observation (``# STEP N of at most M [T+mm:ss]``, the foreground app,
+    user instructions); the ledger sends it, then the screenshot, then the body."""
+    return text.startswith("# STEP ")
+
+
+def _observation(head: str, body: str) -> str:
+    return f"{head}\n{body}" if head else body
+
+
 def view_from_request(request: ModelRequest) -> ConversationView:
     view = ConversationView()
     for msg in request.messages:
@@ -66,11 +76,14 @@ def view_from_request(request: ModelRequest) -> ConversationView:
             if p.function_response is not None
         ]
         view.last_responses = responses
+        head = ""
         for part in msg.parts:
             if part.text and "# TASK" in part.text and not view.task_text:
                 view.task_text = part.text
+            if part.text and _is_observation_head(part.text):
+                head = part.text
             if part.text and _is_observation(part.text):
-                view.observation_text = part.text
+                view.observation_text = _observation(head, part.text)
     return view
 
 
@@ -92,10 +105,13 @@ def view_from_rest(contents: list[dict[str, Any]]) -> ConversationView:
             for p in parts
             if "functionResponse" in p
         ]
+        head = ""
         for part in parts:
             text = part.get("text")
             if text and "# TASK" in text and not view.task_text:
                 view.task_text = text
+            if text and _is_observation_head(text):
+                head = text
             if text and _is_observation(text):
-                view.observation_text = text
+                view.observation_text = _observation(head, text)
     return view

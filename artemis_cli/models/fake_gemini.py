@@ -19,9 +19,12 @@ Usage accounting (a documented estimate, not Google's tokenizer)
 
     * text part / system instruction: ``ceil(chars / 4)``;
     * tool declarations: ``ceil(len(json) / 4)`` of their compact JSON;
-    * inline image (``inlineData``): as the service counts images for Gemini 2.x — 258 tokens
-      when both sides are at most 384 px, else 258 per 768x768 tile (a 1080x2400 screenshot is
-      2 x 4 tiles = 2064 tokens); the size is read from the PNG header (258 when unreadable);
+    * inline image (``inlineData``), priced per model family as the service does: Gemini 2.x
+      counts 258 tokens when both sides are at most 384 px, else 258 per 768x768 tile (a
+      1080x2400 screenshot is 2 x 4 tiles = 2064 tokens; scaled to 518x1152 it is 2 tiles = 516),
+      the size read from the PNG header (258 when unreadable); Gemini 3 (``gemini-3*``) counts a
+      fixed number per image by media resolution -- the part's ``mediaResolution``, else the
+      request's ``generationConfig.mediaResolution``, else high: low 280, medium 560, high 1120;
     * any other part (functionCall, functionResponse, ...): ``ceil(len(json) / 4)`` of the part's
       compact JSON (signature included).
 
@@ -96,6 +99,7 @@ from artemis_cli.models.fake_gemini_wire import (
     SAFETY_RATINGS,
     BadFraming,
     BadRequest,
+    CacheRecord,
     FakeReply,
     FakeRequest,
     Policy,
@@ -107,6 +111,7 @@ from artemis_cli.models.fake_gemini_wire import (
     estimate_part_tokens,
     estimate_text_tokens,
     image_part_tokens,
+    image_tokens_for,
     invalid_key_answer,
     model_fault_reply,
     parse_body,
@@ -129,6 +134,7 @@ __all__ = [  # the wire names are re-exported: tests and benchmarks import them 
     "SAFETY_RATINGS",
     "BadFraming",
     "BadRequest",
+    "CacheRecord",
     "FakeGeminiServer",
     "FakeReply",
     "FakeRequest",
@@ -141,6 +147,7 @@ __all__ = [  # the wire names are re-exported: tests and benchmarks import them 
     "estimate_part_tokens",
     "estimate_text_tokens",
     "image_part_tokens",
+    "image_tokens_for",
     "invalid_key_answer",
     "model_fault_reply",
     "parse_body",
@@ -184,6 +191,9 @@ class FakeGeminiServer:
         self._issued: set[bytes] = set()
         self._tries: dict[str, PrefixTrie] = {}
         self._released = threading.Event()
+        #: Per answered request: where its prefix diverged from everything sent before (blocks are
+        #: the system instruction, the tools, then every part in order; see the module docstring).
+        self.cache_log: list[CacheRecord] = []
         #: Unexpected exceptions that escaped a handler thread (tests assert this stays empty).
         self.errors: list[str] = []
         self._httpd: ThreadingHTTPServer | None = None
@@ -322,9 +332,13 @@ class FakeGeminiServer:
         prompt = sum(w for _, w in blocks)
         with self._lock:
             trie = self._tries.setdefault(req.model, PrefixTrie())
-            shared = trie.longest_prefix_tokens(blocks)
+            shared, shared_blocks = trie.longest_prefix(blocks)
             trie.insert(blocks)
         cached = shared if shared >= self.min_cacheable_tokens else 0
+        with self._lock:
+            self.cache_log.append(CacheRecord(model=req.model, prompt_tokens=prompt, cached_tokens=cached,
+                                              blocks=len(blocks), shared_blocks=shared_blocks,
+                                              tools=bool(req.tools)))
         thoughts = sum(estimate_text_tokens(p["text"]) for p in reply_parts if p.get("thought"))
         candidates = sum(
             estimate_part_tokens({k: v for k, v in p.items() if k != "thoughtSignature"})

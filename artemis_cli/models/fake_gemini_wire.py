@@ -46,8 +46,34 @@ def compact_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+#: Gemini 3 prices an image by its media resolution, not its pixels (service default: high).
+MEDIA_RESOLUTION_TOKENS = {"MEDIA_RESOLUTION_LOW": 280, "MEDIA_RESOLUTION_MEDIUM": 560,
+                           "MEDIA_RESOLUTION_HIGH": 1120, "MEDIA_RESOLUTION_ULTRA_HIGH": 2240}
+MEDIA_RESOLUTION_DEFAULT = "MEDIA_RESOLUTION_HIGH"
+
+
+def prices_by_media_resolution(model: str) -> bool:
+    """Gemini 3 models price images by media resolution; 2.x models by 768x768 tiles."""
+    return model.startswith("gemini-3")
+
+
+def _resolution_name(value: Any) -> str | None:
+    if isinstance(value, dict):  # per-part form: {"level": "MEDIA_RESOLUTION_LOW"}
+        value = value.get("level")
+    return value if isinstance(value, str) and value in MEDIA_RESOLUTION_TOKENS else None
+
+
+def image_tokens_for(inline: Any, model: str = "", resolution: Any = None) -> int:
+    """Tokens of an inline image for ``model``: by media resolution for Gemini 3 (the part's
+    own, else the request's, else high), by tiles for 2.x (``image_part_tokens``)."""
+    if prices_by_media_resolution(model):
+        return MEDIA_RESOLUTION_TOKENS[_resolution_name(resolution) or MEDIA_RESOLUTION_DEFAULT]
+    return image_part_tokens(inline)
+
+
 def image_part_tokens(inline: Any) -> int:
-    """Tokens of an inline image: 258 per 768x768 tile, 258 for small or unreadable images."""
+    """Tokens of an inline image as Gemini 2.x counts it: 258 per 768x768 tile, 258 for small
+    (both sides ≤ 384 px) or unreadable images."""
     data = inline.get("data") if isinstance(inline, dict) else None
     if not isinstance(data, str):
         return IMAGE_TOKENS
@@ -258,11 +284,36 @@ def request_blocks(req: FakeRequest) -> list[tuple[bytes, int]]:
     add("system", req.system, estimate_text_tokens(req.system))
     tools_json = compact_json(req.tools)
     add("tools", tools_json, estimate_text_tokens(tools_json) if req.tools else 0)
+    config = req.body.get("generationConfig") or req.body.get("generation_config") or {}
+    overall = config.get("mediaResolution") if isinstance(config, dict) else None
     for content in req.contents:
         role = str(content.get("role", "user"))
         for part in parts_of(content):
-            add(role, compact_json(part), estimate_part_tokens(part))
+            inline = part.get("inlineData") or part.get("inline_data")
+            if inline is not None:
+                weight = image_tokens_for(inline, req.model, part.get("mediaResolution") or overall)
+            else:
+                weight = estimate_part_tokens(part)
+            add(role, compact_json(part), weight)
     return blocks
+
+
+@dataclass(frozen=True)
+class CacheRecord:
+    """How one answered request met the prefix cache: of its ``blocks``, the first
+    ``shared_blocks`` had been sent before (``blocks - shared_blocks`` is the divergence point
+    counted from the end)."""
+
+    model: str
+    prompt_tokens: int
+    cached_tokens: int
+    blocks: int
+    shared_blocks: int
+    tools: bool  # operator requests declare tools; lens requests do not
+
+    @property
+    def diverged_from_end(self) -> int:
+        return self.blocks - self.shared_blocks
 
 
 class PrefixTrie:
@@ -272,15 +323,20 @@ class PrefixTrie:
         self._root: dict[bytes, dict[Any, Any]] = {}
 
     def longest_prefix_tokens(self, blocks: list[tuple[bytes, int]]) -> int:
+        return self.longest_prefix(blocks)[0]
+
+    def longest_prefix(self, blocks: list[tuple[bytes, int]]) -> tuple[int, int]:
+        """(tokens, blocks) of the longest prefix of ``blocks`` seen before."""
         node = self._root
-        tokens = 0
+        tokens = count = 0
         for digest, weight in blocks:
             child = node.get(digest)
             if child is None:
                 break
             tokens += weight
+            count += 1
             node = child
-        return tokens
+        return tokens, count
 
     def insert(self, blocks: list[tuple[bytes, int]]) -> None:
         node = self._root

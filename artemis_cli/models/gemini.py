@@ -121,7 +121,19 @@ def to_sdk_content(message: Message) -> types.Content:
     return types.Content(role=message.role, parts=parts)
 
 
-def to_sdk_config(request: ModelRequest) -> types.GenerateContentConfig:
+#: Model families that price an image by ``media_resolution`` (a fixed token count per image)
+#: rather than by its 768x768 tiles; the setting is sent to these models only.
+MEDIA_RESOLUTION_MODELS = ("gemini-3",)
+
+
+def media_resolution_for(model: str, setting: str | None) -> types.MediaResolution | None:
+    """The ``media_resolution`` to send to ``model``: the setting, for Gemini 3 models only."""
+    if not setting or not model.startswith(MEDIA_RESOLUTION_MODELS):
+        return None
+    return types.MediaResolution(f"MEDIA_RESOLUTION_{setting.upper()}")
+
+
+def to_sdk_config(request: ModelRequest, model: str = "") -> types.GenerateContentConfig:
     tools: list[types.Tool | Any] | None = None
     if request.tools:
         tools = [
@@ -139,6 +151,7 @@ def to_sdk_config(request: ModelRequest) -> types.GenerateContentConfig:
         tools=tools,
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         temperature=request.temperature,
+        media_resolution=media_resolution_for(model, request.media_resolution),
     )
 
 
@@ -361,7 +374,7 @@ class GeminiModel:
 
     def generate(self, request: ModelRequest) -> ModelResponse:
         try:
-            config = to_sdk_config(request)
+            configs = {model: to_sdk_config(request, model) for model in self.chain}
             contents = [to_sdk_content(m) for m in request.messages]
         except Exception as exc:
             raise ModelRequestError(f"Cannot build the Gemini request: {self._scrub(str(exc))}") from None
@@ -375,7 +388,7 @@ class GeminiModel:
                 t0 = time.monotonic()
                 try:
                     response = self._client.models.generate_content(
-                        model=model, contents=contents, config=config
+                        model=model, contents=contents, config=configs[model]
                     )
                 except Exception as exc:
                     latency = (time.monotonic() - t0) * 1000

@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import json
 
+from artemis_cli.engine.clock import format_offset
+from artemis_cli.memory.ledger import OBSERVATION_HEADING
+
+__all__ = ["SYSTEM_PROMPT", "format_offset", "observation_text", "screen_fence", "task_message"]
+
 SYSTEM_PROMPT = """\
 You are Artemis, an agent that operates an Android phone to complete the user's task.
 
@@ -24,6 +29,8 @@ How a turn works:
   failed (it did not take effect, e.g. typed text that did not land; the detail says why).
 - Prefer element indices over coordinates. Elements are listed as
   [index] Class "label" desc="…" id=resource-id {flags} @(x,y) where @(x,y) is the centre.
+- The screenshot may be scaled down. Coordinates are always in the system the observation
+  names (the screen's pixels or the 0-1000 grid), never the image's own pixels.
 - If an action did not have the intended effect, try a different approach instead of
   repeating it.
 - Call finish with success=true only when the goal is visibly met; call it with
@@ -46,12 +53,6 @@ def task_message(goal: str, *, app: str | None, max_steps: int) -> str:
     return "\n".join(lines)
 
 
-def format_offset(ms: float) -> str:
-    """Session-relative time ``T+mm:ss`` (hours roll into minutes: ``T+125:03``)."""
-    total = max(0, int(ms // 1000))
-    return f"T+{total // 60:02d}:{total % 60:02d}"
-
-
 def observation_text(
     *,
     step: int,
@@ -65,15 +66,21 @@ def observation_text(
     user_instructions: list[str] | None = None,
     plan: str | None = None,
 ) -> str:
+    """The step's observation: a head that stays in the transcript for good (time, step, app,
+    user instructions), then the body that is dropped once the step is older than
+    ``xml_scrub_depth`` (notices, plan recitation, the element list). The ledger sends the
+    screenshot between the two, so head and image are byte-identical in this turn's tail and in
+    the active window afterwards, and the provider's prefix cache keeps both."""
     w, h = screen_size
     grid = "pixels" if coordinates == "pixels" else "0-1000 normalised grid"
+    when = format_offset(offset_ms)
     lines = [
-        f"# CURRENT OBSERVATION [{format_offset(offset_ms)}]",
-        f"Step {step} of at most {max_steps}. Foreground app: {foreground_app or 'unknown'}. "
-        f"Screen {w}x{h}; coordinates: {grid}.",
+        f"# STEP {step} of at most {max_steps} [{when}]",
+        f"Foreground app: {foreground_app or 'unknown'}. Screen {w}x{h}; coordinates: {grid}.",
     ]
     for text in user_instructions or []:
         lines.append(f"User instruction (from the user, follow it): {json.dumps(text, ensure_ascii=False)}")
+    lines.append(f"{OBSERVATION_HEADING} [{when}] (step {step}; the screenshot is the current screen)")
     for notice in notices or []:
         lines.append(f"Note: {notice}")
     if plan:

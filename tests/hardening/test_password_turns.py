@@ -59,7 +59,7 @@ REPO = Path(__file__).resolve().parents[2]
 PASSWORD_ENV = "ARTEMIS_TEST_SHOP_PASSWORD"
 PASSWORD_STEP = 3  # launch, username, password, ...
 HOLD_STEP = 5  # the run is killed while the model answers this step's first request
-STEP_RE = re.compile(r"^Step (\d+) of at most", re.M)
+STEP_RE = re.compile(r"^# STEP (\d+) of at most", re.M)
 PNG = b"\x89PNG\r\n\x1a\n"
 
 

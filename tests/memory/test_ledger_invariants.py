@@ -17,6 +17,7 @@ from artemis_cli.config.profile import Profile, load_profile
 from artemis_cli.config.task import Task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.ledger import (
+    LedgerDecision,
     LedgerEntry,
     LedgerSettings,
     Tail,
@@ -114,8 +115,9 @@ def _entries(request: ModelRequest) -> tuple[str, dict[int, str], str]:
     current: int | None = None
     for role, part in parts[1:]:
         text = part.get("text", "")
-        if role == "user" and "OBSERVATION" in text.split("\n", 1)[0]:
-            current = int(re.search(r"Step (\d+) of at most", text).group(1))  # type: ignore[union-attr]
+        head = re.match(r"# STEP (\d+) of at most", text) if role == "user" else None
+        if head:  # an observation's head opens its step's group
+            current = int(head.group(1))
         if current is not None:
             groups.setdefault(current, []).append((role, part))
     tail_step = max(groups)
@@ -212,3 +214,37 @@ def test_lens_calls_never_move_the_operator_context_measurement() -> None:
     lens = ModelRequest(system="lens", messages=[Message("user", [Part(text="y" * 80000)])], role="lens")
     meter.observe(lens, 90000)
     assert meter.context_tokens(operator) == before == 5000
+
+
+def test_screenshots_are_scrubbed_in_batches_and_a_pending_one_still_gets_its_grace() -> None:
+    """image_scrub_batch=3: screenshots leave A only on turns whose step is a multiple of 3, so
+    the calls between two batches share their prefix; a pending summary still waits until depth
+    image_scrub_depth + pending_grace_steps, then becomes the placeholder on whatever turn that is."""
+    ledger = _ledger(image_scrub_depth=3, pending_grace_steps=3, min_active_steps=50, image_scrub_batch=3)
+
+    def summaries(step: int) -> tuple[str, str | None]:  # step 4's summary never arrives
+        return ("pending", None) if step == 4 else ("ready", f"screen {step}")
+
+    scrubbed_at: dict[int, int] = {}
+    for turn in range(2, 12):
+        ledger.commit(_entry(turn - 1))
+        for d in ledger.begin_turn(turn, summaries):
+            if d.op == "image":
+                scrubbed_at[d.step or 0] = turn
+    assert scrubbed_at[1] == scrubbed_at[2] == scrubbed_at[3] == 6  # depth 5, 4, 3 at the batch turn 6
+    assert scrubbed_at[5] == scrubbed_at[6] == 9
+    assert scrubbed_at[4] == 10  # pending at turns 6 and 9: placeholder at depth 6, off-batch
+    assert ledger.entries[3].image_text == pending_placeholder(4)
+    assert all(turn % 3 == 0 for step, turn in scrubbed_at.items() if step != 4)
+
+
+def test_f_is_sent_one_part_per_block_so_an_appended_chunk_keeps_the_earlier_parts() -> None:
+    ledger = _ledger()
+    chunk1 = "[Chunk 1 | a | Steps 1–2 | T+00:00 → T+00:05]\nPurpose: x\n\nnot a block"
+    ledger.apply(LedgerDecision("frozen", at=3, end=0, text=chunk1))
+    tail = Tail(step=3, replies_in=[], observation="# STEP 3 of at most 9 [T+00:06]", image_png=None)
+    before = ledger.messages(tail, [])[0].parts[:-1]  # F's parts, then the tail's head
+    ledger.apply(LedgerDecision("frozen", at=6, end=0, text=chunk1 + "\n\n[Chunk 2 | b | Steps 3–4 | T+00:06 → T+00:09]"))
+    after = ledger.messages(tail, [])[0].parts[:-1]
+    assert after[: len(before)] == before and len(after) == len(before) + 1
+    assert "\n\n".join(p.text or "" for p in after) == ledger.frozen_text()

@@ -1,0 +1,50 @@
+"""The screenshot a model sees: the recorded PNG scaled down to a longest side, deterministically.
+
+The DataEngine keeps every screenshot at full size; only what is sent to a model is scaled. The
+same input bytes always give the same output bytes (Pillow's resize and PNG encoder are
+deterministic), so an image sent in this turn's tail and again from the active window next turn
+is byte-identical and stays in the provider's prefix cache. Element coordinates keep device
+pixels: the image is a picture of the screen, not the coordinate system.
+"""
+
+from __future__ import annotations
+
+import io
+
+from artemis_cli.perception.png import png_size
+
+__all__ = ["scaled_size", "scale_for_model"]
+
+
+def scaled_size(width: int, height: int, max_side: int | None) -> tuple[int, int]:
+    """(w, h) after scaling so the longest side is at most ``max_side`` (aspect kept, ≥ 1 px)."""
+    if not max_side or max(width, height) <= max_side:
+        return width, height
+    factor = max_side / max(width, height)
+    return max(1, round(width * factor)), max(1, round(height * factor))
+
+
+def scale_for_model(png: bytes, max_side: int | None) -> bytes:
+    """``png`` with its longest side at most ``max_side`` (unchanged when it already fits, when
+    ``max_side`` is None, or when the bytes are not a readable PNG: the model then gets what the
+    device gave)."""
+    size = png_size(png)
+    if size is None or not max_side:
+        return png
+    target = scaled_size(*size, max_side)
+    if target == size:
+        return png
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(png)) as img:
+            img.load()
+            mode = "RGBA" if img.mode in ("RGBA", "LA", "P") else "RGB"
+            # reduce by an integer factor first, then bilinear: antialiased and ~2x faster than
+            # Lanczos on a phone screenshot
+            scaled = img.convert(mode).resize(target, Image.Resampling.BILINEAR, reducing_gap=2.0)
+    except (OSError, ValueError, Image.DecompressionBombError):
+        return png
+    out = io.BytesIO()
+    scaled.save(out, format="PNG", optimize=False, compress_level=1)  # size on the wire, not tokens
+    return out.getvalue()
