@@ -1,9 +1,12 @@
-"""``artemis recall SESSION "query" [--steps a-b]``: search what a session recorded (SPEC §10.5)."""
+"""``artemis recall SESSION "query" [--steps a-b | --at T+mm:ss] [--package PKG]``: look back at
+what a session recorded (SPEC §10.5): search results, ledger lines, and each asked-for step's
+screen text and summary."""
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -14,45 +17,59 @@ from artemis_cli.cli.console import err, escape, out
 DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME).")]
 
 
-def _check_steps(value: str | None) -> str | None:
-    """``--steps a-b`` must be a forward range: ``50-10`` is a usage error, never reversed."""
-    if value is None or not value.strip():
+def _checked(parse_name: str) -> Callable[[str | None], str | None]:
+    """A Typer callback that runs ``recall_args.<parse_name>`` on the value: a bad value is a
+    usage error (exit 2) that says how to write it."""
+
+    def check(value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return value
+        from artemis_cli.memory import recall_args
+
+        try:
+            getattr(recall_args, parse_name)(value)
+        except recall_args.RecallError as exc:
+            raise typer.BadParameter(f"{exc}" + (f" ({exc.hint})" if exc.hint else "")) from None
         return value
-    import re
 
-    from artemis_cli.memory.recall import RecallError, parse_step_range
-
-    try:
-        parse_step_range(value)
-    except RecallError as exc:
-        raise typer.BadParameter(f"{exc}" + (f" ({exc.hint})" if exc.hint else "")) from None
-    first, *rest = (int(n) for n in re.findall(r"\d+", value))
-    if rest and rest[0] < first:
-        raise typer.BadParameter(f"{value!r} runs backwards; write the lower step first: {rest[0]}-{first}")
-    return value
+    return check
 
 
 def recall(
     session: Annotated[str, typer.Argument(help="Session id (a unique prefix, or `latest`).")],
     query: Annotated[str, typer.Argument(help="Words to search for (any text; it is never FTS syntax).")] = "",
-    steps: Annotated[str | None, typer.Option("--steps", callback=_check_steps, help='Step range "a-b" (a ≤ b): adds its ledger lines.')] = None,
+    steps: Annotated[str | None, typer.Option(
+        "--steps", callback=_checked("parse_step_range"),
+        help='Step range "a-b" (a ≤ b) or one step "n": its ledger lines, screen text and summaries.')] = None,
+    at: Annotated[str | None, typer.Option(
+        "--at", callback=_checked("parse_at"),
+        help='Session time "T+mm:ss": the step at or just before it, with its neighbours.')] = None,
+    package: Annotated[str | None, typer.Option(
+        "--package", callback=_checked("parse_package"),
+        help="Only steps whose foreground app is this package (alone: that app's latest steps).")] = None,
     details: Annotated[bool, typer.Option("--details", help="Show thoughts, verdicts and summaries.")] = False,
     max_results: Annotated[int, typer.Option("--max-results", min=1, max=20)] = 5,
+    max_tokens: Annotated[int, typer.Option(
+        "--max-tokens", min=100, max=100_000, help="Cap on the text shown (about 4 characters a token).")] = 2000,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     data_dir: DataDirOpt = None,
 ) -> None:
-    """Search a session's steps, notes and chunks; every result names its step and T+mm:ss."""
+    """Search a session's steps, notes and chunks, or show steps by number, time or app; every
+    result names its step and T+mm:ss."""
     from artemis_cli.engine.db import DataEngine
     from artemis_cli.memory.recall import Recall
     from artemis_cli.paths import data_dir as resolve
 
+    if steps and at:
+        raise typer.BadParameter("give --steps or --at, not both", param_hint="--at")
     with DataEngine.open_for_reading(resolve(data_dir)) as engine:
         session_id = engine.get_session(session).id
         recaller = Recall(engine)
         recaller.sync(session_id)  # one-time back-fill for sessions recorded before indexing
         t0 = time.perf_counter()
         result = recaller.recall(
-            session_id, query, step_range=steps, include_details=details, max_results=max_results
+            session_id, query, step_range=steps, at=at, package=package, include_details=details,
+            max_results=max_results, max_text_tokens=max_tokens,
         )
         elapsed_ms = (time.perf_counter() - t0) * 1000
     if as_json:
@@ -61,17 +78,24 @@ def recall(
         print(json.dumps(data, ensure_ascii=False))
         return
     console = out()
-    console.print(f"[bold]{session_id}[/] · {escape(result.render().splitlines()[0])}")
+    console.print(f"[bold]{session_id}[/] · {escape(result.header())}")
+    for line in result.lead:
+        console.print(escape(line))
     for hit in result.hits:
         head, _, rest = hit.text().partition("\n")
         console.print(f"[cyan]{escape(hit.head)}[/]{escape(head[len(hit.head):])}")
         if rest:
             console.print(escape(rest), style="dim")
-    if result.step_range:
-        a, b = result.step_range
-        console.print(f"[bold]Ledger of steps {a}-{b}[/]")
+    heading = result.ledger_heading()
+    if heading:
+        console.print(f"[bold]{escape(heading.rstrip(':'))}[/]")
         for line in result.range_lines or ["(no steps recorded in this range)"]:
             console.print(escape(line))
+    for view in result.views:
+        head, _, rest = view.text().partition("\n")
+        console.print(f"[bold cyan]{escape(head)}[/]")
+        if rest:
+            console.print(escape(rest))
     for notice in result.notices:
         err().print(escape(notice))
     err().print(f"[dim]{elapsed_ms:.1f} ms[/]")

@@ -3,6 +3,10 @@
 Rows are append-only: saving an existing key adds a row with ``version + 1``; readers take the
 newest version. Every save is indexed for recall in the same transaction (only the newest version
 of a key stays in ``note_fts``: an overwritten note is not recalled with its old content).
+
+What ``read_note`` hands the model is capped (:func:`readable_content`): at most
+``READ_MAX_CHARS`` characters (about 2000 tokens), cut at a line or between whole values, with a
+last line saying how much was left out. The stored note is never cut.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from artemis_cli.errors import SessionNotFound, UsageError
 
 __all__ = [
     "MAX_KEY_CHARS",
+    "READ_MAX_CHARS",
     "Note",
     "NoteError",
     "engine_lock",
@@ -25,10 +30,12 @@ __all__ = [
     "list_notes",
     "notes_written",
     "read_note",
+    "readable_content",
     "save_note",
 ]
 
 MAX_KEY_CHARS = 200
+READ_MAX_CHARS = 8000  # what read_note returns: about 2000 tokens (characters / 4)
 
 
 class NoteError(UsageError):
@@ -154,3 +161,22 @@ def notes_written(engine: DataEngine, session_id: str, start_step: int, end_step
             )
         )
     return [_note(r) for r in rows]
+
+
+def readable_content(content: str, limit: int = READ_MAX_CHARS) -> tuple[str, bool]:
+    """``content`` as ``read_note`` returns it: whole when it fits in ``limit`` characters, else
+    its start (cut at a line break when one is near, else between whole values) and a line
+    saying how much was cut. Returns ``(text, cut)``."""
+    if len(content) <= limit:
+        return content, False
+    from artemis_cli.memory.recall_text import safe_cut
+
+    room = limit - 120  # the closing line fits in the limit too
+    head = content[:room]
+    newline = head.rfind("\n")
+    head = head[:newline] if newline >= room * 3 // 4 else safe_cut(content, room - 1).removesuffix("…")
+    head = head.rstrip()
+    shown = len(head)
+    line = (f"[note cut: showing the first {shown} of {len(content)} characters; "
+            f"{len(content) - shown} more are not shown]")
+    return f"{head}\n{line}", True

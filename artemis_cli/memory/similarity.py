@@ -2,8 +2,9 @@
 
 * :func:`similar_step` — the current screenshot is within ``max_distance`` bits of an *older*
   step's (not one of the last ``recent`` steps; at most ``scan`` steps back): the tail says
-  "This screen closely resembles step N (T+mm:ss), where you …". Silent (``None``) when a recent
-  step matches at least as closely — being stuck on one screen is the stuck detector's job.
+  "This screen closely resembles step N (T+mm:ss), where you …". Silent (``None``) when any of
+  the recent steps matches within ``max_distance`` at all, however close the older match is —
+  being stuck on one screen is the stuck detector's job (SPEC §10.5).
 * :func:`repeated_action` — the same action on the same screen ``times`` times in a row.
 """
 
@@ -64,14 +65,13 @@ def similar_step(
 
     ``history`` holds ``(step, pre_dhash, offset_ms, action_phrase)`` of recorded steps (any
     order; steps at or after ``current_step`` are ignored). The last ``recent`` steps before
-    ``current_step`` never produce a hint, and when one of them is at least as close as the best
-    older match the hint is suppressed. Only steps ``current_step - scan`` and later are looked
-    at. Ties prefer the most recent older step.
+    ``current_step`` never produce a hint, and when any of them is within ``max_distance`` there
+    is no hint at all. Only steps ``current_step - scan`` and later are looked at. Ties prefer
+    the most recent older step.
     """
     lowest = current_step - scan
     recent_from = current_step - recent
     best: tuple[int, int, int, str] | None = None  # (distance, -step, offset, action)
-    best_recent: int | None = None
     for step, dhash, offset_ms, action in history:
         if step >= current_step or step < lowest:
             continue
@@ -79,12 +79,11 @@ def similar_step(
         if d is None or d > max_distance:
             continue
         if step >= recent_from:
-            best_recent = d if best_recent is None else min(best_recent, d)
-            continue
+            return None  # a recent step matches: the stuck detector's job, not a hint
         candidate = (d, -step, offset_ms, action)
         if best is None or candidate[:2] < best[:2]:
             best = candidate
-    if best is None or (best_recent is not None and best_recent <= best[0]):
+    if best is None:
         return None
     d, neg_step, offset_ms, action = best
     return SimilarityHint(step=-neg_step, offset_ms=offset_ms, action=action, distance=d)

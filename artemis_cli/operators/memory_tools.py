@@ -1,7 +1,9 @@
 """The pre-decision memory tools (SPEC §10.5): save_note, read_note, recall_history.
 
 Their answers return inside the same turn. A bad request (empty key, empty query without a
-range) is answered with an error the model can correct; nothing here ends a run.
+range, a backwards range, a malformed time) is answered with an error the model can correct;
+nothing here ends a run. ``read_note`` returns at most ``notes.READ_MAX_CHARS`` characters of a
+note, with a line saying how much was cut.
 """
 
 from __future__ import annotations
@@ -12,9 +14,18 @@ from typing import Any
 
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.errors import ArtemisError
-from artemis_cli.memory.notes import read_note, save_note
+from artemis_cli.memory.notes import read_note, readable_content, save_note
 from artemis_cli.memory.recall import Recall
 from artemis_cli.operators.tools import ToolCall
+
+
+def _text_arg(call: ToolCall, name: str) -> str | None:
+    """An optional string argument. Taken from the validated args, else from what the model sent
+    (``at`` and ``package`` are newer than the validator's list)."""
+    value = call.args.get(name, call.call.args.get(name) if call.call is not None else None)
+    if value is None or isinstance(value, str):
+        return value
+    return str(value)
 
 
 @dataclass
@@ -31,7 +42,7 @@ class MemoryTools:
             try:
                 return self._handle(call, step)
             except ArtemisError as exc:
-                return {"error": str(exc)}
+                return {"error": str(exc) + (f" ({exc.hint})" if exc.hint else "")}
 
         return handle
 
@@ -44,19 +55,27 @@ class MemoryTools:
             note = read_note(self.engine, self.session_id, a["key"])
             if note is None:
                 return {"error": f"no note named {a['key']!r}"}
-            return {"key": note.key, "content": note.content, "written_at_step": note.step, "version": note.version}
+            content, cut = readable_content(note.content)
+            reply: dict[str, Any] = {"key": note.key, "content": content, "written_at_step": note.step,
+                                     "version": note.version}
+            if cut:
+                reply["truncated"] = True
+                reply["total_chars"] = len(note.content)
+            return reply
         if not self.enabled:
             return {"error": "recall_history is disabled in this profile"}
         result = self.recall.recall(
             self.session_id,
             a.get("query") or "",
             step_range=a.get("step_range"),
+            at=_text_arg(call, "at"),
+            package=_text_arg(call, "package"),
             include_details=bool(a.get("include_details")),
             include_images=bool(a.get("include_images")),
             max_results=min(int(a.get("max_results") or self.max_results), self.max_results),
             max_text_tokens=self.max_text_tokens,
         )
-        reply: dict[str, Any] = {"results": result.render(), "steps": result.steps}
+        answer: dict[str, Any] = {"results": result.render(), "steps": result.steps}
         if result.image is not None:
-            reply["_image_png"] = result.image.png  # sent as an image part after the answers
-        return reply
+            answer["_image_png"] = result.image.png  # sent as an image part after the answers
+        return answer

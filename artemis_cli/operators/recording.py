@@ -17,6 +17,7 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import EventRecord, StepRecord
 from artemis_cli.memory.lens import LensJob
 from artemis_cli.memory.recall import Recall
+from artemis_cli.memory.recall_text import screen_text_of
 from artemis_cli.memory.service import StepMemoryService
 from artemis_cli.memory.similarity import SCAN_STEPS
 from artemis_cli.models.base import FunctionCall, FunctionResponse, Message, Part
@@ -199,7 +200,7 @@ class StepWriter:
         )
         stored = self.engine.record_step(record, blobs=blobs, events=events or [])
         self.last_pre_sha = stored.pre_screenshot
-        self.recall.index_step(stored, ui_text=" ".join(e.node.label for e in pre.elements if e.node.label))
+        self.recall.index_step(stored, screen=screen_text_of(pre.tree, pre.elements))
         self.history.append(
             StepTrace(number, pre.dhash, offset_ms, action.phrase(), action_key(action.type, record.action_args,
                                                                                   record.target))

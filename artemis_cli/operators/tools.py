@@ -8,10 +8,12 @@ raises ``ToolCallError`` whose message is sent back to the model so it can corre
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
 from artemis_cli.device.protocol import KEY_NAMES
+from artemis_cli.memory.recall_args import RECALL_HISTORY_DESCRIPTION, RECALL_HISTORY_PARAMETERS
 from artemis_cli.models.base import FunctionCall, ToolDecl
 
 ACTION_TOOLS = ("tap", "long_press", "swipe", "type_text", "press_key", "launch_app", "wait", "finish")
@@ -122,20 +124,7 @@ def tool_declarations(coordinates: str = "pixels") -> list[ToolDecl]:
             "Read a note saved earlier (does not end the turn).",
             _obj({"key": {"type": "string"}}, ["key"]),
         ),
-        ToolDecl(
-            "recall_history",
-            "Search earlier steps of this session by words and/or a step range like '10-20' "
-            "(does not end the turn).",
-            _obj(
-                {
-                    "query": {"type": "string"},
-                    "step_range": {"type": "string"},
-                    "include_details": {"type": "boolean"},
-                    "include_images": {"type": "boolean"},
-                    "max_results": {"type": "integer"},
-                }
-            ),
-        ),
+        ToolDecl("recall_history", RECALL_HISTORY_DESCRIPTION, copy.deepcopy(RECALL_HISTORY_PARAMETERS)),
     ]
 
 
@@ -248,6 +237,8 @@ def validate_call(call: FunctionCall) -> ToolCall:
         out = {
             "query": _str(args, "query", required=False) or "",
             "step_range": _str(args, "step_range", required=False),
+            "at": _str(args, "at", required=False),
+            "package": _str(args, "package", required=False),
             "include_details": _bool(args, "include_details"),
             "include_images": _bool(args, "include_images"),
             "max_results": _int(args, "max_results") or 5,

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from artemis_cli.engine import DataEngine, SessionRecord, StepRecord
 from artemis_cli.errors import SessionNotFound, UsageError
-from artemis_cli.memory.notes import NoteError, list_notes, notes_written, read_note, save_note
+from artemis_cli.memory.notes import (
+    READ_MAX_CHARS,
+    NoteError,
+    list_notes,
+    notes_written,
+    read_note,
+    save_note,
+)
 from artemis_cli.memory.recall import Recall
 
 
@@ -78,3 +87,36 @@ def test_cjk_note_is_recalled(engine: DataEngine, sid: str) -> None:
     result = Recall(engine).recall(sid, "海淀")
     assert [h.step for h in result.hits] == [2]
     assert "北京市海淀区" in result.render()
+
+
+# --- what read_note hands the model -------------------------------------------------------------
+
+
+def _tools(engine: DataEngine, sid: str) -> Any:
+    from artemis_cli.models.base import FunctionCall
+    from artemis_cli.operators.memory_tools import MemoryTools
+    from artemis_cli.operators.tools import validate_call
+
+    handler = MemoryTools(engine, sid, Recall(engine)).handler(10)
+    return lambda name, **args: handler(validate_call(FunctionCall(name, args)))
+
+
+def test_read_note_returns_at_most_about_2000_tokens_and_says_what_was_cut(engine: DataEngine, sid: str) -> None:
+    call = _tools(engine, sid)
+    lines = [f"Line {i}: order #A-{10000 + i} costs ${i}.99 and ships to +1 555-{i:04d}" for i in range(1, 600)]
+    big = "\n".join(lines)
+    assert call("save_note", key="orders", content=big) == {"saved": "orders", "version": 1}  # saving is not capped
+    reply = call("read_note", key="orders")
+    content = reply["content"]
+    assert len(content) <= READ_MAX_CHARS and reply["truncated"] is True and reply["total_chars"] == len(big)
+    head, last = content.rsplit("\n", 1)
+    assert big.startswith(head) and head.split("\n")[-1] in lines  # cut at a line: no value halved
+    assert last == f"[note cut: showing the first {len(head)} of {len(big)} characters; {len(big) - len(head)} more are not shown]"
+    stored = read_note(engine, sid, "orders")
+    assert stored is not None and stored.content == big  # the note itself is kept whole
+    one_line = "value " * 3000
+    call("save_note", key="blob", content=one_line)
+    text = call("read_note", key="blob")["content"]
+    assert len(text) <= READ_MAX_CHARS and text.split("\n")[0].endswith("value")
+    call("save_note", key="pin", content="4711")
+    assert call("read_note", key="pin") == {"key": "pin", "content": "4711", "written_at_step": 10, "version": 1}

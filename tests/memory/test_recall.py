@@ -193,8 +193,13 @@ def test_step_range_returns_exactly_the_ledger_lines(long_session: tuple[DataEng
     expected = [line for s in engine.get_steps(sid, 10, 14) for line in ledger_lines(s)]
     assert result.range_lines == expected and len(expected) == 5
     assert result.hits == []
-    assert result.render() == "\n".join(["recall_history steps=10-14", "Ledger of steps 10-14:", *expected])
-    assert Recall(engine).recall(sid, step_range=(14, 10)).range_lines == expected  # reversed is fine
+    assert result.render().startswith("\n".join(["recall_history steps=10-14", "Ledger of steps 10-14:", *expected,
+                                                   "Screen of step 10 (T+00:50), before its action:"]))
+    assert [v.step for v in result.views] == [10, 11, 12, 13, 14]  # and each step's screen text
+    for bad in ((14, 10), "14-10", "14 to 10"):  # backwards: refused, never reversed
+        with pytest.raises(RecallError, match="runs backwards") as info:
+            Recall(engine).recall(sid, step_range=bad)
+        assert info.value.hint == 'write the lower step first: "10-14"'
     assert Recall(engine).recall(sid, step_range="10 – 14").range_lines == expected
     with_query = Recall(engine).recall(sid, "catalogue", step_range="10-14", max_text_tokens=1)
     assert with_query.range_lines == expected  # full width even when the budget is tiny
@@ -266,6 +271,8 @@ def test_render_golden_and_json(engine: DataEngine) -> None:
         'recall_history query="koala (AND*" steps=3-3: no matches.',
         "Ledger of steps 3-3:",
         '- Step 3 (T+00:15): tap TextView "Emu" (id row0) @(540,250) -> ok',
+        "Screen of step 3 (T+00:15), before its action:",
+        '  TextView "Emu"',
     ])
     result = Recall(engine).recall(sid, "koala (AND* ")
     assert result.render() == "\n".join([

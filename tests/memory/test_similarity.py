@@ -54,9 +54,15 @@ def test_recent_steps_never_hint_and_silence_older_matches() -> None:
     assert similar_step(hist((1, BASE), (2, FAR), (6, BASE), (7, FAR)), BASE, current_step=8) is None
     # step 4 is just outside the last 3 (5, 6, 7): it may hint
     assert similar_step(hist((4, BASE), (5, FAR), (6, FAR), (7, FAR)), BASE, current_step=8) is not None
-    # an older exact match beats a merely similar recent one
-    hint = similar_step(hist((1, BASE), (6, flip(BASE, 3)), (7, FAR)), BASE, current_step=8)
-    assert hint is not None and hint.step == 1
+    # any recent match silences the hint, even when an older step matches more closely (SPEC §10.5:
+    # "Silent when a recent step matches")
+    assert similar_step(hist((1, BASE), (6, flip(BASE, 3)), (7, FAR)), BASE, current_step=8) is None
+    # the case: a recent step at distance 4 and an older one at 0
+    assert similar_step(hist((1, BASE), (2, FAR), (3, FAR), (4, FAR), (5, FAR), (6, FAR), (7, flip(BASE, 4))), BASE,
+                        current_step=8) is None
+    # a recent step just outside the distance does not silence it
+    hint = similar_step(hist((1, BASE), (5, FAR), (6, FAR), (7, flip(BASE, 6))), BASE, current_step=8)
+    assert hint is not None and hint.step == 1 and hint.distance == 0
 
 
 def test_scan_cap() -> None:
