@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from artemis_cli.engine.clock import format_offset
 from artemis_cli.engine.errors import BlobMissing
 from artemis_cli.engine.records import StepRecord
 from artemis_cli.memory.ledger_lines import ledger_lines
@@ -49,7 +50,6 @@ from artemis_cli.memory.recall_result import (
 )
 from artemis_cli.memory.recall_search import ScreenCache, Search, build_hits
 from artemis_cli.memory.recall_text import Matcher, flat, safe_cut, ui_text_from_xml
-from artemis_cli.operators.prompts import format_offset
 
 __all__ = [
     "DEFAULT_MAX_RESULTS",

@@ -23,8 +23,8 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from artemis_cli.engine.clock import format_offset
 from artemis_cli.memory.recall_text import safe_cut
-from artemis_cli.operators.prompts import format_offset
 
 _MIN_LINE_CHARS = 24  # a line cut shorter than this is left out instead
 

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from artemis_cli.engine.clock import format_offset
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.errors import BlobMissing
 from artemis_cli.engine.records import StepRecord
@@ -36,7 +37,6 @@ from artemis_cli.memory.recall_args import CJK, fts_and, fts_or, fts_phrases
 from artemis_cli.memory.recall_index import STEP_KINDS, verdict_text
 from artemis_cli.memory.recall_result import RecallHit, step_runs
 from artemis_cli.memory.recall_text import Matcher, ScreenText, flat, safe_cut, screen_text, snippet
-from artemis_cli.operators.prompts import format_offset
 
 __all__ = ["Candidate", "ScreenCache", "Search", "build_hits"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from artemis_cli.operators.prompts import format_offset
+from artemis_cli.engine.clock import format_offset
 from artemis_cli.perception.dhash import hamming
 
 __all__ = [
