@@ -84,7 +84,7 @@ def _run(task_file: Path | None, goal: str | None, device: str | None, profile: 
         )
     finally:
         dev.close()
-    finish_command(result, as_json)
+    finish_command(result, as_json, engine)
 
 
 def stop_cleanly(command: Callable[[], None], as_json: bool) -> None:
@@ -135,17 +135,40 @@ def with_progress(start: Callable[[dict[str, Any]], Any], *, header: str, as_jso
         return start(callbacks)
 
 
-def finish_command(result: Any, as_json: bool) -> None:
+def finish_command(result: Any, as_json: bool, engine: Any = None) -> None:
+    """Print the result (``--json``: the result object plus ``tokens`` by role) and exit with its
+    code. ``engine`` is the run's DataEngine; without one the result's data dir is opened."""
+    usage = _token_usage(result, engine)
     if as_json:
-        sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+        data = result.to_dict()
+        if usage is not None:
+            data["tokens"] = usage.to_dict()
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     else:
-        print_summary(result)
+        print_summary(result, usage)
     raise typer.Exit(result.exit_code)
 
 
-def print_summary(result: object) -> None:
+def _token_usage(result: Any, engine: Any) -> Any:
+    """The session's tokens by role (every recorded model call), or None when the data dir
+    cannot be read any more (a full or vanished disk must not hide the result)."""
+    from artemis_cli.engine.token_usage import token_usage
+
+    try:
+        if engine is not None:
+            return token_usage(engine, result.session_id)
+        from artemis_cli.engine.db import DataEngine
+
+        with DataEngine.open_for_reading(result.data_dir) as reader:
+            return token_usage(reader, result.session_id)
+    except Exception:
+        return None
+
+
+def print_summary(result: object, usage: Any = None) -> None:
     from rich.table import Table
 
+    from artemis_cli.cli.token_table import no_billed_line, print_table, total_line
     from artemis_cli.runner import RunResult
 
     assert isinstance(result, RunResult)
@@ -161,11 +184,23 @@ def print_summary(result: object) -> None:
     for c in result.checks:
         mark = "[green]✓[/]" if c.passed else "[red]✗[/]"
         table.add_row("check", f"{mark} {escape(c.check)} ({escape(c.detail)})")
-    cached = f" ({100 * result.cached_tokens / result.prompt_tokens:.0f}% cached)" if result.prompt_tokens else ""
-    table.add_row("tokens", f"{result.prompt_tokens} prompt{cached}, {result.completion_tokens} completion")
+    if usage is None and result.offline_model:  # nothing an offline model does is billed
+        from artemis_cli.engine.token_usage import TokenUsage
+
+        usage = TokenUsage(result.session_id)
+    if usage is None:  # the data dir could not be read: the operator's own figures
+        cached = f" ({100 * result.cached_tokens / result.prompt_tokens:.0f}% cached)" if result.prompt_tokens else ""
+        table.add_row("tokens", f"{result.prompt_tokens:,} prompt{cached}, {result.completion_tokens:,} completion"
+                                " (operator only)")
+    elif usage.billed:
+        table.add_row("tokens", total_line(usage))
+    else:
+        table.add_row("tokens", no_billed_line(usage, offline=result.offline_model))
     table.add_row("time", f"{result.elapsed_s:.1f}s")
     table.add_row("data", escape(result.data_dir))
     out().print(table)
+    if usage is not None and usage.billed:
+        print_table(out(), usage)
     if result.stop_reason == "storage_full":
         out().print(f"[yellow]{escape(result.message)}[/]")
     elif result.exit_code == 3:

@@ -170,11 +170,15 @@ def show(
     if chunks:
         _show_chunks(engine, rec.id, as_json=as_json)
         return
+    from artemis_cli.engine.token_usage import token_usage
+
     steps = engine.get_steps(rec.id)
+    usage = token_usage(engine, rec.id)
     if as_json:
         data = session_to_dict(rec)
         data["steps"] = [step_to_dict(engine, s) for s in steps]
         data["llm_calls"] = len(engine.llm_calls(rec.id))
+        data["tokens"] = usage.to_dict()
         print(json.dumps(data, ensure_ascii=False, indent=2))
         return
     from rich.table import Table
@@ -192,6 +196,9 @@ def show(
                       escape(label[:40]), s.label_source or "", escape(s.result_status or ""),
                       escape(s.foreground_app or ""))
     out().print(table)
+    from artemis_cli.cli.token_table import print_tokens
+
+    print_tokens(out(), usage, offline=bool((rec.config or {}).get("offline_model")))
     if rec.result:
         out().print(f"result: {escape(str(rec.result.get('message', '')))}")
     if resume_command(rec):

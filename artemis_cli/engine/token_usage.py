@@ -1,0 +1,210 @@
+"""Every token counted: a session's model usage by role, from ``llm_calls`` (SPEC §10.4, issue 13).
+
+One query (``token_usage``) sums the recorded attempts of each role; the roles are grouped as the
+run summary, ``artemis sessions show`` and ``artemis bench`` show them:
+
+* ``operator`` — the operator's turns (Flash and Pro loops);
+* ``lens`` — the visual lens (role ``lens``, one per step) and the chunk lens (``chunk_lens``);
+* ``pro_roles`` — the Pro loop's planner, validator, failure analyzer and checker;
+* ``other`` — any role not named above, each under its own name (nothing is dropped).
+
+What is counted
+    Every row of ``llm_calls`` is one HTTP attempt (retries and fallbacks are attempts too), and
+    every attempt counts, whatever its status. That is exactly what the service billed:
+
+    * an attempt the service answered with a usable reply: ``status = 'ok'`` with its usage;
+    * an attempt the service answered without a usable reply (garbled function call, empty
+      candidate, refusal, blocked prompt): ``status = 'error'`` and the usage the service
+      reported — the prompt was billed, so its tokens count;
+    * an attempt that got no answer (429, 5xx, timeout, connection error, rejected key): recorded
+      with zero usage, so it adds a call and no tokens.
+
+    ``calls`` is the number of attempts, ``failed_calls`` those whose status is not ``ok``.
+
+Token fields
+    ``prompt`` is the service's ``prompt_token_count``, which already includes the cached
+    tokens; ``cached`` is ``cached_content_token_count``; ``output`` = ``completion`` (candidate
+    tokens) + ``thoughts`` (thinking tokens) — both are billed as output; ``cached_share`` =
+    ``cached / prompt`` (None without prompt tokens).
+
+Offline models (heuristic, scripted) record their operator turns with zero usage: ``billed`` is
+False for such a session, and the CLI says there were no billed tokens instead of a table of zeros.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: (group key, group label, ((role, role label), ...)) in display order.
+ROLE_GROUPS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
+    ("operator", "operator", (("operator", "operator"),)),
+    ("lens", "lenses", (("lens", "visual lens"), ("chunk_lens", "chunk lens"))),
+    ("pro_roles", "Pro roles", (("planner", "planner"), ("validator", "validator"),
+                                ("failure_analyzer", "failure analyzer"), ("checker", "checker"))),
+)
+OTHER_GROUP = "other"
+GROUP_KEYS: tuple[str, ...] = (*(g for g, _, _ in ROLE_GROUPS), OTHER_GROUP)
+GROUP_LABELS: dict[str, str] = {**{g: label for g, label, _ in ROLE_GROUPS}, OTHER_GROUP: "other"}
+ROLE_GROUP: dict[str, str] = {role: g for g, _, roles in ROLE_GROUPS for role, _ in roles}
+ROLE_LABELS: dict[str, str] = {role: label for _, _, roles in ROLE_GROUPS for role, label in roles}
+_ROLE_ORDER: dict[str, int] = {role: i for i, role in enumerate(ROLE_LABELS)}
+
+OUTPUT_IS = "completion + thoughts"
+
+TOKEN_USAGE_SQL = """
+SELECT role,
+       COUNT(*) AS calls,
+       TOTAL(status != 'ok') AS failed_calls,
+       TOTAL(prompt_tokens) AS prompt,
+       TOTAL(cached_tokens) AS cached,
+       TOTAL(completion_tokens) AS completion,
+       TOTAL(thoughts_tokens) AS thoughts
+FROM llm_calls
+WHERE session_id = ?
+GROUP BY role
+"""
+
+
+@dataclass(frozen=True)
+class TokenCounts:
+    """Summed usage of some attempts (see the module docstring for what each field means)."""
+
+    calls: int = 0
+    failed_calls: int = 0
+    prompt: int = 0
+    cached: int = 0
+    completion: int = 0
+    thoughts: int = 0
+
+    @property
+    def output(self) -> int:
+        """Billed output tokens: completion + thoughts."""
+        return self.completion + self.thoughts
+
+    @property
+    def cached_share(self) -> float | None:
+        return self.cached / self.prompt if self.prompt else None
+
+    @property
+    def billed(self) -> bool:
+        return bool(self.prompt or self.output)
+
+    def __add__(self, other: TokenCounts) -> TokenCounts:
+        return TokenCounts(
+            calls=self.calls + other.calls,
+            failed_calls=self.failed_calls + other.failed_calls,
+            prompt=self.prompt + other.prompt,
+            cached=self.cached + other.cached,
+            completion=self.completion + other.completion,
+            thoughts=self.thoughts + other.thoughts,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        share = self.cached_share
+        return {
+            "calls": self.calls,
+            "failed_calls": self.failed_calls,
+            "prompt": self.prompt,
+            "cached": self.cached,
+            "completion": self.completion,
+            "thoughts": self.thoughts,
+            "output": self.output,
+            "cached_share": None if share is None else round(share, 4),
+        }
+
+
+def total_of(counts: list[TokenCounts] | tuple[TokenCounts, ...]) -> TokenCounts:
+    out = TokenCounts()
+    for c in counts:
+        out = out + c
+    return out
+
+
+@dataclass(frozen=True)
+class RoleUsage:
+    role: str  # as recorded in llm_calls.role
+    label: str  # as shown ("visual lens")
+    group: str  # operator | lens | pro_roles | other
+    counts: TokenCounts
+
+
+@dataclass(frozen=True)
+class GroupUsage:
+    group: str
+    label: str
+    roles: tuple[RoleUsage, ...]  # the group's roles that have calls, in display order
+
+    @property
+    def counts(self) -> TokenCounts:
+        return total_of([r.counts for r in self.roles])
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    """A session's usage: one row per role that has at least one recorded attempt."""
+
+    session_id: str
+    roles: tuple[RoleUsage, ...] = field(default_factory=tuple)
+
+    def role(self, name: str) -> TokenCounts:
+        return next((r.counts for r in self.roles if r.role == name), TokenCounts())
+
+    def group(self, name: str) -> GroupUsage:
+        return GroupUsage(name, GROUP_LABELS[name], tuple(r for r in self.roles if r.group == name))
+
+    @property
+    def groups(self) -> tuple[GroupUsage, ...]:
+        """All four groups (operator, lens, pro_roles, other), empty ones included."""
+        return tuple(self.group(g) for g in GROUP_KEYS)
+
+    @property
+    def total(self) -> TokenCounts:
+        return total_of([r.counts for r in self.roles])
+
+    @property
+    def billed(self) -> bool:
+        """Whether the service billed anything (False for offline models and for runs that
+        never got an answer)."""
+        return self.total.billed
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``tokens`` object of ``sessions show --json`` and ``run --json``."""
+        return {
+            "output_is": OUTPUT_IS,
+            "calls_are": "HTTP attempts: retries and failed attempts included",
+            "billed": self.billed,
+            "roles": {r.role: {"group": r.group, "label": r.label, **r.counts.to_dict()} for r in self.roles},
+            "groups": {g.group: {"label": g.label, "roles": [r.role for r in g.roles], **g.counts.to_dict()}
+                       for g in self.groups},
+            "total": self.total.to_dict(),
+        }
+
+
+def _sort_key(role: str) -> tuple[int, str]:
+    return (_ROLE_ORDER.get(role, len(_ROLE_ORDER)), role)
+
+
+def token_usage(engine: Any, session_id: str) -> TokenUsage:
+    """Sum ``llm_calls`` of ``session_id`` by role, in one query (every billed attempt counts;
+    see the module docstring). ``engine`` is a ``DataEngine``; ``session_id`` its full id."""
+    with engine.lock:
+        rows = list(engine.db.query(TOKEN_USAGE_SQL, [session_id]))
+    roles = [
+        RoleUsage(
+            role=str(row["role"]),
+            label=ROLE_LABELS.get(str(row["role"]), str(row["role"])),
+            group=ROLE_GROUP.get(str(row["role"]), OTHER_GROUP),
+            counts=TokenCounts(
+                calls=int(row["calls"]),
+                failed_calls=int(row["failed_calls"]),
+                prompt=int(row["prompt"]),
+                cached=int(row["cached"]),
+                completion=int(row["completion"]),
+                thoughts=int(row["thoughts"]),
+            ),
+        )
+        for row in rows
+    ]
+    roles.sort(key=lambda r: _sort_key(r.role))
+    return TokenUsage(session_id=session_id, roles=tuple(roles))
