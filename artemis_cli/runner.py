@@ -122,23 +122,35 @@ def call_recorder(engine: DataEngine, session_id: str) -> Callable[[ModelRequest
     return record
 
 
-def make_lens(model: Model, profile: Any, engine: DataEngine, session_id: str) -> Lens:
-    """The visual lens: the profile's visual_lens chain for online runs, mechanical offline."""
+#: ``lenses`` of :func:`run_task`: ``auto`` = the profile's lens models when the operator is a
+#: Gemini model, mechanical offline; ``mechanical`` = the mechanical lenses whatever the operator
+#: (``artemis bench``: the scripted operator plays through the fake server, whose lens answers
+#: are stub text, not a model's description).
+LENS_CHOICES = ("auto", "mechanical")
+
+
+def make_lens(model: Model, profile: Any, engine: DataEngine, session_id: str, lenses: str = "auto") -> Lens:
+    """The visual lens: the profile's visual_lens chain for online runs, mechanical offline or
+    when ``lenses`` is ``mechanical``."""
     from artemis_cli.models.gemini import GeminiModel
 
-    if model.offline or not isinstance(model, GeminiModel):
+    if lenses == "mechanical" or model.offline or not isinstance(model, GeminiModel):
         return MechanicalLens()
     role = profile.models.visual_lens
+    shot = profile.screenshot
     return VisualTransitionLens(model.with_chain([role.model, *role.fallback]),
-                                record_call=call_recorder(engine, session_id))
+                                record_call=call_recorder(engine, session_id),
+                                max_side=shot.max_side, media_resolution=shot.media_resolution)
 
 
-def make_chunk_lenses(model: Model, profile: Any, engine: DataEngine, session_id: str) -> tuple[Any, Any]:
-    """(chunk lens, fallback): the profile's chunk_lens model and its fallback; mechanical offline."""
+def make_chunk_lenses(model: Model, profile: Any, engine: DataEngine, session_id: str,
+                      lenses: str = "auto") -> tuple[Any, Any]:
+    """(chunk lens, fallback): the profile's chunk_lens model and its fallback; mechanical offline
+    or when ``lenses`` is ``mechanical``."""
     from artemis_cli.memory.chunk_lens import ChunkLens, MechanicalChunkLens
     from artemis_cli.models.gemini import GeminiModel
 
-    if model.offline or not isinstance(model, GeminiModel):
+    if lenses == "mechanical" or model.offline or not isinstance(model, GeminiModel):
         return MechanicalChunkLens(), None
     role = profile.models.chunk_lens
     record = call_recorder(engine, session_id)
@@ -212,19 +224,20 @@ def build_loop(
     lens: Lens | None = None,
     ledger: TranscriptLedger | None = None,
     user_inbox: Callable[[], list[str]] | None = None,
+    lenses: str = "auto",
 ) -> tuple[FlashLoop, StepMemoryService]:
     info = device.info()
     mem = profile.memory
     recall = Recall(engine)
     service = StepMemoryService(
         engine,
-        lens or make_lens(model, profile, engine, session_id),
+        lens or make_lens(model, profile, engine, session_id, lenses),
         max_concurrency=mem.runtime.max_concurrency,
         retry_limit=mem.runtime.retry_limit,
         on_ready=lambda step, text: recall.index_summary(session_id, step, text),
     )
     ledger = ledger or new_ledger(task, profile, engine, max_steps)
-    chunk_lens, chunk_fallback = make_chunk_lenses(model, profile, engine, session_id)
+    chunk_lens, chunk_fallback = make_chunk_lenses(model, profile, engine, session_id, lenses)
     compressor = Compressor(engine, session_id, ledger, CompressionPolicy.from_profile(profile), chunk_lens,
                             chunk_fallback, goal=task.goal)
     loop_class: Any = FlashLoop
@@ -381,11 +394,16 @@ def run_task(
     run_config: dict[str, Any] | None = None,
     user_inbox: Callable[[], list[str]] | None = None,
     ledger_factory: Callable[[TranscriptLedger], TranscriptLedger] | None = None,
+    lenses: str = "auto",
 ) -> RunResult:
     """Create a session and run ``task`` to its end. ``run_config`` is what `resume` needs to
     rebuild the same run (the CLI passes the task file, model and device options).
     ``ledger_factory`` turns the session's new ledger into another projection of it (``artemis
-    bench`` memory modes, ``artemis_cli.memory.modes``); None keeps the transcript ledger."""
+    bench`` memory modes, ``artemis_cli.memory.modes``); None keeps the transcript ledger.
+    ``lenses`` (:data:`LENS_CHOICES`): ``mechanical`` keeps step and chunk summaries off the model
+    even when the operator is a Gemini model (the bench's scripted runs)."""
+    if lenses not in LENS_CHOICES:
+        raise ValueError(f"lenses must be one of {LENS_CHOICES}, got {lenses!r}")
     info = device.info()
     steps_budget = max_steps or profile.max_steps or task.max_steps
     session_id = engine.new_session_id()
@@ -423,7 +441,7 @@ def run_task(
             ledger = ledger_factory(ledger)
         loop, service = build_loop(session_id, task, profile, device, model, engine, max_steps=steps_budget,
                                    real_time=real_time, callbacks=Callbacks(on_start, on_step, on_notice),
-                                   lens=lens, ledger=ledger, user_inbox=user_inbox)
+                                   lens=lens, ledger=ledger, user_inbox=user_inbox, lenses=lenses)
 
         def body() -> LoopOutcome:
             for setup in task.setup:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -324,18 +325,267 @@ def recall_task(seed: int = 31, rounds: int = 13) -> dict[str, Any]:
     }
 
 
+# -- bench-fact-recall: the fidelity probe's task ---------------------------------------------------
+#
+# Facts the agent SEES but never types (phone numbers and e-mails in Contacts, prices, an order
+# number and total in the Shop, Display and About-phone values in Settings, a note's text), each
+# on screen in one part of a ~520-step run and asked about at the end in natural language. The
+# rest of the run is ordinary work (toggles, alarms, new contacts, notes) that pushes the early
+# facts through every compression level of the default profile: 12-step chunks, eras after 8
+# chunks (4 chunks each), period paragraphs after 8 eras, i.e. from ~41 chunks (~500 steps) on.
+
+FACT_SEED = 73
+FACT_DEVICE_SETUP = [
+    {"shell": "settings put system screen_off_timeout 120000"},  # "After 2 minutes of inactivity"
+    {"shell": "settings put system screen_brightness 166"},  # "65%"
+]
+SWIPE_UP = {"swipe": {"from": [540, 1020], "to": [540, 1900]}}
+CONTACTS_LIST = {"swipe": {"from": [540, 1900], "to": [540, 1020]}}
+
+
+def _price(name: str) -> str:
+    from artemis_cli.sim.worlds.shop import PRODUCTS, money
+
+    return money(dict(PRODUCTS)[name])
+
+
+def _product_page(name: str) -> int:
+    """The catalogue page (swipes of ``SWIPE`` from the top) on which ``name``'s row is in full view."""
+    from artemis_cli.sim.worlds.shop import PRODUCTS
+
+    index = [n for n, _ in PRODUCTS].index(name)
+    return max(0, -(-(index - 7) // 4))
+
+
+def _order_number(seed: int, order: int) -> str:
+    return f"ART-{10000 + (seed % 5000) * 10 + order}"
+
+
+def _order_total(items: list[tuple[str, int]]) -> str:
+    from artemis_cli.sim.worlds.shop import PRODUCTS, money
+
+    prices = dict(PRODUCTS)
+    return money(sum(prices[n] * q for n, q in items))
+
+
+def network_round() -> list[Action]:
+    """Toggle the three network switches and Bluetooth (Display is left alone: its values are facts)."""
+    return [
+        {"tap": {"text": "Network & internet"}},
+        {"tap": {"id": "wifi_switch"}},
+        {"tap": {"id": "airplane_switch"}},
+        {"tap": {"id": "mobile_data_switch"}},
+        {"key": "back"},
+        {"tap": {"text": "Connected devices"}},
+        {"tap": {"id": "bluetooth_switch"}},
+        {"key": "back"},
+    ]
+
+
+FACT_NEW_CONTACTS = [("Zoe", "Adler", "+1 555-0401"), ("Yusuf", "Bakr", "+1 555-0402"),
+                     ("Xenia", "Costa", "+1 555-0403"), ("Walter", "Dunn", "+1 555-0404"),
+                     ("Vera", "Engel", "+1 555-0405"), ("Umar", "Farouk", "+1 555-0406")]
+FACT_ALARMS = [(5, 45, "am", "Early run"), (6, 20, "am", "Pills"), (7, 50, "am", "Bus"), (11, 10, "am", "Call bank"),
+               (1, 35, "pm", "Nap"), (3, 25, "pm", "Tea"), (5, 5, "pm", "Gym"), (8, 40, "pm", "Read"),
+               (9, 35, "pm", "Dishes"), (11, 20, "pm", "Sleep"), (6, 5, "am", "Yoga"), (8, 55, "am", "Email"),
+               (12, 15, "pm", "Walk"), (4, 50, "pm", "Snack"), (7, 25, "pm", "Podcast"), (10, 45, "pm", "Journal")]
+#: network rounds (8 steps each) in the three Settings stretches and after the second order
+FACT_ROUNDS = (4, 10, 18, 8)
+#: alarms added in the first and in the second Clock visit
+FACT_ALARM_SPLIT = 6
+FACT_NOTES = [("Packing list", "Passport, charger, socks, toothbrush"), ("Books", "Dune, Emma, Ulysses"),
+              ("Garden", "Water the tomatoes on Friday"), ("Car", "Tyre pressure check next week")]
+FIRST_ORDER = [("Mechanical Keyboard", 1), ("Noise Cancelling Headphones", 1), ("Smart Watch", 1),
+               ("Microphone", 2)]
+SECOND_ORDER = [("External SSD", 1), ("Gaming Controller", 2)]
+
+
+def fact_recall_task(seed: int = FACT_SEED) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The task and its probe facts (question, value, the reference step whose screen shows it)."""
+    ref: list[Action] = []
+    facts: list[dict[str, Any]] = []
+
+    def fact(fid: str, kind: str, question: str, value: str) -> None:
+        # shown on the screen the agent sees at the next step (a step's UI is its pre-action screen)
+        facts.append({"id": fid, "kind": kind, "question": question, "value": value, "planned_step": len(ref) + 1})
+
+    def look_up(name: str, *, scroll: bool = False) -> None:
+        if scroll:
+            ref.append(CONTACTS_LIST)
+        ref.append({"tap": {"desc": name}})
+
+    def shop(items: list[tuple[str, int]], page: int, price_facts: list[str]) -> int:
+        for name, qty in items:
+            while page < _product_page(name):
+                ref.append(SWIPE)
+                page += 1
+            if name in price_facts:
+                fact(f"price-{name.lower().replace(' ', '-')}", "price", f"What was the price of the {name}?",
+                     _price(name))
+            ref.extend([{"tap": {"desc": f"Add {name} to cart"}}] * qty)
+        return page
+
+    # -- 1. Contacts: three people looked up (early facts)
+    ref.append({"launch": "com.android.contacts"})
+    look_up("Grace Ito")
+    fact("phone-grace-ito", "phone", "What is Grace Ito's phone number?", "+1 555-0107")
+    ref.append({"key": "back"})
+    look_up("Carla Diaz")
+    fact("email-carla-diaz", "email", "What is Carla Diaz's email address?", "carla@example.com")
+    ref.append({"key": "back"})
+    look_up("Hannah Jones")
+    fact("phone-hannah-jones", "phone", "What is Hannah Jones's phone number?", "+1 555-0108")
+    ref.append({"key": "back"})
+    for first, last, phone in FACT_NEW_CONTACTS[:3]:
+        ref += [{"tap": {"desc": "Create contact"}},
+                {"type": {"text": first, "into": {"id": "first_name"}}},
+                {"type": {"text": last, "into": {"id": "last_name"}}},
+                {"type": {"text": phone, "into": {"id": "phone"}}},
+                {"tap": {"text": "Save"}}, {"key": "back"}]
+    # -- 2. Settings: Display and About phone values, then toggles
+    ref += [{"key": "home"}, {"launch": "com.android.settings"}, {"tap": {"text": "Display"}}]
+    fact("screen-timeout", "setting", "How long is the screen timeout set to in Display settings?", "2 minutes")
+    fact("brightness", "setting", "What brightness level did Display settings show?", "65%")
+    ref += [{"key": "back"}, {"tap": {"text": "About phone"}}]
+    fact("build-number", "setting", "What is the phone's build number?", "AP1A.240305.019")
+    ref.append({"key": "back"})
+    for _ in range(FACT_ROUNDS[0]):
+        ref += network_round()
+    # -- 3. Shop: prices seen while filling the cart, the order number and total at checkout
+    ref += [{"key": "home"}, {"launch": "com.artemis.shop"},
+            {"type": {"text": "demo", "into": {"id": "username"}}},
+            {"type": {"text": "artemis123", "into": {"id": "password"}, "submit": True}}]
+    page = shop(FIRST_ORDER, 0, ["Mechanical Keyboard", "Noise Cancelling Headphones", "Smart Watch",
+                                 "Microphone"])
+    ref.append({"tap": {"id": "cart_button"}})
+    fact("order-total-1", "order", "What was the total of the first Shop order?", _order_total(FIRST_ORDER))
+    ref.append({"tap": {"text": "Checkout"}})
+    fact("order-number-1", "order", "What was the Shop order number shown at checkout?", _order_number(seed, 1))
+    ref.append({"tap": {"text": "Continue shopping"}})
+    # -- 4. Clock: alarms (typed work)
+    ref += [{"key": "home"}, {"launch": "com.android.deskclock"}]
+    for a in FACT_ALARMS[:FACT_ALARM_SPLIT]:
+        ref += alarm_steps(*a)
+    # -- 5. Notes: the seed notes are read, new ones written
+    ref += [{"key": "home"}, {"launch": "com.artemis.notes"}]
+    fact("note-meeting", "note", "What did the Meeting notes note say?", "Discuss Q3 roadmap with the team")
+    for title, body in FACT_NOTES:
+        ref += [{"tap": {"text": "New note"}}, {"type": {"text": title, "into": {"id": "title"}}},
+                {"type": {"text": body, "into": {"id": "body"}}}, {"tap": {"desc": "Save note"}}]
+    # -- 6. Settings toggles
+    ref += [{"key": "home"}, {"launch": "com.android.settings"}]
+    for _ in range(FACT_ROUNDS[1]):
+        ref += network_round()
+    # -- 7. Contacts again: three people further down the list (middle facts), more new contacts
+    ref += [{"key": "home"}, {"launch": "com.android.contacts"}]
+    look_up("Mohammed Okafor", scroll=True)
+    fact("phone-mohammed-okafor", "phone", "What is Mohammed Okafor's phone number?", "+1 555-0113")
+    ref.append({"key": "back"})
+    look_up("Oscar Quinn")
+    fact("email-oscar-quinn", "email", "What is Oscar Quinn's email address?", "oscar@example.com")
+    ref.append({"key": "back"})
+    look_up("Nina Petrova")
+    fact("phone-nina-petrova", "phone", "What is Nina Petrova's phone number?", "+1 555-0114")
+    ref += [{"key": "back"}, SWIPE_UP]
+    for first, last, phone in FACT_NEW_CONTACTS[3:]:
+        ref += [{"tap": {"desc": "Create contact"}},
+                {"type": {"text": first, "into": {"id": "first_name"}}},
+                {"type": {"text": last, "into": {"id": "last_name"}}},
+                {"type": {"text": phone, "into": {"id": "phone"}}},
+                {"tap": {"text": "Save"}}, {"key": "back"}]
+    # -- 8. Clock and Settings: more work
+    ref += [{"key": "home"}, {"launch": "com.android.deskclock"}]
+    for a in FACT_ALARMS[FACT_ALARM_SPLIT:]:
+        ref += alarm_steps(*a)
+    ref += [{"key": "home"}, {"launch": "com.android.settings"}]
+    for _ in range(FACT_ROUNDS[2]):
+        ref += network_round()
+    # -- 9. Shop again: a second order (late facts)
+    ref += [{"key": "home"}, {"launch": "com.artemis.shop"}]
+    page = shop(SECOND_ORDER, page, ["External SSD", "Gaming Controller"])
+    ref += [{"tap": {"id": "cart_button"}}, {"tap": {"text": "Checkout"}}]
+    fact("order-number-2", "order", "What was the order number of the second Shop order?", _order_number(seed, 2))
+    ref.append({"tap": {"text": "Continue shopping"}})
+    # -- 10. A last stretch of toggles, so the late facts too leave the active window
+    ref += [{"key": "home"}, {"launch": "com.android.settings"}]
+    for _ in range(FACT_ROUNDS[3]):
+        ref += network_round()
+    ref.append({"finish": {"success": True, "answer": "Errands done: contacts, settings, two orders, alarms, notes"}})
+    rounds = sum(FACT_ROUNDS)
+    task = {
+        "id": "bench-fact-recall",
+        "goal": "Phone errands. In Contacts, open Grace Ito, Carla Diaz and Hannah Jones, then add "
+                + "; ".join(f"{f} {la} {p}" for f, la, p in FACT_NEW_CONTACTS[:3])
+                + ". In Settings look at Display and About phone, then toggle Wi-Fi, Airplane mode, Mobile data "
+                f"(Network & internet) and Bluetooth (Connected devices) {FACT_ROUNDS[0]} times. In the Shop "
+                "(demo / artemis123) order " + ", ".join(f"{q} {n}" for n, q in FIRST_ORDER)
+                + ". In Clock add the alarms "
+                + "; ".join(f"{h}:{m:02d} {x.upper()} {lab}" for h, m, x, lab in FACT_ALARMS[:FACT_ALARM_SPLIT])
+                + ". In Notes write " + "; ".join(f'"{t}": "{b}"' for t, b in FACT_NOTES)
+                + f". Toggle the same Settings switches {FACT_ROUNDS[1]} more times. In Contacts open Mohammed "
+                "Okafor, Oscar Quinn and Nina Petrova, then add "
+                + "; ".join(f"{f} {la} {p}" for f, la, p in FACT_NEW_CONTACTS[3:]) + ". Add the alarms "
+                + "; ".join(f"{h}:{m:02d} {x.upper()} {lab}" for h, m, x, lab in FACT_ALARMS[FACT_ALARM_SPLIT:])
+                + f", toggle the switches {FACT_ROUNDS[2]} more times, order "
+                + ", ".join(f"{q} {n}" for n, q in SECOND_ORDER)
+                + f" in the Shop, and toggle the switches {FACT_ROUNDS[3]} more times.",
+        "description": "A long errand run over five apps; the fidelity probe asks about phone numbers, prices, "
+                       "order numbers and settings values that were on screen and never typed.",
+        "app": "com.android.contacts",
+        "max_steps": len(ref) + 40,
+        "sim": {"world": "default", "seed": seed, "popups": False},
+        "tags": ["bench", "contacts", "settings", "shop", "clock", "notes", "fidelity", "long"],
+        "setup": [*FACT_DEVICE_SETUP, {"shell": "settings put global wifi_on 1"},
+                  {"shell": "settings put global airplane_mode_on 0"}, {"shell": "settings put global mobile_data 1"},
+                  {"shell": "settings put global bluetooth_on 0"},
+                  *[{"shell": f"am force-stop {p}"} for p in ("com.android.contacts", "com.android.settings",
+                                                               "com.artemis.shop", "com.android.deskclock",
+                                                               "com.artemis.notes")]],
+        "success": [
+            {"shell": "settings get global wifi_on", "equals": "0" if rounds % 2 else "1"},
+            {"shell": "settings get global bluetooth_on", "equals": "1" if rounds % 2 else "0"},
+            {"shell": "content query --uri content://com.android.contacts/contacts | wc -l", "equals": "21"},
+            {"shell": "content query --uri content://com.artemis.shop/orders", "contains": _order_number(seed, 2)},
+            {"shell": "content query --uri content://com.artemis.notes/notes | wc -l", "equals": "7"},
+            *[alarm_check(*a) for a in FACT_ALARMS],
+        ],
+        "reference": ref,
+    }
+    return task, facts
+
+
+PROBE_FILE = "fidelity-probe.json"
+
 TASKS = [clock_task, contacts_task, settings_task, shop_task, notes_task, recall_task]
+
+
+def write_task(out: Path, task: dict[str, Any]) -> None:
+    header = (f"# FROZEN bench task (artemis bench, SPEC §12): {len(task['reference'])} reference steps.\n"
+              "# Generated by artemis_cli/bench/generate_suite.py; edit the generator, not this file.\n")
+    text = yaml.safe_dump(task, sort_keys=False, allow_unicode=True, width=110)
+    (out / f"{task['id']}.yaml").write_text(header + text, encoding="utf-8")
+    print(f"{task['id']}: {len(task['reference'])} reference steps")
+
+
+def probe_document(probes: dict[str, list[dict[str, Any]]]) -> str:
+    doc = {
+        "about": "Fidelity probe of the frozen bench suite (artemis bench, SPEC §12). Generated by "
+                 "artemis_cli/bench/generate_suite.py; edit the generator, not this file. Each fact was on "
+                 "screen (never typed) at about planned_step; the probe finds the step from the recorded UI "
+                 "text and asks the question in natural language (artemis_cli/bench/fidelity.py).",
+        "tasks": probes,
+    }
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
 
 
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for make in TASKS:
-        task = make()
-        header = (f"# FROZEN bench task (artemis bench, SPEC §12): {len(task['reference'])} reference steps.\n"
-                  "# Generated by artemis_cli/bench/generate_suite.py; edit the generator, not this file.\n")
-        text = yaml.safe_dump(task, sort_keys=False, allow_unicode=True, width=110)
-        (out / f"{task['id']}.yaml").write_text(header + text, encoding="utf-8")
-        print(f"{task['id']}: {len(task['reference'])} reference steps")
+        write_task(out, make())
+    task, facts = fact_recall_task()
+    write_task(out, task)
+    (out / PROBE_FILE).write_text(probe_document({task["id"]: facts}), encoding="utf-8")
+    print(f"{PROBE_FILE}: {len(facts)} facts")
 
 
 if __name__ == "__main__":

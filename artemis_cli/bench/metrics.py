@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.token_usage import GROUP_KEYS, TokenUsage, token_usage
 from artemis_cli.memory.frozen import FrozenHistory
 from artemis_cli.operators.recording import action_key
 
@@ -54,8 +55,24 @@ def compression_figures(engine: DataEngine, session_id: str) -> dict[str, int]:
     return {"chunks": frozen.chunks_added, "eras": frozen.eras_made, "snapshots": snapshots}
 
 
+#: The token figures of a role group in bench results (output = completion + thoughts).
+TOKEN_FIELDS = ("prompt", "cached", "output")
+TOKEN_GROUPS = (*GROUP_KEYS, "total")
+
+
+def token_figures(usage: TokenUsage) -> dict[str, Any]:
+    """``tokens`` ({operator, lens, pro_roles, other, total} x {prompt, cached, output}: every
+    billed attempt of the session, failed ones included) and ``lens_prompt_tokens``."""
+    groups = {g.group: g.counts for g in usage.groups}
+    groups["total"] = usage.total
+    tokens = {name: {f: getattr(groups[name], f) for f in TOKEN_FIELDS} for name in TOKEN_GROUPS}
+    return {"tokens": tokens, "lens_prompt_tokens": groups["lens"].prompt}
+
+
 def session_figures(engine: DataEngine, session_id: str, budget: int) -> dict[str, Any]:
-    """Token, cache, lens-latency, compression and repetition figures of one session."""
+    """Token, cache, lens-latency, compression and repetition figures of one session. The
+    prompt-size and cache figures are the operator's successful calls; ``tokens`` counts every
+    role and attempt (``token_figures``)."""
     calls = [c for c in engine.llm_calls(session_id) if c.role == "operator" and c.status == "ok"]
     prompts = [c.prompt_tokens for c in calls]
     per_step: dict[int, int] = {}
@@ -88,6 +105,7 @@ def session_figures(engine: DataEngine, session_id: str, budget: int) -> dict[st
         "repeated_action_rate": rounded(repeated / max(1, len(steps) - 1)),
         "prompt_tokens_per_step": [[s, per_step[s]] for s in sorted(per_step)],
         **compression_figures(engine, session_id),
+        **token_figures(token_usage(engine, session_id)),
     }
 
 
@@ -121,6 +139,31 @@ def aggregate(tasks: list[dict[str, Any]]) -> dict[str, Any]:
         "fidelity_share": rounded(_pooled(tasks, "fidelity_answered")),
         "fidelity_text_share": rounded(_pooled(tasks, "fidelity_in_text")),
         "wall_s": rounded(sum(vals("wall_s")), 1),
+        **aggregate_tokens(tasks),
+    }
+
+
+def aggregate_tokens(tasks: list[dict[str, Any]]) -> dict[str, Any]:
+    """A mode's token sums over its tasks: ``tokens`` as per task, and flat figures for the
+    table and ``bench compare``. None when a task has no ``tokens`` (a result kept from an
+    older run): a partial sum would look like a real one."""
+    complete = bool(tasks) and all(isinstance(t.get("tokens"), dict) for t in tasks)
+    tokens = ({name: {f: sum(int(t["tokens"].get(name, {}).get(f, 0)) for t in tasks) for f in TOKEN_FIELDS}
+               for name in TOKEN_GROUPS} if complete else None)
+
+    def figure(group: str, f: str) -> int | None:
+        return tokens[group][f] if tokens is not None else None
+
+    operator, lens = figure("operator", "prompt"), figure("lens", "prompt")
+    return {
+        "tokens": tokens,
+        "operator_prompt_tokens": operator,
+        "lens_prompt_tokens": lens,
+        "lens_prompt_vs_operator": rounded(lens / operator, 4) if lens is not None and operator else None,
+        "pro_roles_prompt_tokens": figure("pro_roles", "prompt"),
+        "total_prompt_tokens": figure("total", "prompt"),
+        "total_cached_tokens": figure("total", "cached"),
+        "total_output_tokens": figure("total", "output"),
     }
 
 

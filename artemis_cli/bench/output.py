@@ -36,6 +36,14 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("recall_ms_p50_10k", "recall p50 @10k steps (ms)", "≤ 20 ms", "ms"),
     ("fidelity_share", "fidelity (context + recall)", "", "share"),
     ("fidelity_text_share", "fidelity (context only)", "", "share"),
+    # every role's billed attempts, summed over the tasks (metrics.aggregate_tokens)
+    ("operator_prompt_tokens", "tokens: operator prompt", "", "int"),
+    ("lens_prompt_tokens", "tokens: lens prompt", "", "int"),
+    ("lens_prompt_vs_operator", "lens ÷ operator prompt", "", "ratio"),
+    ("pro_roles_prompt_tokens", "tokens: Pro-role prompt", "", "int"),
+    ("total_prompt_tokens", "tokens: all roles prompt", "", "int"),
+    ("total_cached_tokens", "tokens: all roles cached", "", "int"),
+    ("total_output_tokens", "tokens: all roles output", "", "int"),
     ("wall_s", "wall time (s)", "", "num"),
 ]
 
@@ -70,13 +78,13 @@ def results_table(results: dict[str, Any]) -> Table:
 def task_table(results: dict[str, Any]) -> Table:
     table = Table(title="per task")
     for col in ("task", "mode", "ok", "steps", "calls", "tok p50", "tok max", "@200", "cache hit", "cached",
-                "facts"):
+                "lens tok", "facts"):
         table.add_column(col, justify="left" if col in ("task", "mode") else "right")
     for t in results["tasks"]:
         table.add_row(t["task"], t["mode"], "yes" if t["success"] else "NO", str(t["steps"]), str(t["calls"]),
                       fmt(t.get("prompt_tokens_p50"), "int"), fmt(t.get("prompt_tokens_max"), "int"),
                       fmt(t.get("steady_state_share_at_200"), "share"), fmt(t.get("cache_hit_call_share"), "share"),
-                      fmt(t.get("cached_token_share"), "share"),
+                      fmt(t.get("cached_token_share"), "share"), fmt(t.get("lens_prompt_tokens"), "int"),
                       f"{t.get('fidelity_answered', 0)}/{t.get('fidelity_facts', 0)}")
     return table
 
@@ -85,6 +93,8 @@ def print_results(results: dict[str, Any], console: Console) -> None:
     console.print(task_table(results))
     console.print(results_table(results))
     console.print("[dim]Goals are printed next to the figures; they are not assertions.[/dim]")
+    console.print("[dim]tokens: every role's billed attempts, summed over the tasks; "
+                  "output = completion + thoughts.[/dim]")
 
 
 # -- SVG chart -------------------------------------------------------------------------------------

@@ -3,12 +3,17 @@
 Each task × mode pair runs on a fresh simulated phone (the task's fixed world, seed and pop-up
 schedule) with its own DataEngine under the work directory. With ``--model scripted`` the
 decisions come from the task's reference solution played by the fake Gemini server through the
-real SDK, so tokens and prefix caching are measured the same way for every mode. Finished pairs
-are kept in a state file next to the output and skipped when the run is started again.
+real SDK, so tokens and prefix caching are measured the same way for every mode. Step and chunk
+summaries come from the mechanical lenses (``lens: mechanical`` in the results, ``summary_source``
+``mechanical`` in the DB); ``--lens server`` sends them to the fake server instead, whose stub
+answers are labelled ``stub-…``, never with a real model's name. The fidelity probe
+(``artemis_cli.bench.fidelity``) asks the suite's probe questions of every finished pair. Finished
+pairs are kept in a state file next to the output and skipped when the run is started again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -16,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from artemis_cli.bench.fidelity import probe
+from artemis_cli.bench.fidelity import ProbeFact, load_probe, probe, probe_path
 from artemis_cli.bench.metrics import aggregate, rounded, session_figures, window_p50
 from artemis_cli.bench.policy import bench_policy
 from artemis_cli.bench.suite import load_suite
@@ -33,6 +38,10 @@ from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone
 
 BENCH_MODELS = ("scripted", "heuristic")
+#: ``--lens``: ``mechanical`` (default) summarises steps and chunks with the mechanical lenses,
+#: labelled ``mechanical``; ``server`` sends lens calls to the fake server, whose stub policy
+#: answers them with stub text labelled ``stub-…`` (never a real model's name).
+LENS_MODES = ("mechanical", "server")
 SCHEMA_VERSION = 1
 GOALS = {
     "steady_state_share_at_200": "<= 0.25 of the budget and <= 0.15 x naive",
@@ -57,6 +66,7 @@ class BenchConfig:
     recall_steps: int = 10_000
     #: modes that get the synthetic long overhead run (it costs ~75 ms a step; the goal is transcript's)
     synthetic_modes: tuple[str, ...] = ("transcript",)
+    lens: str = "mechanical"
 
     def check(self) -> None:
         bad = [m for m in self.modes if m not in MEMORY_MODES]
@@ -66,6 +76,8 @@ class BenchConfig:
         if self.model not in BENCH_MODELS:
             raise UsageError(f"bench does not support --model {self.model!r}",
                              hint="use scripted (the reference solutions via the fake Gemini server) or heuristic")
+        if self.lens not in LENS_MODES:
+            raise UsageError(f"unknown --lens {self.lens!r}", hint="use " + " or ".join(LENS_MODES))
 
     @property
     def state_path(self) -> Path:
@@ -85,9 +97,19 @@ def _device(task: Task) -> SimPhone:
                     shop_password_env=sim.shop_password_env)
 
 
+def lens_label(lens: str, model_kind: str) -> str:
+    """What wrote the pair's step and chunk summaries."""
+    if lens == "server" and model_kind == "scripted":
+        return "server (fake-server stub text)"
+    return "mechanical"
+
+
 def run_pair(task: Task, mode: str, profile: Profile, model_kind: str, data_dir: Path,
-             on_step: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Run ``task`` once in ``mode`` and return its figures."""
+             on_step: Callable[[int], None] | None = None, lens: str = "mechanical",
+             facts: list[ProbeFact] | None = None) -> dict[str, Any]:
+    """Run ``task`` once in ``mode`` and return its figures. ``lens`` (:data:`LENS_MODES`):
+    ``mechanical`` summarises steps and chunks with the mechanical lenses; ``server`` sends the
+    lens calls to the fake server too (its stub policy answers them)."""
     from artemis_cli.models.fake_gemini import FakeGeminiServer
     from artemis_cli.models.gemini import GeminiModel
 
@@ -116,17 +138,20 @@ def run_pair(task: Task, mode: str, profile: Profile, model_kind: str, data_dir:
             model = build_model(model_kind, task=task, profile=profile)
         time_model(model, model_meter)
         result = run_task(task, profile, device, model, engine, real_time=False, ledger_factory=factory,
-                          **clock.hooks(on_step))
+                          lenses="auto" if lens == "server" else "mechanical", **clock.hooks(on_step))
     finally:
         if server is not None:
             server.stop()
     wall = time.perf_counter() - t0
     figures = session_figures(engine, result.session_id, budget)
-    fidelity = probe(engine, result.session_id, holder.get("ledger"), budget)
+    recall = profile.memory.recall
+    fidelity = probe(engine, result.session_id, holder.get("ledger"), budget, facts, goal=task.goal,
+                     max_results=recall.max_results, max_text_tokens=recall.max_text_tokens)
     overhead = clock.overhead_ms
     return {
         "task": task.id,
         "mode": mode,
+        "lens": lens_label(lens, model_kind),
         "session_id": result.session_id,
         "data_dir": str(data_dir),
         "success": result.success,
@@ -180,8 +205,12 @@ def run_bench(config: BenchConfig, progress: Progress | None = None) -> dict[str
     progress = progress or Progress()
     tasks = load_suite(config.suite, only=config.tasks)
     profile = load_profile(config.profile)
+    probes = load_probe(config.suite)
     state = _load_state(config.state_path)
-    key = {"suite": str(config.suite.resolve()), "model": config.model, "profile": config.profile}
+    probe_file = probe_path(config.suite)
+    key = {"suite": str(config.suite.resolve()), "model": config.model, "profile": config.profile,
+           "lens": config.lens,
+           "probe": hashlib.sha256(probe_file.read_bytes()).hexdigest()[:16] if probe_file.is_file() else None}
     if state.get("key") != key:
         state = {"key": key, "pairs": {}, "synthetic": {}}
     pairs: dict[str, Any] = state["pairs"]
@@ -196,7 +225,7 @@ def run_bench(config: BenchConfig, progress: Progress | None = None) -> dict[str
             if progress.on_pair_start:
                 progress.on_pair_start(task.id, mode, task.max_steps)
             pairs[pid] = run_pair(task, mode, profile, config.model, config.work / f"{task.id}-{mode}",
-                                  on_step=progress.on_step)
+                                  on_step=progress.on_step, lens=config.lens, facts=probes.get(task.id))
             _save_state(config.state_path, state)
             if progress.on_pair_done:
                 progress.on_pair_done(task.id, mode, pairs[pid])
@@ -236,6 +265,7 @@ def assemble(config: BenchConfig, tasks: list[Task], state: dict[str, Any], wall
         agg["overhead_ms_p50_step1000"] = syn.get("overhead_ms_p50_last")
         agg["synthetic_steps"] = syn.get("steps")
         agg["recall_ms_p50_10k"] = recall.get("recall_ms_p50")
+        agg.update(_fidelity_figures(rows))
         modes[mode] = agg
         task_rows += [{k: v for k, v in r.items() if k != "overhead_ms"} for r in rows]
     naive_200 = modes.get("naive", {}).get("steady_state_share_at_200")
@@ -249,11 +279,33 @@ def assemble(config: BenchConfig, tasks: list[Task], state: dict[str, Any], wall
         "model": config.model,
         "profile": config.profile,
         "context_budget_tokens": profile.memory.transcript.context_budget_tokens,
+        "lens": lens_label(config.lens, config.model),
         "wall_s": round(wall_s, 1),
         "goals": GOALS,
         "recall": recall,
         "modes": modes,
         "tasks": task_rows,
+    }
+
+
+def _fidelity_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The mode's probe figures: ``fidelity`` (answered / facts, pooled over the tasks with a
+    probe; the headline), the notes-and-typed-text figure, and which F levels fired."""
+    facts = sum(int(r.get("fidelity_facts", 0)) for r in rows)
+    notes = sum(int(r.get("fidelity_notes_facts", 0)) for r in rows)
+    levels: dict[str, int] = {}
+    for r in rows:
+        for level, n in (r.get("compression_levels") or {}).items():
+            levels[level] = levels.get(level, 0) + int(n)
+    return {
+        "fidelity": rounded(sum(int(r.get("fidelity_answered", 0)) for r in rows) / facts, 4) if facts else None,
+        "fidelity_facts": facts,
+        "fidelity_answered": sum(int(r.get("fidelity_answered", 0)) for r in rows),
+        "fidelity_by_recall_only": sum(int(r.get("fidelity_by_recall_only", 0)) for r in rows),
+        "fidelity_notes_share": rounded(sum(int(r.get("fidelity_notes_answered", 0)) for r in rows) / notes, 4)
+        if notes else None,
+        "compression_levels": levels,
+        "lens": sorted({str(r.get("lens", "mechanical")) for r in rows}),
     }
 
 

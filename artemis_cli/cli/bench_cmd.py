@@ -30,6 +30,7 @@ def run(
     synthetic_steps: Annotated[int, typer.Option("--synthetic-steps", min=20, help="Length of the synthetic overhead run.")] = 1000,
     recall_steps: Annotated[int, typer.Option("--recall-steps", min=10, help="Size of the synthetic recall session.")] = 10_000,
     fresh: Annotated[bool, typer.Option("--fresh", help="Ignore finished pairs from an earlier run.")] = False,
+    lens: Annotated[str, typer.Option("--lens", help="mechanical (default: step and chunk summaries from the mechanical lenses) | server (lens calls go to the fake server; its stub text is labelled stub-…).")] = "mechanical",
 ) -> None:
     """Run every task in every memory mode (resumable: finished pairs are kept and skipped)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -45,7 +46,7 @@ def run(
 
     check_output(out, option="--out")  # before the run, not after it
     config = BenchConfig(suite=suite, out=out, modes=_split(memory) or [], model=model, profile=profile,
-                         tasks=_split(tasks), synthetic_steps=synthetic_steps, recall_steps=recall_steps)
+                         tasks=_split(tasks), synthetic_steps=synthetic_steps, recall_steps=recall_steps, lens=lens)
     config.check()
     if fresh and config.state_path.exists():
         config.state_path.unlink()

@@ -394,7 +394,7 @@ class FakeGeminiServer:
                     "promptTokenCount": usage["promptTokenCount"],
                     "totalTokenCount": usage["promptTokenCount"],
                 },
-                "modelVersion": req.model,
+                "modelVersion": reply.model_version or req.model,
             }
         candidate: dict[str, Any] = {}
         if parts:
@@ -411,7 +411,7 @@ class FakeGeminiServer:
             usage = {k: v for k, v in usage.items() if k not in ("candidatesTokenCount", "thoughtsTokenCount")}
             if not usage.get("cachedContentTokenCount"):
                 usage.pop("cachedContentTokenCount", None)
-        return 200, {"candidates": [candidate], "usageMetadata": usage, "modelVersion": req.model}
+        return 200, {"candidates": [candidate], "usageMetadata": usage, "modelVersion": reply.model_version or req.model}
 
 
 class _HTTPServer(ThreadingHTTPServer):

@@ -172,6 +172,9 @@ class FakeReply:
     block_reason: str | None = None
     #: ``safetyRatings`` of the candidate (or of ``promptFeedback`` when the prompt is blocked).
     safety_ratings: list[dict[str, Any]] | None = None
+    #: ``modelVersion`` of the answer (default: the model asked). Stub policies set a label such
+    #: as ``stub-lens (fake server)`` so their canned text is never stored under a real model.
+    model_version: str | None = None
 
     @classmethod
     def call(

@@ -435,7 +435,8 @@ class GeminiModel:
                 return ModelResponse(
                     message=message,
                     usage=usage,
-                    model=model,
+                    # what answered: the service names the model version (a stub says it is one)
+                    model=getattr(response, "model_version", None) or model,
                     latency_ms=(time.monotonic() - started) * 1000,
                     attempts=attempts,
                 )

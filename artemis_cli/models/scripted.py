@@ -22,8 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from artemis_cli.memory.lens import ACTION_MARKER, AFTER_MARKER, neutralize_verdict_words
 from artemis_cli.models.base import FunctionCall, Message, ModelRequest, ModelResponse, Part, Usage
 from artemis_cli.models.conversation import ConversationView, view_from_request, view_from_rest
+from artemis_cli.models.fake_gemini_wire import FakeReply
 from artemis_cli.perception.elements import ParsedElement, parse_element_lines
 
 MARKER_RE = re.compile(r"\[script (\d+)/(\d+)( popup| retry)?\]")
@@ -237,37 +239,91 @@ class ScriptedModel:
         return ModelResponse(message, Usage(), self.name, (time.perf_counter() - t0) * 1000)
 
 
+#: ``modelVersion`` of the fake server's stub lens answers: what the session records as the
+#: summary's model (never a real model's name — the stub does not look at the screenshot).
+STUB_LENS_MODEL = "stub-lens (fake server)"
+STUB_CHUNK_LENS_MODEL = "stub-chunk-lens (fake server)"
+_STUB_ACTION_CHARS = 300
+
+
+@dataclass
+class StubReply(FakeReply):
+    """A fake-server reply labelled as stub text: the server reports ``model_version`` as the
+    response's ``modelVersion`` (instead of the requested model's name)."""
+
+    model_version: str | None = STUB_LENS_MODEL
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text`` on one line, cut to ``limit`` characters, its double quotes kept balanced (an
+    unbalanced quote would make the verdict-word check read the rest of a line as quoted)."""
+    text = " ".join(text.split())
+    if len(text) > limit:
+        text = text[:limit] + "…"
+        if text.count('"') % 2:
+            text += '"'
+    return text
+
+
+def _line_after(text: str, marker: str) -> str:
+    for line in text.splitlines():
+        if line.startswith(marker):
+            return line[len(marker):].strip()
+    return ""
+
+
 def describe_request(request: Any) -> str:
-    """A neutral, deterministic screen description for lens requests (no tools declared)."""
+    """A neutral, deterministic stub description for a visual-lens request (no tools declared),
+    derived from the request: the recorded action (``ACTION TAKEN:``) and its marker, and whether
+    an after-screenshot came with it. It says it is stub text: the images are not analysed."""
     text = request.last_user_text() or ""
-    action = next((ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.startswith("ACTION:")), "")
-    shown = f" The marker is drawn at the point of the recorded action ({action})." if action else ""
-    return f"The screenshot shows an app screen with a red marker drawn on it.{shown}"
+    action = _clip(_line_after(text, ACTION_MARKER), _STUB_ACTION_CHARS)
+    marker = _line_after(text, "Marker:").rstrip(".")
+    pieces = ["The screenshot shows an app screen with the action marker drawn on it"]
+    if action:
+        pieces[0] += f" for the recorded action {action}"
+    if marker:
+        pieces[0] += f" ({marker})"
+    pieces[0] += "."
+    pieces.append("An after-screenshot was sent too." if AFTER_MARKER in text else "No after-screenshot was sent.")
+    pieces.append("Stub text from the fake server: no image was analysed.")
+    return neutralize_verdict_words(" ".join(pieces))
 
 
 _SEGMENT_RE = re.compile(r"SEGMENT: steps (\d+)[–-](\d+)")
 _NOTE_RE = re.compile(r'^- ("(?:[^"\\]|\\.)*") \(step', re.M)
 
 
+_LEDGER_RE = re.compile(r"^\s*ledger: - Step (\d+) \(T\+[\d:]+\): (.*)$", re.M)
+
+
 def chunk_lens_reply(request: Any) -> str:
     """A valid chunk-lens answer for the segment in the request: bands ① and ②, neutral, with
-    intervals covering the segment exactly and every note named (what a good model returns)."""
+    intervals covering the segment exactly and every note named. Stub text derived from the
+    request's ledger lines (first and last action of each half), marked as such."""
     text = request.last_user_text() or ""
     m = _SEGMENT_RE.search(text)
     start, end = (int(m.group(1)), int(m.group(2))) if m else (1, 1)
     notes = _NOTE_RE.findall(text)
+    actions = {int(n): _clip(a, 120) for n, a in _LEDGER_RE.findall(text)}
+
+    def span(a: int, b: int) -> str:
+        first, last = actions.get(a), actions.get(b)
+        if first is None:
+            return "as in the step ledger"
+        return f"from {first}" + (f" to {last}" if b != a and last is not None else "")
+
     mid = (start + end) // 2
     intervals = (
-        [f"Step {start}: the segment opens on the screen shown in the first ledger line."]
+        [f"Step {start}: {span(start, start)}."]
         if start == end
-        else [f"Steps {start}–{mid}: the first half of the segment's actions, as in the ledger.",
-              f"Steps {mid + 1}–{end}: the second half of the segment's actions, as in the ledger."]
+        else [f"Steps {start}–{mid}: {span(start, mid)}.", f"Steps {mid + 1}–{end}: {span(mid + 1, end)}."]
         if mid >= start and mid < end
-        else [f"Steps {start}–{end}: the segment's actions, as in the ledger."]
+        else [f"Steps {start}–{end}: {span(start, end)}."]
     )
     band = {
-        "purpose": f"Steps {start}–{end} of the task.",
-        "done": "The actions listed in the step ledger.",
+        "purpose": f"Stub chunk summary from the fake server for steps {start}–{end} ({len(actions)} ledger lines).",
+        "done": f"Actions {span(start, end)}.",
         "effects": "Notes written: " + ", ".join(notes) + "." if notes else "No notes written.",
         "entry_state": f"The screen at step {start}.",
         "exit_state": f"The screen after step {end}.",
@@ -277,23 +333,25 @@ def chunk_lens_reply(request: Any) -> str:
         "entities": [],
         "intervals": intervals,
     }
+    band = {k: neutralize_verdict_words(v) if isinstance(v, str) else
+            [neutralize_verdict_words(x) for x in v] for k, v in band.items()}
     return json.dumps(band, ensure_ascii=False)
 
 
 def script_policy(script: list[dict[str, Any]]) -> Callable[[Any], Any]:
     """A FakeGeminiServer policy that plays ``script`` through the real SDK.
 
-    Requests that declare no tools (lens calls) get a neutral description instead.
+    Requests that declare no tools (lens calls) get stub text derived from the request, labelled
+    with a ``stub-…`` ``modelVersion`` (:data:`STUB_LENS_MODEL`, :data:`STUB_CHUNK_LENS_MODEL`)
+    so that a recorded summary never carries a real model's name.
     """
-    from artemis_cli.models.fake_gemini import FakeReply
-
     player = ScriptPlayer(script)
 
     def policy(request: Any) -> Any:
         if not request.tools:
             if (request.system or "").startswith("You compress a segment"):
-                return FakeReply.text(chunk_lens_reply(request))
-            return FakeReply.text(describe_request(request))
+                return StubReply(parts=[{"text": chunk_lens_reply(request)}], model_version=STUB_CHUNK_LENS_MODEL)
+            return StubReply(parts=[{"text": describe_request(request)}], model_version=STUB_LENS_MODEL)
         decision = player.decide(view_from_rest(request.contents))
         call = {"name": decision.call.name, "args": decision.call.args}
         return FakeReply(parts=[{"text": decision.thought}, {"functionCall": call}])
