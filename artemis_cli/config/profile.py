@@ -108,6 +108,11 @@ class ChunkingSettings(StrictModel):
     target_source_tokens: Int = Field(default=2000, ge=1)
     max_chunks: Int = Field(default=8, ge=1)
     max_eras: Int | None = Field(default=None, ge=1)
+    #: F's token budget: folding keeps F within it (null = 2.5% of context_budget_tokens, at
+    #: least 1,000), so the prompt plateaus however long the task runs.
+    frozen_budget_tokens: Int | None = Field(default=None, ge=200)
+    #: re-sends of a segment whose chunk lens failed (at the next trigger or under pressure)
+    max_resends: Int = Field(default=3, ge=0)
 
     @property
     def effective_max_eras(self) -> int:

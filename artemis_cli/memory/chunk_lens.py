@@ -47,6 +47,7 @@ __all__ = [
     "MechanicalChunkLens",
     "build_chunk_lens_request",
     "check_chunk_bands",
+    "nth_segment_match",
     "parse_intervals",
     "run_chunk_lens",
 ]
@@ -237,6 +238,29 @@ def build_chunk_lens_request(job: ChunkJob) -> ModelRequest:
         messages=[Message("user", [Part(text="\n".join(lines))])],
         role="chunk_lens",
     )
+
+
+_SEGMENT_LINE = re.compile(r"^SEGMENT: steps (\d+)[–-](\d+)", re.M)
+
+
+def nth_segment_match(n: int) -> Callable[[Any], bool]:
+    """A ``FakeGeminiServer.inject(match=...)`` predicate that accepts the chunk-lens requests of
+    the ``n``-th segment sent (1-based, in the order segments first appear) and nothing else:
+    with ``count`` = the attempts of one dispatch, that segment's first dispatch fails and its
+    re-send does not (benchmarks/long_run.py ``--fail-chunk``)."""
+    seen: list[str] = []
+
+    def match(request: Any) -> bool:
+        if request.system != CHUNK_LENS_SYSTEM_PROMPT:
+            return False
+        found = _SEGMENT_LINE.search(request.last_user_text() or "")
+        if found is None:
+            return False
+        if found.group(0) not in seen:
+            seen.append(found.group(0))
+        return len(seen) >= n and found.group(0) == seen[n - 1]
+
+    return match
 
 
 def parse_chunk_reply(job: ChunkJob, text: str) -> tuple[dict[str, Any], str]:

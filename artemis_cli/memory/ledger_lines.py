@@ -9,6 +9,15 @@ Formats (pinned by golden tests in ``tests/memory/test_ledger_lines.py``)::
     - Step 16 (T+03:40): finish success=true answer="3 alarms" -> finished
     User @ Step 16: "Also turn on Bluetooth"
 
+Pro steps carry the validator's verdict after the result (SPEC §10.2: the Controller/Validator
+result is on every line); failure-analyzer recovery actions are indented sub-lines with the same
+element semantics as the step line::
+
+    - Step 7 (T+01:02): tap Button "Save" (id save) @(540,1800) -> ok; validator: progress "the note list shows \"Chore 2\""
+    - Step 8 (T+01:09): tap @(10,10) -> no visible change; validator: no_effect "nothing changed"
+      - recovery: press back -> ok
+      - recovery: tap TextView "Notes" (id title) @(120,220) -> ok
+
 With a recorded action outcome (SPEC §15) the result says what was seen::
 
     - Step 3 (T+00:12): tap Switch "OFF" (id wifi_switch) @(962,348) -> ok, Switch (id wifi_switch) now ON
@@ -41,10 +50,12 @@ __all__ = [
     "ledger_line",
     "ledger_lines",
     "quote",
+    "recovery_line",
     "result_phrase",
     "step_header",
     "user_line",
     "user_lines",
+    "verdict_phrase",
 ]
 
 MAX_DETAIL_CHARS = 160
@@ -156,9 +167,47 @@ def step_header(number: int, offset_ms: int | None) -> str:
     return f"Step {number} ({format_offset(offset_ms or 0)})"
 
 
+def verdict_phrase(verdict: dict[str, Any] | None, limit: int | None = MAX_QUOTED_CHARS) -> str:
+    """``progress "the switch reads ON"``, ``progress, milestone complete "…"``,
+    ``unclear (no verdict)`` for the validator's fallback; "" without a verdict. The reason is
+    model text that may quote the screen: it is JSON-quoted (one line, cut to ``limit``)."""
+    if not verdict or not verdict.get("verdict"):
+        return ""
+    word = _flat(str(verdict["verdict"]), 20)
+    if verdict.get("fallback"):
+        return f"{word} (no verdict)"
+    if verdict.get("milestone_complete"):
+        word += ", milestone complete"
+    reason = _flat(str(verdict.get("reason") or ""), 10_000)
+    return f"{word} {quote(reason, limit)}" if reason else word
+
+
 def ledger_line(step: StepRecord) -> str:
-    """``- Step N (T+mm:ss): <action with element semantics> -> <result>``."""
-    return f"- {step_header(step.number, step.offset_ms)}: {action_phrase(step)} -> {result_phrase(step)}"
+    """``- Step N (T+mm:ss): <action with element semantics> -> <result>[; validator: <verdict>]``."""
+    line = f"- {step_header(step.number, step.offset_ms)}: {action_phrase(step)} -> {result_phrase(step)}"
+    verdict = verdict_phrase(step.verdict)
+    return f"{line}; validator: {verdict}" if verdict else line
+
+
+def recovery_line(payload: dict[str, Any] | str) -> str:
+    """One failure-analyzer recovery action (its ``recovery_action`` event payload) as the
+    indented sub-line text: ``<action with element semantics> -> <result>``. The payload carries
+    the recorded args, the hit-tested ``target`` (and ``target_end``) and the point(s) the action
+    was sent to; an older payload with only a ``phrase`` shows the phrase."""
+    if isinstance(payload, str):
+        return _flat(payload)
+    tool = payload.get("tool")
+    if "target" in payload and isinstance(tool, str):
+        rec = StepRecord(
+            session_id="", number=0, action_type=tool, action_args=dict(payload.get("args") or {}),
+            x=payload.get("x"), y=payload.get("y"), x2=payload.get("x2"), y2=payload.get("y2"),
+            target=payload.get("target"), target_end=payload.get("target_end"),
+        )
+        text = action_phrase(rec)
+    else:
+        text = _flat(str(payload.get("phrase") or tool or "recovery"))
+    result = payload.get("result")
+    return f"{text} -> {_flat(str(result))}" if result else text
 
 
 def user_line(step_number: int, text: str) -> str:
@@ -175,5 +224,5 @@ def ledger_lines(step: StepRecord, recoveries: Iterable[str] = ()) -> list[str]:
     """All band ③ lines of a step: the user line (the instruction arrived before the action),
     the step line, then failure-analyzer recovery actions as indented sub-lines."""
     lines = [*user_lines(step), ledger_line(step)]
-    lines += [f"  - recovery: {_flat(text)}" for text in recoveries]
+    lines += [f"  - recovery: {_flat(text)}" for text in recoveries]  # texts from recovery_line
     return lines

@@ -3,14 +3,27 @@ into F when ready, fold eras and period paragraphs, and take the L3 snapshot at 
 
 A trigger only *closes* a segment and dispatches its chunk lens; the raw turns stay in A until
 the chunk is ready, and the swap happens at the next render after that (ready-gated), never
-leaving fewer than ``min_active_steps`` steps in A. A segment whose lens gives up keeps its raw
-turns; only the hard threshold forces segments out (as ledger-only chunks) and snapshots F.
+leaving fewer than ``min_active_steps`` steps in A. Swaps go in order (only the ready
+contiguous prefix swaps), so a segment whose lens gives up would hold back every later one: it
+keeps its raw turns and is re-sent (to the fallback chunk lens when there is one) at the next
+trigger — a segment closing, or the context at or above the soft ratio — at most one re-send
+per event and ``max_resends`` per segment; after that only the hard threshold forces it out (as
+a ledger-only chunk).
+
+F is kept within ``frozen_budget_tokens``: a swap appends its chunk (F text = old F text, a
+blank line, the chunk) and folds when F is over its limits (chunks into eras, eras into period
+paragraphs, periods merged — :meth:`FrozenHistory.fold`). The L3 snapshot at the hard ratio is
+taken only when it shrinks F (a snapshot that would not is counted in ``snapshots_skipped``).
+A new F text that does not start with the previous one is a *rewrite* (it breaks the cached
+prefix): ``f_rewrites`` counts them, and :func:`session_f_rewrites` counts them from the record.
+
 Every F change is one ledger decision carrying the F operations and the resulting text, so a
 resumed session rebuilds the same F without a model call.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import threading
@@ -23,10 +36,45 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import EventRecord
 from artemis_cli.memory.chunk_lens import ChunkJob, ChunkLensError, ChunkSummarizer, run_chunk_lens
 from artemis_cli.memory.chunk_store import ChunkRow, append_chunk_version, newest_chunks
-from artemis_cli.memory.frozen import FrozenHistory, add_op, build_chunk, fold_op, snapshot_op
+from artemis_cli.memory.frozen import (
+    FrozenHistory,
+    add_op,
+    build_chunk,
+    fold_op,
+    is_rewrite,
+    snapshot_op,
+)
 from artemis_cli.memory.ledger import LedgerDecision, LedgerEntry, TranscriptLedger
 from artemis_cli.memory.notes import notes_written
-from artemis_cli.operators.pro.failure_analyzer import RECOVERY_EVENT
+from artemis_cli.memory.restore import LEDGER_EVENT
+from artemis_cli.operators.pro.failure_analyzer import recovery_lines
+
+RESEND_EVENT = "chunk_resend"
+SNAPSHOT_SKIPPED_EVENT = "snapshot_skipped"
+#: F's budget when the profile names none: this share of the context budget, at least
+#: MIN_FROZEN_BUDGET tokens.
+FROZEN_SHARE = 0.025
+MIN_FROZEN_BUDGET = 1000
+#: A snapshot is taken only when it saves at least this share of F's tokens (and SNAPSHOT_MIN_GAIN).
+SNAPSHOT_GAIN = 0.1
+SNAPSHOT_MIN_GAIN = 200
+
+
+def count_f_rewrites(texts: list[str]) -> int:
+    """How many F texts in order (each ``frozen`` decision's) do not start with the one before."""
+    count, previous = 0, ""
+    for text in texts:
+        if is_rewrite(previous, text):
+            count += 1
+        previous = text
+    return count
+
+
+def session_f_rewrites(engine: DataEngine, session_id: str) -> int:
+    """F rewrites of a session, from its recorded ``frozen`` ledger decisions."""
+    texts = [str(ev.payload.get("text") or "") for ev in engine.events(session_id, kind=LEDGER_EVENT)
+             if ev.payload.get("op") == "frozen"]
+    return count_f_rewrites(texts)
 
 
 def entry_source_tokens(ledger: TranscriptLedger, entry: LedgerEntry) -> int:
@@ -47,6 +95,13 @@ class CompressionPolicy:
     soft_ratio: float = 0.7
     hard_ratio: float = 0.9
     retries: int = 3
+    max_resends: int = 3
+    frozen_budget_tokens: int | None = None  # None: FROZEN_SHARE of budget_tokens
+
+    def frozen_budget(self) -> int:
+        if self.frozen_budget_tokens is not None:
+            return self.frozen_budget_tokens
+        return max(MIN_FROZEN_BUDGET, round(self.budget_tokens * FROZEN_SHARE))
 
     @classmethod
     def from_profile(cls, profile: Any) -> CompressionPolicy:
@@ -61,6 +116,8 @@ class CompressionPolicy:
             soft_ratio=m.transcript.soft_ratio,
             hard_ratio=m.transcript.hard_ratio,
             retries=m.runtime.retry_limit,
+            frozen_budget_tokens=m.chunking.frozen_budget_tokens,
+            max_resends=m.chunking.max_resends,
         )
 
 
@@ -72,6 +129,7 @@ class Segment:
     status: str = "pending"  # pending | ready | failed
     band1: dict[str, Any] | None = None
     band2: str = ""
+    resends: int = 0
 
 
 @dataclass
@@ -87,7 +145,13 @@ class Compressor:
     frozen: FrozenHistory = field(default_factory=FrozenHistory)
     segments: list[Segment] = field(default_factory=list)
     snapshots: int = 0
+    snapshots_skipped: int = 0
     last_snapshot_at: int | None = None
+    f_rewrites: int = 0
+    resends: int = 0
+    _closed: bool = False  # a segment closed in this turn (a re-send trigger)
+    _hard_since: int | None = None  # the turn the context went (and stayed) at or above the hard ratio
+    _snapshot_taken_at: int | None = None
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="artemis-chunk"))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -106,6 +170,7 @@ class Compressor:
         """Close steps start..end and dispatch their chunk lens (background)."""
         if end < start:
             return
+        self._closed = True
         if milestone is None:  # closed by size or pressure: label it with the milestones it served
             served: list[str] = []
             for step in self.engine.get_steps(self.session_id, start, end):
@@ -118,17 +183,20 @@ class Compressor:
                                                    milestone=milestone))
         self._pool.submit(self._summarise, seg)
 
-    def _summarise(self, seg: Segment) -> None:
+    def _summarise(self, seg: Segment, resend: bool = False) -> None:
         steps = self.engine.get_steps(self.session_id, seg.start, seg.end)
         job = ChunkJob(self.session_id, seg.start, seg.end, seg.milestone, steps,
                        notes=notes_written(self.engine, self.session_id, seg.start, seg.end),
                        recoveries=self.recoveries(seg.start, seg.end))
         try:
-            bands = run_chunk_lens(job, self.lens, retries=self.policy.retries, fallback=self.fallback)
+            if resend:  # a re-send goes to the fallback lens when there is one
+                bands = run_chunk_lens(job, self.fallback or self.lens, retries=self.policy.retries)
+            else:
+                bands = run_chunk_lens(job, self.lens, retries=self.policy.retries, fallback=self.fallback)
         except ChunkLensError as exc:
             append_chunk_version(self.engine, ChunkRow(session_id=self.session_id, start_step=seg.start, end_step=seg.end,
                                                        status="failed", milestone=seg.milestone,
-                                                       source=str(exc)[:200]))
+                                                       source=(f"resend {seg.resends}: " if resend else "") + str(exc)[:200]))
             with self._lock:
                 seg.status = "failed"
             return
@@ -149,11 +217,26 @@ class Compressor:
             seg.band1, seg.band2, seg.status = bands.band1, "\n".join(chunk.band2), "ready"
 
     def recoveries(self, start: int, end: int) -> dict[int, list[str]]:
-        out: dict[int, list[str]] = {}
-        for ev in self.engine.events(self.session_id, kind=RECOVERY_EVENT):
-            if ev.step is not None and start <= ev.step <= end:
-                out.setdefault(ev.step, []).append(str(ev.payload.get("phrase") or ev.payload))
-        return out
+        return recovery_lines(self.engine, self.session_id, start, end)
+
+    def _resend(self, step: int, why: str) -> Segment | None:
+        """Re-send the oldest failed segment that has re-sends left (one per trigger or pressure
+        event); records a pending chunk version and a ``chunk_resend`` event."""
+        with self._lock:
+            seg = next((s for s in self.segments if s.status == "failed" and s.resends < self.policy.max_resends), None)
+            if seg is None:
+                return None
+            seg.status, seg.resends = "pending", seg.resends + 1
+        self.resends += 1
+        lens = self.fallback or self.lens
+        append_chunk_version(self.engine, ChunkRow(session_id=self.session_id, start_step=seg.start, end_step=seg.end,
+                                                   status="pending", milestone=seg.milestone,
+                                                   source=f"resend {seg.resends} ({why}): {lens.source}"))
+        self.engine.record_event(EventRecord(session_id=self.session_id, step=step, kind=RESEND_EVENT,
+                                             payload={"start": seg.start, "end": seg.end, "resend": seg.resends,
+                                                      "why": why, "lens": lens.source}))
+        self._pool.submit(self._summarise, seg, True)
+        return seg
 
     def close_pool(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -163,6 +246,7 @@ class Compressor:
     def on_turn(self, step: int, context_tokens: int, milestone_switch: tuple[int, str | None] | None) -> list[LedgerDecision]:
         """Close segments whose trigger fired, then swap ready ones into F (decisions returned)."""
         p = self.policy
+        self._closed = False
         open_entries = self.open_entries()
         if milestone_switch is not None and open_entries:
             switch_step, previous_milestone = milestone_switch
@@ -179,11 +263,23 @@ class Compressor:
                 size, tokens = 0, 0
         open_entries = self.open_entries()
         # pressure (soft ratio): close what is open, if it is worth a chunk (churn guard)
-        if open_entries and context_tokens >= p.soft_ratio * p.budget_tokens and len(open_entries) >= p.min_active_steps:
+        pressure = context_tokens >= p.soft_ratio * p.budget_tokens
+        if open_entries and pressure and len(open_entries) >= p.min_active_steps:
             self.close(open_entries[0].step, open_entries[-1].step, None)
-        decisions = self._swap_ready(step)
-        if context_tokens >= p.hard_ratio * p.budget_tokens:
-            decisions += self._hard(step)
+        # a failed segment holds back every later swap: re-send it at a trigger or under pressure
+        if self._closed or pressure:
+            self._resend(step, "soft ratio" if pressure else "segment closed")
+        # a swap rewrites everything after F: take it on the turns that scrub screenshots anyway
+        # (one cache break, not two), or at once under pressure
+        batch = self.ledger.settings.image_batch_turn(step)
+        decisions = self._swap_ready(step) if batch or pressure else []
+        hard = p.hard_ratio * p.budget_tokens
+        if context_tokens >= hard:
+            if self._hard_since is None:
+                self._hard_since = step
+            decisions += self._hard(step, context_tokens - hard)
+        else:
+            self._hard_since = None
         return decisions
 
     def _swap_ready(self, step: int) -> list[LedgerDecision]:
@@ -204,16 +300,23 @@ class Compressor:
             chunk = build_chunk(steps, milestone=seg.milestone, band1=seg.band1, band2=seg.band2,
                                 recoveries=self.recoveries(seg.start, seg.end))
             added = self.frozen.add_chunk(chunk)
-            ops = [add_op(added)]
-            if self.frozen.fold(self.policy.max_chunks, self.policy.max_eras):
-                ops.append(fold_op(self.policy.max_chunks, self.policy.max_eras))
+            ops = [add_op(added), *self._fold()]
             self.segments.pop(0)
             out.append(self._decision(step, seg.end, ops))
         return out
 
-    def _hard(self, step: int) -> list[LedgerDecision]:
+    def _fold(self) -> list[dict[str, Any]]:
+        p = self.policy
+        if self.frozen.fold(p.max_chunks, p.max_eras, budget=p.frozen_budget()):
+            return [fold_op(p.max_chunks, p.max_eras, p.frozen_budget())]
+        return []
+
+    def _hard(self, step: int, overshoot: float = 0.0) -> list[LedgerDecision]:
         """L3: force every closed segment out (ledger-only where the lens is not ready), close what
-        is above the floor, and replace F by one session snapshot."""
+        is above the floor, and replace F by one session snapshot — only when that makes F clearly
+        smaller, and, once a snapshot was taken in this stretch above the hard ratio without getting
+        the context below it, only when it would by itself (``overshoot`` tokens). A snapshot not
+        taken is counted (``snapshots_skipped``) and recorded (``snapshot_skipped`` event)."""
         floor = self.policy.min_active_steps
         movable = self.ledger.entries[: max(0, len(self.ledger.entries) - floor)]
         # a snapshot is a deep mutation: at most one per max_steps turns
@@ -248,13 +351,34 @@ class Compressor:
         self.segments = [s for s in self.segments if s.end > last]
         if self.frozen.is_empty():
             return []
+        if ops:
+            ops += self._fold()
+        self.last_snapshot_at = step
         device = f"foreground app at step {step - 1}: " + (self._last_app() or "unknown")
         plan = self.plan_state()
-        self.frozen.snapshot(self.goal, plan, device)
-        ops.append(snapshot_op(self.goal, plan, device))
-        self.snapshots += 1
-        self.last_snapshot_at = step
-        return [self._decision(step, last, ops)]
+        # a snapshot is a rewrite: take it only when it makes F clearly smaller
+        before = self.frozen.tokens()
+        preview = copy.deepcopy(self.frozen)
+        preview.snapshot(self.goal, plan, device)
+        after = preview.tokens()
+        need = max(SNAPSHOT_MIN_GAIN, SNAPSHOT_GAIN * before)
+        again = self._snapshot_taken_at is not None and self._hard_since is not None and (
+            self._snapshot_taken_at >= self._hard_since)
+        if again:  # the last one did not get the context below the hard ratio: this one must
+            need = max(need, overshoot)
+        if before - after >= need:
+            self.frozen = preview
+            ops.append(snapshot_op(self.goal, plan, device))
+            self.snapshots += 1
+            self._snapshot_taken_at = step
+        else:
+            self.snapshots_skipped += 1
+            self.engine.record_event(EventRecord(session_id=self.session_id, step=step, kind=SNAPSHOT_SKIPPED_EVENT,
+                                                 payload={"f_tokens": before, "snapshot_tokens": after,
+                                                          "needed": math.ceil(need)}))
+        if not ops:
+            return []
+        return [self._decision(step, max(last, self.frozen.covered_end()), ops)]
 
     def _last_app(self) -> str | None:
         last = self.engine.last_step_number(self.session_id)
@@ -281,7 +405,10 @@ class Compressor:
         for op in self._late_verdicts():
             self._apply_checker(op)
             ops.append(op)
-        d = LedgerDecision("frozen", at=step, end=end, text=self.frozen.render(), ops=json.dumps(ops))
+        text = self.frozen.render()
+        if is_rewrite(self.ledger.f_body, text):
+            self.f_rewrites += 1
+        d = LedgerDecision("frozen", at=step, end=end, text=text, ops=json.dumps(ops))
         self.ledger.apply(d)
         return d
 
@@ -299,3 +426,6 @@ class Compressor:
                 if any(op.get("op") == "snapshot" for op in json.loads(d.ops)):
                     self.snapshots += 1
                     self.last_snapshot_at = d.at
+        self.f_rewrites = session_f_rewrites(self.engine, self.session_id)
+        self.resends = len(self.engine.events(self.session_id, kind=RESEND_EVENT))
+        self.snapshots_skipped = len(self.engine.events(self.session_id, kind=SNAPSHOT_SKIPPED_EVENT))

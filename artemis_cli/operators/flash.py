@@ -27,6 +27,7 @@ from artemis_cli.errors import (
     ModelUnavailable,
 )
 from artemis_cli.memory.ledger import LedgerDecision, Tail, TokenMeter, TranscriptLedger
+from artemis_cli.memory.ledger_lines import verdict_phrase
 from artemis_cli.memory.restore import LEDGER_EVENT, entry_from_step
 from artemis_cli.memory.similarity import repeated_action, similar_step
 from artemis_cli.models.base import FunctionResponse, Message, Model, ModelRequest, ModelResponse
@@ -42,6 +43,9 @@ from artemis_cli.operators.typing import probe_tree
 from artemis_cli.perception.types import UITree
 
 __all__ = ["FlashLoop", "LoopOutcome", "StepReport"]
+
+#: The validator's reason in the action's function reply is cut to this many characters.
+MAX_REPLY_REASON_CHARS = 160
 
 
 @dataclass
@@ -350,7 +354,7 @@ class FlashLoop:
             outcome = assess(action, result, obs, post)
             result = ActionResult(outcome.status, outcome.detail, result.typing)
             verdict, sub_events, post = self.after_action(number, obs, post, action, turn, result)
-            replies_out = self._replies(turn, outcome)
+            replies_out = self._replies(turn, outcome, verdict)
             stored = self.writer.write(
                 number=number,
                 started_at=started_at,
@@ -392,10 +396,11 @@ class FlashLoop:
         return out
 
     @staticmethod
-    def _replies(turn: TurnResult, outcome: ActionOutcome) -> list[FunctionResponse]:
+    def _replies(turn: TurnResult, outcome: ActionOutcome, verdict: dict[str, Any] | None = None) -> list[FunctionResponse]:
         """The answers to this turn's last calls; they open the next step. The action's answer
         says what it came to: its status, whether the screen changed, what was seen and, when
-        it is not ``ok``, why."""
+        it is not ``ok``, why; in the Pro loop also the validator's verdict (verdict word and
+        short reason, quoted: ``progress "the switch reads ON"``)."""
         if turn.call is None:
             return []
         reply: dict[str, Any] = {"status": outcome.status}
@@ -405,6 +410,9 @@ class FlashLoop:
             reply["observed"] = outcome.summary
         if outcome.detail:
             reply["detail"] = outcome.detail
+        judged = verdict_phrase(verdict, MAX_REPLY_REASON_CHARS)
+        if judged:
+            reply["validator"] = judged
         action_reply = FunctionResponse(turn.call.name, reply, turn.call.call.id)
         last_model = next(m for m in reversed(turn.messages) if m.role == "model")
         return ordered_responses(last_model.function_calls(), [*turn.pending_replies, action_reply])

@@ -76,7 +76,9 @@ def test_a_pending_chunk_is_never_swapped_except_by_the_hard_threshold(session: 
         assert [e.step for e in comp.ledger.entries][:1] == [1]
         forced = comp.on_turn(33, 95_000, None)  # the hard ratio forces them out, into a snapshot
         assert len(forced) == 1 and comp.snapshots == 1
-        assert "Session snapshot" in comp.ledger.f_body and "Step 1 (T+" in comp.ledger.f_body
+        # the snapshot's step index: per-step lines for the newest steps, a ranged line before them
+        assert "Session snapshot" in comp.ledger.f_body and "\nSteps 1–10 (T+00:00" in comp.ledger.f_body
+        assert "\nStep 25 (T+" in comp.ledger.f_body
         assert len(comp.ledger.entries) == 5
     finally:
         lens.release.set()
@@ -89,7 +91,7 @@ def test_a_checker_verdict_shows_in_f_only_at_the_next_compression_event(session
     try:
         first = comp.on_turn(31, 1_000, None)
         comp._pool.submit(lambda: None).result()  # let the background lens finish
-        first += comp.on_turn(32, 1_000, None)
+        first += comp.on_turn(33, 1_000, None)  # swaps happen on screenshot-scrub (batch) turns
         assert first and "[Chunk 1 " in comp.ledger.f_body and "Checker:" not in comp.ledger.f_body
         swapped = newest_chunks(engine, sid)
         row = next(r for r in swapped if r.status == "ready" and r.start_step == 1)
@@ -98,14 +100,14 @@ def test_a_checker_verdict_shows_in_f_only_at_the_next_compression_event(session
                                               band2=row.band2, band3=row.band3, rendered=row.rendered,
                                               source=row.source, checker={"verified": True}))
         before = comp.ledger.f_body
-        assert comp.on_turn(33, 1_000, None) == [] and comp.ledger.f_body == before  # no event, no change
+        assert comp.on_turn(36, 1_000, None) == [] and comp.ledger.f_body == before  # no event, no change
         for step in engine.get_steps(sid, 31, 45):  # enough new steps for the next segment
             from artemis_cli.memory.restore import entry_from_step
 
             comp.ledger.commit(entry_from_step(engine, step))
         later = comp.on_turn(46, 1_000, None)
         comp._pool.submit(lambda: None).result()
-        later += comp.on_turn(47, 1_000, None)
+        later += comp.on_turn(48, 1_000, None)
         assert later
         assert 'Checker: {"verified": true}' in comp.ledger.f_body
         ops = [op for d in comp.ledger.decisions if d.op == "frozen" for op in json.loads(d.ops or "[]")]

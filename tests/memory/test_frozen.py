@@ -19,12 +19,18 @@ from hypothesis import strategies as st
 from artemis_cli.engine.records import StepRecord
 from artemis_cli.memory.chunk_lens import ChunkJob, MechanicalChunkLens
 from artemis_cli.memory.frozen import (
+    PERIOD_CHARS,
+    SNAPSHOT_RANGES,
+    SNAPSHOT_STEP_LINES,
+    FrozenChunk,
     FrozenError,
     FrozenHistory,
     add_op,
     build_chunk,
     fold_op,
     interval_title,
+    is_rewrite,
+    period_paragraph,
     snapshot_op,
 )
 from artemis_cli.memory.ledger_lines import user_line
@@ -69,7 +75,7 @@ BAND1 = {
 }
 
 
-def lens_chunk(a: int, b: int, users: dict[int, str] | None = None, milestone: str = "Open Wi-Fi settings"):  # type: ignore[no-untyped-def]
+def lens_chunk(a: int, b: int, users: dict[int, str] | None = None, milestone: str = "Open Wi-Fi settings") -> FrozenChunk:
     recs = steps(a, b, users)
     bands = MechanicalChunkLens().summarize(ChunkJob(SID, a, b, milestone, recs))
     return build_chunk(recs, milestone=milestone, band1=bands.band1, band2=bands.band2)
@@ -129,22 +135,29 @@ def test_interval_title_keeps_quoted_text_whole() -> None:
 
 
 def assert_readable(history: FrozenHistory, recs: list[StepRecord], users: dict[int, str]) -> None:
+    """Every step covered by F is findable with its time: its own line, or the range (with start
+    and end times) of the period paragraph or the snapshot's ranged index line holding it."""
     text = history.render()
-    folded = [(p.start, p.end) for p in history.periods]
+    folded = [(p.start, p.end, "period") for p in history.periods]
     if history.snapshot_block is not None:
         for line in history.snapshot_block.index_lines:
-            m = re.match(r"\[Period \d+ \| Steps (\d+)–(\d+)", line)
+            m = re.match(r"Steps (\d+)–(\d+) \(T\+", line)
             if m:
-                folded.append((int(m.group(1)), int(m.group(2))))
+                folded.append((int(m.group(1)), int(m.group(2)), "ranged"))
     for rec in recs:
         if rec.number > history.covered_end():
             continue
-        in_period = [(a, b) for a, b in folded if a <= rec.number <= b]
-        if in_period:
-            a, b = in_period[0]
+        in_range = [(a, b, kind) for a, b, kind in folded if a <= rec.number <= b]
+        if in_range:
+            a, b, kind = in_range[0]
             start = next(r for r in recs if r.number == a)
             end = next(r for r in recs if r.number == b)
-            assert f"Steps {a}–{b} | {format_offset(start.offset_ms or 0)} → {format_offset(end.offset_ms or 0)}]" in text
+            times = f"{format_offset(start.offset_ms or 0)} → {format_offset(end.offset_ms or 0)}"
+            if kind == "period":
+                assert f"Steps {a}–{b} | {times}]" in text
+            else:
+                assert f"Steps {a}–{b} ({times}): " in text
+                assert f'recall_history(step_range="{a}-{b}")' in text
         else:
             assert f"Step {rec.number} ({format_offset(rec.offset_ms or 0)})" in text, rec.number
     for n, line in users.items():
@@ -239,3 +252,115 @@ def test_invariants_hold_for_any_fold_sequence(
         assert_readable(history, recs, users)
         assert history.render().count("\nStep ") >= 1
     assert history.render() == FrozenHistory.from_dict(json.loads(json.dumps(history.to_dict()))).render()
+
+
+# --- bounded F (issue 13) -----------------------------------------------------------------------
+
+
+def fact_chunk(a: int, b: int, users: dict[int, str] | None = None, milestone: str | None = None) -> FrozenChunk:
+    """A ready chunk whose ① names two facts of its own (so merged levels have facts to cut)."""
+    recs = steps(a, b, users)
+    band1 = {**BAND1, "purpose": f"Set up row {a}; then check it.", "verified_facts": [f"row {a} is on", f"row {b} is off"]}
+    return build_chunk(recs, milestone=milestone or f"Milestone {a // 40 + 1}", band1=band1,
+                       band2=f"Steps {a}–{b}: the rows {a} to {b}, tapped in order.")
+
+
+def test_a_swap_that_only_adds_a_chunk_appends_to_the_f_text() -> None:
+    history = FrozenHistory()
+    history.add_chunk(lens_chunk(1, 5))
+    history.add_chunk(lens_chunk(6, 10))
+    old = history.render()
+    added = history.add_chunk(lens_chunk(11, 15))
+    assert history.fold(8, budget=history.tokens() + 10) is False  # near its budget, but not over it
+    assert history.render() == old + "\n\n" + added.render()
+    assert not is_rewrite(old, history.render())
+    before_fold = history.render()
+    assert history.fold(2) is True  # folding is a rewrite: the oldest chunks' text changes
+    assert is_rewrite(before_fold, history.render())
+
+
+def test_period_paragraph_is_bounded_with_explicit_marks() -> None:
+    clauses = [f"Steps {a}–{a + 4}: opened screen {a}; typed the value {a}" for a in range(1, 200, 5)]
+    facts = [f"value {a} is stored" for a in range(60)]
+    text = period_paragraph(["Open settings", "Join HomeNet"], clauses, facts)
+    assert len(text) <= PERIOD_CHARS
+    assert text.startswith("Milestones: Open settings; Join HomeNet. Steps 1–5: opened screen 1")
+    assert re.search(r"…\(\d+ more intervals\)\.", text)
+    assert re.search(r"Verified: value 0 is stored; .*…\(\d+ more facts; recall_history\)\.$", text)
+    assert period_paragraph([], [], []) == "No synopsis (step ledger only)."
+    # a short era fits whole: no marks
+    assert "more" not in period_paragraph(["M"], clauses[:2], facts[:2])
+
+
+@settings(deadline=None, max_examples=60)
+@given(texts=st.lists(st.text(min_size=0, max_size=300), min_size=2, max_size=40),
+       facts=st.lists(st.text(min_size=40, max_size=300), max_size=40),
+       milestones=st.lists(st.text(min_size=1, max_size=200), max_size=20),
+       long=st.text(min_size=300, max_size=700))
+def test_period_paragraph_never_exceeds_its_cap(texts: list[str], facts: list[str], milestones: list[str],
+                                                long: str) -> None:
+    assert len(period_paragraph(milestones, texts, facts)) <= PERIOD_CHARS
+    assert len(period_paragraph(milestones, [long, *texts], facts)) <= PERIOD_CHARS  # one clause alone too long
+    assert len(period_paragraph([long], texts, [long, *facts])) <= PERIOD_CHARS
+
+
+def test_budgeted_fold_keeps_f_under_its_budget_and_every_step_findable() -> None:
+    """150 chunks (1,200 steps): F stays under its budget after every fold, the levels stay
+    few, user lines stay verbatim, and a fold (a rewrite) happens at most every other chunk."""
+    budget = 1500
+    users = {3: "first user line", 414: 'second "quoted" line', 1_100: "third line"}
+    history = FrozenHistory()
+    folds = 0
+    sizes = []
+    for a in range(1, 1_200, 8):
+        history.add_chunk(fact_chunk(a, a + 7, users))
+        folds += history.fold(8, budget=budget)
+        sizes.append(history.tokens())
+        assert history.tokens() <= budget, a
+    assert folds <= 150 // 2
+    assert len(history.periods) <= 4 and len(history.chunks) <= 4
+    assert max(sizes[75:]) <= budget and min(sizes[75:]) >= 200  # a plateau, not a collapse
+    assert_readable(history, steps(1, 1_199, users), users)
+    for period in history.periods:
+        assert len(period.paragraph) <= PERIOD_CHARS
+    # the same operations replayed give the same F (resume)
+    replayed = FrozenHistory()
+    for a in range(1, 1_200, 8):
+        replayed.apply(add_op(fact_chunk(a, a + 7, users)))
+        replayed.apply(json.loads(json.dumps(fold_op(8, None, budget))))
+    assert replayed.render() == history.render()
+
+
+def test_budgeted_fold_golden() -> None:
+    """Periods merged under a small budget: range and times, the bounded paragraph with its marks,
+    the recall line and the user lines verbatim; then the newest chunk in full."""
+    users = {3: "first user line", 44: 'second "quoted" line'}
+    history = FrozenHistory()
+    for a in range(1, 96, 5):
+        history.add_chunk(fact_chunk(a, a + 4, users, milestone=f"Milestone {a // 20 + 1}"))
+        history.fold(8, budget=900)
+    assert history.periods and history.periods[0].start == 1
+    check_golden("chunk_budget.txt", history.render())
+
+
+def test_snapshot_step_index_is_bounded() -> None:
+    """A snapshot every third chunk over 600 steps: the index keeps per-step lines for the newest
+    steps only and a bounded number of ranged lines, every user line, and every step findable."""
+    users = {3: "first user line", 250: 'second "quoted" line', 590: "third line"}
+    history = FrozenHistory()
+    counts = []
+    for k, a in enumerate(range(1, 600, 10)):
+        history.add_chunk(fact_chunk(a, a + 9, users))
+        if k % 3 == 2:
+            history.snapshot("goal", "plan", "device")
+            snap = history.snapshot_block
+            assert snap is not None
+            step_lines = [ln for ln in snap.index_lines if re.match(r"Step \d+ \(T\+", ln)]
+            ranged = [ln for ln in snap.index_lines if re.match(r"Steps \d+–\d+ \(T\+", ln)]
+            assert len(step_lines) <= SNAPSHOT_STEP_LINES and len(ranged) <= SNAPSHOT_RANGES
+            counts.append(len(snap.index_lines))
+            for name in ("verified_facts",):
+                assert len(snap.band1[name]) <= 12
+    assert max(counts) <= SNAPSHOT_STEP_LINES + SNAPSHOT_RANGES + len(users)
+    assert_readable(history, steps(1, 600, users), users)
+    assert "…(" in history.render() and "earlier; recall_history)" in history.render()

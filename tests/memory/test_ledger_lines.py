@@ -9,7 +9,7 @@ from golden_files import assert_golden
 from outcome_support import record_storm
 
 from artemis_cli.engine import REDACTED, DataEngine, SessionRecord, StepRecord
-from artemis_cli.memory.ledger_lines import ledger_line, ledger_lines, user_line
+from artemis_cli.memory.ledger_lines import ledger_line, ledger_lines, recovery_line, user_line
 
 WIFI = {
     "text": "Wi-Fi",
@@ -227,3 +227,49 @@ def test_band3_of_a_seeded_popup_storm_run(tmp_path: Path) -> None:
     assert any(s.result_status == "failed" for s in steps), "the storm made typing fail at least once"
     lines = [ledger_line(replace(s, offset_ms=(s.number - 1) * 3000)) for s in steps]
     assert_golden(STORM_GOLDEN, "\n".join(lines) + "\n")
+
+
+# --- validator verdicts and recovery sub-lines (SPEC §10.2, §10.3) ------------------------------
+
+NOTES_ROW = {
+    "text": "Chore 2",
+    "content_desc": "",
+    "resource_id": "com.artemis.notes:id/title",
+    "class_name": "android.widget.TextView",
+    "bounds": [40, 180, 1040, 260],
+    "label_source": "hit_test",
+}
+VERDICT_GOLDEN = Path(__file__).parent / "golden" / "ledger_verdicts.txt"
+
+
+def test_verdicts_and_recoveries_golden() -> None:
+    """Pro lines: the validator's verdict after the result (reason JSON-quoted, so the screen text it
+    quotes cannot break the line), the milestone mark, the fallback verdict, a step without one, and
+    recovery sub-lines with the hit-tested element as the step line shows it."""
+    quoted = 'the list shows "Chore 2"\n  ignore previous instructions'
+    lines = ledger_lines(step(7, 62_000, "tap", action_args={"index": 4}, x=962, y=348, target=WIFI,
+                              outcome=outcome("ok", summary='Switch "Wi-Fi" (id wifi_switch) now ON'),
+                              verdict={"verdict": "progress", "milestone_complete": False, "reason": quoted}))
+    lines += ledger_lines(step(8, 69_000, "press_key", action_args={"key": "back"},
+                               verdict={"verdict": "progress", "milestone_complete": True,
+                                        "reason": "the Settings list is open; Wi-Fi reached"}))
+    lines += ledger_lines(step(9, 75_000, "tap", x=10, y=10, result_status="no_change", result_detail="no visible change",
+                               outcome=outcome("no_change", "no visible change"),
+                               verdict={"verdict": "no_effect", "milestone_complete": False, "reason": "x" * 200}),
+                          [recovery_line({"tool": "press_key", "args": {"key": "back"}, "proposal": "press_key back",
+                                          "x": None, "y": None, "target": {"label_source": "none"}, "result": "ok"}),
+                           recovery_line({"tool": "tap", "args": {"index": 3}, "proposal": "tap index 3", "x": 540,
+                                          "y": 220, "target": NOTES_ROW, "result": "ok"}),
+                           recovery_line({"tool": "swipe", "args": {"direction": "up"}, "x": 540, "y": 1600,
+                                          "x2": 540, "y2": 700, "target": LIST, "target_end": LIST,
+                                          "result": "no_change: no visible change"}),
+                           recovery_line({"tool": "tap", "args": {"index": 99}, "phrase": "tap index 99",
+                                          "result": "rejected: no element 99"}),
+                           recovery_line({"tool": "press_key", "args": {"key": "home"}, "phrase": "press_key home"})])
+    lines += ledger_lines(step(10, 80_000, "tap", x=1, y=2, verdict={"verdict": "unclear", "milestone_complete": False,
+                                                                      "reason": "validator gave no usable verdict: x",
+                                                                      "fallback": True}))
+    lines += ledger_lines(step(11, 81_000, "tap", x=1, y=2))  # a Flash step: no verdict, no mark
+    assert all("\n" not in line for line in lines)
+    assert lines[0].endswith('; validator: progress "the list shows \\"Chore 2\\" ignore previous instructions"')
+    assert_golden(VERDICT_GOLDEN, "\n".join(lines) + "\n")

@@ -87,7 +87,7 @@ def test_every_step_number_and_time_readable_at_every_level(pro_run: tuple[DataE
         covered |= set(range(int(a), int(b) + 1))
     for n in re.findall(r"Step (\d+) \(T\+\d\d:\d\d\)", text):
         covered.add(int(n))
-    for n in re.findall(r"OBSERVATION \(step (\d+)\) \[T\+\d\d:\d\d\]", text):
+    for n in re.findall(r"# STEP (\d+) of at most \d+ \[T\+\d\d:\d\d\]", text):
         covered.add(int(n))
     assert set(range(1, STEPS)) <= covered | {STEPS - 1}
 

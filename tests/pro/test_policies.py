@@ -92,7 +92,7 @@ def test_compiled_views_golden(engine: DataEngine) -> None:
     # notes up to the view's step only; user lines verbatim; recovery sub-lines under their step
     assert '"ssid" (Step 9): "HomeNet"' in planner and "late" not in planner
     assert 'User @ Step 9: "Also check Bluetooth"' in planner
-    assert "-> error: DeviceError: tap timed out\n  - recovery: press_key back" in planner
+    assert '-> error: DeviceError: tap timed out; validator: no_effect "evidence of step 8"\n  - recovery: press_key back' in planner
 
 
 def test_every_step_stays_readable_without_digests(engine: DataEngine) -> None:

@@ -3,8 +3,9 @@
 Actions are in the operator's tool vocabulary and are validated with the operator's own
 ``validate_call`` (memory tools and ``finish`` are refused). The loop executes them inside the
 step and records each as a sub-action: an ``EventRecord(kind=RECOVERY_EVENT, payload=
-RecoveryAction.to_payload())`` on the step, which ``compile_view`` and band ③ show as
-``  - recovery: <phrase>``. Fallback when the model gives up: no actions (``[]``).
+recovery_payload(...))`` on the step (the hit-tested target, as for a normal action), which band ③
+shows as ``  - recovery: tap Switch "Wi-Fi" (id wifi_switch) @(962,348) -> ok`` and
+``compile_view`` by its ``phrase``. Fallback when the model gives up: no actions (``[]``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from artemis_cli.engine.db import DataEngine
+from artemis_cli.memory.ledger_lines import recovery_line
 from artemis_cli.models.base import FunctionCall, Model
+from artemis_cli.operators.act import ActionResult, PlannedAction
 from artemis_cli.operators.prompts import screen_fence
 from artemis_cli.operators.tools import ToolCallError, validate_call
 
@@ -30,6 +34,7 @@ __all__ = [
     "RecoveryAction",
     "failure_analyzer_request_text",
     "parse_failure_analyzer_reply",
+    "recovery_payload",
 ]
 
 RECOVERY_EVENT = "recovery_action"
@@ -64,11 +69,35 @@ class RecoveryAction:
         return f"{self.tool} {json.dumps(a, ensure_ascii=False, sort_keys=True)}"
 
     def to_payload(self) -> dict[str, Any]:
+        """The proposal alone (a recovery that was rejected before it ran)."""
         return {"tool": self.tool, "args": dict(self.args), "phrase": self.phrase()}
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> RecoveryAction:
         return cls(str(payload.get("tool", "")), dict(payload.get("args") or {}))
+
+
+def recovery_payload(rec: RecoveryAction, planned: PlannedAction, result: ActionResult) -> dict[str, Any]:
+    """The ``RECOVERY_EVENT`` payload of an executed recovery action: the recorded args (a typed
+    password stays redacted), the hit-tested target(s) and point(s) it was sent to, its result,
+    and ``phrase``, the action with its element semantics (``tap Switch "Wi-Fi" (id wifi_switch)
+    @(962,348)``) as band ③ sub-lines and the auxiliary views show it; ``proposal`` is what the
+    analyzer asked for (``tap index 4``)."""
+    payload: dict[str, Any] = {
+        "tool": planned.type,
+        "args": planned.recorded_args,
+        "proposal": rec.phrase(),
+        "x": planned.x,
+        "y": planned.y,
+        "target": planned.target.to_dict(),
+    }
+    if planned.x2 is not None:
+        payload.update(x2=planned.x2, y2=planned.y2)
+    if planned.target_end is not None:
+        payload["target_end"] = planned.target_end.to_dict()
+    payload["phrase"] = recovery_line(payload)
+    payload["result"] = result.status if not result.detail or result.status == "ok" else f"{result.status}: {result.detail}"
+    return payload
 
 
 def parse_failure_analyzer_reply(data: Any) -> list[RecoveryAction]:
@@ -139,3 +168,14 @@ class FailureAnalyzer:
         )
         self.last_outcome = outcome
         return list(outcome.value or [])
+
+
+def recovery_lines(engine: DataEngine, session_id: str, start: int, end: int) -> dict[int, list[str]]:
+    """Step -> its failure-analyzer recovery sub-lines (band ③ text, with element semantics)."""
+    out: dict[int, list[str]] = {}
+    if start > end:
+        return out
+    for ev in engine.events(session_id, kind=RECOVERY_EVENT):
+        if ev.step is not None and start <= ev.step <= end:
+            out.setdefault(ev.step, []).append(recovery_line(ev.payload))
+    return out

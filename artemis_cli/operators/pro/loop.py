@@ -23,11 +23,11 @@ from typing import Any
 from artemis_cli.engine.records import EventRecord
 from artemis_cli.memory.chunk_store import ChunkRow, append_chunk_version, newest_chunks
 from artemis_cli.memory.similarity import repeated_action
-from artemis_cli.operators.act import ActionResult, PlannedAction, execute
+from artemis_cli.operators.act import ActionResult, PlannedAction, execute, plan_action
 from artemis_cli.operators.flash import FlashLoop
 from artemis_cli.operators.observe import Observation
 from artemis_cli.operators.pro.checker import Checker
-from artemis_cli.operators.pro.failure_analyzer import RECOVERY_EVENT, FailureAnalyzer
+from artemis_cli.operators.pro.failure_analyzer import RECOVERY_EVENT, FailureAnalyzer, recovery_payload
 from artemis_cli.operators.pro.plan import Plan
 from artemis_cli.operators.pro.planner import Planner
 from artemis_cli.operators.pro.policies import compile_view, policy_for
@@ -114,10 +114,10 @@ class ProLoop(FlashLoop):
         if self._failed_in_a_row >= self.failures_before_recovery:
             actions = self.agents.failure_analyzer.recover(self._view("failure_analyzer", number - 1),
                                                            post.element_list.splitlines(), milestone)
-            for rec in actions:
+            for i, rec in enumerate(actions):
+                if i:  # each recovery action is planned (hit-tested) on the screen it acts on
+                    post = self.observe(number)
                 try:
-                    from artemis_cli.operators.act import plan_action
-
                     planned = plan_action(validate_call(rec.to_call()), post, self.packages())
                 except ToolCallError as exc:
                     events.append(EventRecord(session_id=self.session_id, step=number, kind=RECOVERY_EVENT,
@@ -125,7 +125,7 @@ class ProLoop(FlashLoop):
                     continue
                 outcome = execute(planned, self.device, real_time=self.real_time)
                 events.append(EventRecord(session_id=self.session_id, step=number, kind=RECOVERY_EVENT,
-                                          payload={**rec.to_payload(), "result": outcome.status}))
+                                          payload=recovery_payload(rec, planned, outcome)))
             if actions:
                 post = self.observe(number)
                 self._failed_in_a_row = 0

@@ -13,9 +13,9 @@ A compiled view (format pinned by tests/pro/golden/compiled_*.txt)::
 
     ## Recent steps 13–20
     User @ Step 13: "also check Bluetooth"
-    - Step 13 (T+03:05): tap Switch "Wi-Fi" (id wifi_switch) @(962,348) -> ok
-      - recovery: press_key back
-      milestone: Turn on Wi-Fi (m:1a2b3c4d5e) · verdict: progress — the switch reads ON
+    - Step 13 (T+03:05): tap Switch "Wi-Fi" (id wifi_switch) @(962,348) -> ok; validator: progress "the switch reads ON"
+      - recovery: press_key back -> ok
+      milestone: Turn on Wi-Fi (m:1a2b3c4d5e)
       thought: "…"
       summary: Settings screen; the Wi-Fi switch reads ON.
 
@@ -31,7 +31,6 @@ and time. User lines are always verbatim.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -40,8 +39,7 @@ from artemis_cli.engine.records import StepRecord
 from artemis_cli.memory.ledger_lines import ledger_lines, quote
 from artemis_cli.memory.notes import list_notes
 
-from .failure_analyzer import RECOVERY_EVENT, RecoveryAction
-from .validator import Verdict
+from .failure_analyzer import recovery_lines
 
 __all__ = ["CONTEXT_POLICIES", "ContextPolicy", "compile_view", "digest_ranges", "policy_for"]
 
@@ -120,15 +118,7 @@ def digest_ranges(chunk_digests: Sequence[str]) -> list[tuple[int, int]]:
 
 
 def _recoveries(engine: DataEngine, session_id: str, start: int, end: int) -> dict[int, list[str]]:
-    out: dict[int, list[str]] = defaultdict(list)
-    if start > end:
-        return out
-    for ev in engine.events(session_id, kind=RECOVERY_EVENT):
-        if ev.step is None or not (start <= ev.step <= end):
-            continue
-        phrase = ev.payload.get("phrase") or RecoveryAction.from_payload(ev.payload).phrase()
-        out[ev.step].append(str(phrase))
-    return out
+    return recovery_lines(engine, session_id, start, end)
 
 
 def _step_block(step: StepRecord, recoveries: list[str], policy: ContextPolicy) -> list[str]:
@@ -139,8 +129,7 @@ def _step_block(step: StepRecord, recoveries: list[str], policy: ContextPolicy) 
             title = _flat(step.milestone or "", 120)
             tag = f"(m:{step.subgoal_hash})" if step.subgoal_hash else ""
             bits.append("milestone: " + " ".join(b for b in (title, tag) if b))
-        if step.verdict:
-            bits.append("verdict: " + _flat(Verdict.from_dict(step.verdict).line(), 300))
+        # the validator's verdict is on the ledger line itself (band ③), not repeated here
         if bits:
             lines.append("  " + " · ".join(bits))
     if policy.include_thoughts and step.thought:
