@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from artemis_cli.bench.metrics import replay_frozen
+from artemis_cli.bench.metrics import compression_figures
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.errors import BlobMissing
 from artemis_cli.engine.records import REDACTED
@@ -131,9 +131,8 @@ def typed_texts(engine: DataEngine, session_id: str) -> list[str]:
 
 def compression_levels(engine: DataEngine, session_id: str) -> dict[str, int]:
     """How many of each F level the session made (from its recorded F operations)."""
-    frozen, snapshots = replay_frozen(engine, session_id)
-    return {"chunks": frozen.chunks_added, "eras": frozen.eras_made, "periods": frozen.periods_made,
-            "snapshots": snapshots}
+    levels = compression_figures(engine, session_id)
+    return {k: levels[k] for k in ("chunks", "eras", "periods", "snapshots")}
 
 
 # -- the secondary probe: notes and typed texts -------------------------------------------------------

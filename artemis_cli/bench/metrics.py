@@ -50,9 +50,15 @@ def replay_frozen(engine: DataEngine, session_id: str) -> tuple[FrozenHistory, i
 
 
 def compression_figures(engine: DataEngine, session_id: str) -> dict[str, int]:
-    """Chunks, eras and snapshots from the recorded F operations."""
+    """Chunks, eras, periods and snapshots from the recorded F operations; F rewrites (F changes
+    that are not a pure append: each breaks the cached prefix at F) and failed chunk segments
+    re-sent."""
+    from artemis_cli.operators.compression import RESEND_EVENT, session_f_rewrites
+
     frozen, snapshots = replay_frozen(engine, session_id)
-    return {"chunks": frozen.chunks_added, "eras": frozen.eras_made, "snapshots": snapshots}
+    return {"chunks": frozen.chunks_added, "eras": frozen.eras_made, "periods": frozen.periods_made,
+            "snapshots": snapshots, "f_rewrites": session_f_rewrites(engine, session_id),
+            "chunk_resends": len(engine.events(session_id, kind=RESEND_EVENT))}
 
 
 #: The token figures of a role group in bench results (output = completion + thoughts).

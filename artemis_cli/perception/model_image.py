@@ -13,7 +13,7 @@ import io
 
 from artemis_cli.perception.png import png_size
 
-__all__ = ["scaled_size", "scale_for_model"]
+__all__ = ["scale_for_model", "scaled_size"]
 
 
 def scaled_size(width: int, height: int, max_side: int | None) -> tuple[int, int]:
