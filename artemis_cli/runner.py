@@ -406,6 +406,11 @@ def run_task(
         raise ValueError(f"lenses must be one of {LENS_CHOICES}, got {lenses!r}")
     info = device.info()
     steps_budget = max_steps or profile.max_steps or task.max_steps
+    if model.offline and profile.screenshot.max_side is not None:
+        # an offline model (heuristic, in-process scripted) never looks at the screenshot: send it
+        # as recorded instead of paying ~20 ms a step to scale it; the session's stored profile
+        # says so, so every re-render (resume, sessions prompt) matches
+        profile = profile.model_copy(update={"screenshot": profile.screenshot.model_copy(update={"max_side": None})})
     session_id = engine.new_session_id()
     engine.create_session(
         SessionRecord(

@@ -42,20 +42,23 @@ def alarm_check(hour: int, minute: int, half: str, label: str) -> dict[str, Any]
             "contains": f"hour={h24(hour, half)}, minutes={minute}, enabled=1, label={label},"}
 
 
-def settings_round() -> list[Action]:
+def _network_switches() -> list[Action]:
     return [
         {"tap": {"text": "Network & internet"}},
         {"tap": {"id": "wifi_switch"}},
         {"tap": {"id": "airplane_switch"}},
         {"tap": {"id": "mobile_data_switch"}},
         {"key": "back"},
-        {"tap": {"text": "Display"}},
-        {"tap": {"id": "dark_theme_switch"}},
-        {"key": "back"},
-        {"tap": {"text": "Connected devices"}},
-        {"tap": {"id": "bluetooth_switch"}},
-        {"key": "back"},
     ]
+
+
+def _bluetooth_switch() -> list[Action]:
+    return [{"tap": {"text": "Connected devices"}}, {"tap": {"id": "bluetooth_switch"}}, {"key": "back"}]
+
+
+def settings_round() -> list[Action]:
+    display: list[Action] = [{"tap": {"text": "Display"}}, {"tap": {"id": "dark_theme_switch"}}, {"key": "back"}]
+    return [*_network_switches(), *display, *_bluetooth_switch()]
 
 
 SETTINGS_SETUP = [
@@ -370,16 +373,7 @@ def _order_total(items: list[tuple[str, int]]) -> str:
 
 def network_round() -> list[Action]:
     """Toggle the three network switches and Bluetooth (Display is left alone: its values are facts)."""
-    return [
-        {"tap": {"text": "Network & internet"}},
-        {"tap": {"id": "wifi_switch"}},
-        {"tap": {"id": "airplane_switch"}},
-        {"tap": {"id": "mobile_data_switch"}},
-        {"key": "back"},
-        {"tap": {"text": "Connected devices"}},
-        {"tap": {"id": "bluetooth_switch"}},
-        {"key": "back"},
-    ]
+    return [*_network_switches(), *_bluetooth_switch()]
 
 
 FACT_NEW_CONTACTS = [("Zoe", "Adler", "+1 555-0401"), ("Yusuf", "Bakr", "+1 555-0402"),

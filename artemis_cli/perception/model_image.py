@@ -9,7 +9,10 @@ pixels: the image is a picture of the screen, not the coordinate system.
 
 from __future__ import annotations
 
+import hashlib
 import io
+import threading
+from collections import OrderedDict
 
 from artemis_cli.perception.png import png_size
 
@@ -24,6 +27,13 @@ def scaled_size(width: int, height: int, max_side: int | None) -> tuple[int, int
     return max(1, round(width * factor)), max(1, round(height * factor))
 
 
+#: Recently scaled screenshots by (sha256, max_side): screens repeat (a list the agent returns to,
+#: the home screen), and decoding, resizing and re-encoding costs tens of milliseconds a step.
+_CACHE_ENTRIES = 64
+_cache: OrderedDict[tuple[str, int], bytes] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
 def scale_for_model(png: bytes, max_side: int | None) -> bytes:
     """``png`` with its longest side at most ``max_side`` (unchanged when it already fits, when
     ``max_side`` is None, or when the bytes are not a readable PNG: the model then gets what the
@@ -34,6 +44,20 @@ def scale_for_model(png: bytes, max_side: int | None) -> bytes:
     target = scaled_size(*size, max_side)
     if target == size:
         return png
+    key = (hashlib.sha256(png).hexdigest(), max_side)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    scaled = _scaled(png, target)
+    with _cache_lock:
+        _cache[key] = scaled
+        while len(_cache) > _CACHE_ENTRIES:
+            _cache.popitem(last=False)
+    return scaled
+
+
+def _scaled(png: bytes, target: tuple[int, int]) -> bytes:
     from PIL import Image
 
     try:
