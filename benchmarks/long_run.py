@@ -6,10 +6,16 @@ service. Prints one JSON object with the prompt-size bound, cache figures and S-
 
     python benchmarks/long_run.py --profile flash --steps 150 --json
 
-Keys: session_id, data_dir, steps, calls (operator calls), max_prompt_tokens_calls_20_30,
-max_prompt_tokens_last_50, bound_ratio (last-50 max / calls-20-30 max; goal ≤ 1.3),
-cache_hit_call_share (operator calls reporting cached tokens; goal ≥ 0.85), cached_token_share,
-s_zone_hash_changes (goal 0), lens_calls, recall_word / recall_word_step (a word typed at step ~40);
+Keys: session_id, data_dir, steps, calls (operator calls), max_prompt_tokens (goal at 1000 steps:
+≤ 20,000), max_prompt_tokens_calls_20_30, max_prompt_tokens_last_50, bound_ratio (last-50 max /
+calls-20-30 max; goal ≤ 1.3), cache_hit_call_share (operator calls reporting cached tokens; goal
+≥ 0.9), cached_token_share (operator; goal ≥ 0.70) and cached_token_share_all_calls,
+s_zone_hash_changes (goal 0), lens_calls, lens_prompt_tokens / lens_cached_tokens (visual and chunk
+lens), pro_roles_prompt_tokens, operator_prompt_tokens, image_tokens_per_screenshot (as sent, per
+the profile's screenshot setting) and image_tokens_full_size, divergence_blocks_from_end (per
+operator call: where its prefix left everything sent before, in request parts from the end; 6 =
+only this step's new parts), divergence_p50 / divergence_max, recall_word / recall_word_step (a
+word typed at step ~40);
 and the compression figures: chunks, ledger_lines_match_steps (every chunk's band ③ has exactly
 one line per step of its range), eras, period_paragraphs, snapshots, max_prompt_tokens_q2 and
 max_prompt_tokens_q4 (goal: q4 ≤ 1.3 × q2), f_rewrites (F texts that do not start with the previous
@@ -207,6 +213,7 @@ def main() -> int:
         "success": result.success,
         "steps": result.steps,
         "calls": len(calls),
+        "max_prompt_tokens": max(prompts) if prompts else None,
         "max_prompt_tokens_calls_20_30": max(window) if window else None,
         "max_prompt_tokens_last_50": max(last) if last else None,
         "bound_ratio": round(max(last) / max(window), 3) if window and last else None,
