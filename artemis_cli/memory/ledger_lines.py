@@ -37,8 +37,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from artemis_cli.engine.clock import format_offset
 from artemis_cli.engine.records import REDACTED, StepRecord
-from artemis_cli.operators.prompts import format_offset
 from artemis_cli.perception.quoting import MAX_QUOTED_CHARS, quote_untrusted
 from artemis_cli.perception.types import Target
 

@@ -25,7 +25,7 @@ from artemis_cli.config.task import Task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.chunk_lens import ChunkLens, MechanicalChunkLens, nth_segment_match
 from artemis_cli.memory.chunk_store import chunk_history
-from artemis_cli.memory.frozen import PENDING_MARK
+from artemis_cli.memory.frozen_chunk import PENDING_MARK
 from artemis_cli.memory.restore import LEDGER_EVENT, SessionSpec, entry_from_step
 from artemis_cli.models.fake_gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel

@@ -16,12 +16,10 @@ from golden_files import assert_golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from artemis_cli.engine.clock import format_offset
 from artemis_cli.engine.records import StepRecord
 from artemis_cli.memory.chunk_lens import ChunkJob, MechanicalChunkLens
 from artemis_cli.memory.frozen import (
-    PERIOD_CHARS,
-    SNAPSHOT_RANGES,
-    SNAPSHOT_STEP_LINES,
     FrozenChunk,
     FrozenError,
     FrozenHistory,
@@ -30,11 +28,15 @@ from artemis_cli.memory.frozen import (
     fold_op,
     interval_title,
     is_rewrite,
-    period_paragraph,
     snapshot_op,
 )
+from artemis_cli.memory.frozen_levels import (
+    PERIOD_CHARS,
+    SNAPSHOT_RANGES,
+    SNAPSHOT_STEP_LINES,
+    period_paragraph,
+)
 from artemis_cli.memory.ledger_lines import user_line
-from artemis_cli.operators.prompts import format_offset
 
 GOLDEN = Path(__file__).parent / "golden"
 SID = "s-frozen"
