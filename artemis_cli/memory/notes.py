@@ -21,6 +21,7 @@ from artemis_cli.engine.transaction import write_transaction
 from artemis_cli.errors import SessionNotFound, UsageError
 
 __all__ = [
+    "MAX_CONTENT_CHARS",
     "MAX_KEY_CHARS",
     "READ_MAX_CHARS",
     "Note",
@@ -35,6 +36,9 @@ __all__ = [
 ]
 
 MAX_KEY_CHARS = 200
+#: what save_note accepts: about 8000 tokens. A larger note is refused with a tool error the model
+#: reads (it can split the note), so one call cannot put megabytes into the DataEngine and recall.
+MAX_CONTENT_CHARS = 32_000
 READ_MAX_CHARS = 8000  # what read_note returns: about 2000 tokens (characters / 4)
 
 
@@ -98,6 +102,9 @@ def save_note(engine: DataEngine, session_id: str, key: str, content: str, step:
     """Store a new version of note ``key`` written at ``step``; returns its version (1, 2, …)."""
     key = _clean_key(key)
     content = content if isinstance(content, str) else str(content)
+    if len(content) > MAX_CONTENT_CHARS:
+        raise NoteError(f"a note holds at most {MAX_CONTENT_CHARS} characters (got {len(content)}); "
+                        "save it as several notes")
     with engine_lock(engine):
         if not list(engine.db.query("SELECT 1 AS x FROM sessions WHERE id = ?", [session_id])):
             raise SessionNotFound(f"no session {session_id!r}")

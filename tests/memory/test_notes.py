@@ -9,6 +9,7 @@ import pytest
 from artemis_cli.engine import DataEngine, SessionRecord, StepRecord
 from artemis_cli.errors import SessionNotFound, UsageError
 from artemis_cli.memory.notes import (
+    MAX_CONTENT_CHARS,
     READ_MAX_CHARS,
     NoteError,
     list_notes,
@@ -103,9 +104,10 @@ def _tools(engine: DataEngine, sid: str) -> Any:
 
 def test_read_note_returns_at_most_about_2000_tokens_and_says_what_was_cut(engine: DataEngine, sid: str) -> None:
     call = _tools(engine, sid)
-    lines = [f"Line {i}: order #A-{10000 + i} costs ${i}.99 and ships to +1 555-{i:04d}" for i in range(1, 600)]
+    lines = [f"Line {i}: order #A-{10000 + i} costs ${i}.99 and ships to +1 555-{i:04d}" for i in range(1, 480)]
     big = "\n".join(lines)
-    assert call("save_note", key="orders", content=big) == {"saved": "orders", "version": 1}  # saving is not capped
+    assert READ_MAX_CHARS < len(big) <= MAX_CONTENT_CHARS
+    assert call("save_note", key="orders", content=big) == {"saved": "orders", "version": 1}
     reply = call("read_note", key="orders")
     content = reply["content"]
     assert len(content) <= READ_MAX_CHARS and reply["truncated"] is True and reply["total_chars"] == len(big)
@@ -120,3 +122,13 @@ def test_read_note_returns_at_most_about_2000_tokens_and_says_what_was_cut(engin
     assert len(text) <= READ_MAX_CHARS and text.split("\n")[0].endswith("value")
     call("save_note", key="pin", content="4711")
     assert call("read_note", key="pin") == {"key": "pin", "content": "4711", "written_at_step": 10, "version": 1}
+
+
+def test_an_oversized_note_is_refused_with_an_error_the_model_reads(engine: DataEngine, sid: str) -> None:
+    call = _tools(engine, sid)
+    reply = call("save_note", key="dump", content="x" * (MAX_CONTENT_CHARS + 1))
+    assert set(reply) == {"error"} and f"at most {MAX_CONTENT_CHARS} characters" in reply["error"]
+    assert read_note(engine, sid, "dump") is None  # nothing stored, nothing indexed
+    with pytest.raises(NoteError):
+        save_note(engine, sid, "dump", "y" * (MAX_CONTENT_CHARS + 1), 3)
+    assert call("save_note", key="dump", content="x" * MAX_CONTENT_CHARS) == {"saved": "dump", "version": 1}
