@@ -18,7 +18,8 @@ from typing import Any
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.ledger_lines import recovery_line
 from artemis_cli.models.base import FunctionCall, Model
-from artemis_cli.operators.act import ActionResult, PlannedAction
+from artemis_cli.operators.act import PlannedAction
+from artemis_cli.operators.outcome import ActionOutcome
 from artemis_cli.operators.prompts import screen_fence
 from artemis_cli.operators.tools import ToolCallError, validate_call
 
@@ -77,9 +78,10 @@ class RecoveryAction:
         return cls(str(payload.get("tool", "")), dict(payload.get("args") or {}))
 
 
-def recovery_payload(rec: RecoveryAction, planned: PlannedAction, result: ActionResult) -> dict[str, Any]:
+def recovery_payload(rec: RecoveryAction, planned: PlannedAction, result: ActionOutcome) -> dict[str, Any]:
     """The ``RECOVERY_EVENT`` payload of an executed recovery action: the recorded args (a typed
-    password stays redacted), the hit-tested target(s) and point(s) it was sent to, its result,
+    password stays redacted), the hit-tested target(s) and point(s) it was sent to, its observed
+    outcome (``assess``: ok only when its effect was seen),
     and ``phrase``, the action with its element semantics (``tap Switch "Wi-Fi" (id wifi_switch)
     @(962,348)``) as band ③ sub-lines and the auxiliary views show it; ``proposal`` is what the
     analyzer asked for (``tap index 4``)."""

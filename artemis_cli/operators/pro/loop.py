@@ -26,6 +26,7 @@ from artemis_cli.memory.similarity import repeated_action
 from artemis_cli.operators.act import ActionResult, PlannedAction, execute, plan_action
 from artemis_cli.operators.flash import FlashLoop
 from artemis_cli.operators.observe import Observation
+from artemis_cli.operators.outcome import assess
 from artemis_cli.operators.pro.checker import Checker
 from artemis_cli.operators.pro.failure_analyzer import RECOVERY_EVENT, FailureAnalyzer, recovery_payload
 from artemis_cli.operators.pro.plan import Plan
@@ -114,20 +115,21 @@ class ProLoop(FlashLoop):
         if self._failed_in_a_row >= self.failures_before_recovery:
             actions = self.agents.failure_analyzer.recover(self._view("failure_analyzer", number - 1),
                                                            post.element_list.splitlines(), milestone)
-            for i, rec in enumerate(actions):
-                if i:  # each recovery action is planned (hit-tested) on the screen it acts on
-                    post = self.observe(number)
-                try:
+            for rec in actions:
+                try:  # planned (hit-tested) on the screen it acts on
                     planned = plan_action(validate_call(rec.to_call()), post, self.packages())
                 except ToolCallError as exc:
                     events.append(EventRecord(session_id=self.session_id, step=number, kind=RECOVERY_EVENT,
                                               payload={**rec.to_payload(), "result": f"rejected: {exc}"}))
                     continue
-                outcome = execute(planned, self.device, real_time=self.real_time)
+                result = execute(planned, self.device, real_time=self.real_time)
+                after = self.observe(number)
+                # its result is what was seen, as for any action: ok only when the screen changed
+                seen = assess(planned, result, post, after)
                 events.append(EventRecord(session_id=self.session_id, step=number, kind=RECOVERY_EVENT,
-                                          payload=recovery_payload(rec, planned, outcome)))
+                                          payload=recovery_payload(rec, planned, seen)))
+                post = after
             if actions:
-                post = self.observe(number)
                 self._failed_in_a_row = 0
         return verdict.to_dict(), events, post
 
