@@ -408,6 +408,14 @@ def fact_recall_task(seed: int = FACT_SEED) -> tuple[dict[str, Any], list[dict[s
             ref.append(CONTACTS_LIST)
         ref.append({"tap": {"desc": name}})
 
+    def new_contacts(people: list[tuple[str, str, str]]) -> None:
+        for first, last, phone in people:
+            ref.extend([{"tap": {"desc": "Create contact"}},
+                        {"type": {"text": first, "into": {"id": "first_name"}}},
+                        {"type": {"text": last, "into": {"id": "last_name"}}},
+                        {"type": {"text": phone, "into": {"id": "phone"}}},
+                        {"tap": {"text": "Save"}}, {"key": "back"}])
+
     def shop(items: list[tuple[str, int]], page: int, price_facts: list[str]) -> int:
         for name, qty in items:
             while page < _product_page(name):
@@ -430,12 +438,7 @@ def fact_recall_task(seed: int = FACT_SEED) -> tuple[dict[str, Any], list[dict[s
     look_up("Hannah Jones")
     fact("phone-hannah-jones", "phone", "What is Hannah Jones's phone number?", "+1 555-0108")
     ref.append({"key": "back"})
-    for first, last, phone in FACT_NEW_CONTACTS[:3]:
-        ref += [{"tap": {"desc": "Create contact"}},
-                {"type": {"text": first, "into": {"id": "first_name"}}},
-                {"type": {"text": last, "into": {"id": "last_name"}}},
-                {"type": {"text": phone, "into": {"id": "phone"}}},
-                {"tap": {"text": "Save"}}, {"key": "back"}]
+    new_contacts(FACT_NEW_CONTACTS[:3])
     # -- 2. Settings: Display and About phone values, then toggles
     ref += [{"key": "home"}, {"launch": "com.android.settings"}, {"tap": {"text": "Display"}}]
     fact("screen-timeout", "setting", "How long is the screen timeout set to in Display settings?", "2 minutes")
@@ -481,12 +484,7 @@ def fact_recall_task(seed: int = FACT_SEED) -> tuple[dict[str, Any], list[dict[s
     look_up("Nina Petrova")
     fact("phone-nina-petrova", "phone", "What is Nina Petrova's phone number?", "+1 555-0114")
     ref += [{"key": "back"}, SWIPE_UP]
-    for first, last, phone in FACT_NEW_CONTACTS[3:]:
-        ref += [{"tap": {"desc": "Create contact"}},
-                {"type": {"text": first, "into": {"id": "first_name"}}},
-                {"type": {"text": last, "into": {"id": "last_name"}}},
-                {"type": {"text": phone, "into": {"id": "phone"}}},
-                {"tap": {"text": "Save"}}, {"key": "back"}]
+    new_contacts(FACT_NEW_CONTACTS[3:])
     # -- 8. Clock and Settings: more work
     ref += [{"key": "home"}, {"launch": "com.android.deskclock"}]
     for a in FACT_ALARMS[FACT_ALARM_SPLIT:]:
