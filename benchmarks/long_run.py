@@ -30,6 +30,7 @@ one: each breaks the cached prefix) and chunk_resends (failed chunk segments re-
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import sys
 import tempfile
@@ -129,8 +130,6 @@ def image_tokens_per_screenshot(engine: DataEngine, session_id: str, profile: Pr
     step = engine.get_step(session_id, 1)
     png = engine.blobs.get(step.pre_screenshot) if step is not None and step.pre_screenshot else b""
     sent = scale_for_model(png, profile.screenshot.max_side)
-    import base64
-
     inline = {"mimeType": "image/png", "data": base64.b64encode(sent).decode("ascii")}
     full = {"mimeType": "image/png", "data": base64.b64encode(png).decode("ascii")}
     model = profile.models.operator.model

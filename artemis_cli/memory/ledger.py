@@ -264,9 +264,11 @@ class TranscriptLedger:
     def _tail_image(self, png: bytes) -> bytes:
         """This turn's screenshot, scaled once: the DataEngine stores it under its sha256, so the
         committed entry finds the same scaled bytes here next turn (one image, one price)."""
+        if not self.settings.image_max_side:
+            return png  # sent as recorded: nothing to hash or keep
         sha = hashlib.sha256(png).hexdigest()
         if sha not in self._images:
-            self._images[sha] = scale_for_model(png, self.settings.image_max_side)
+            self._images[sha] = scale_for_model(png, self.settings.image_max_side, sha=sha)
         return self._images[sha]
 
     @staticmethod

@@ -334,8 +334,7 @@ class FakeGeminiServer:
             trie = self._tries.setdefault(req.model, PrefixTrie())
             shared, shared_blocks = trie.longest_prefix(blocks)
             trie.insert(blocks)
-        cached = shared if shared >= self.min_cacheable_tokens else 0
-        with self._lock:
+            cached = shared if shared >= self.min_cacheable_tokens else 0
             self.cache_log.append(CacheRecord(model=req.model, prompt_tokens=prompt, cached_tokens=cached,
                                               blocks=len(blocks), shared_blocks=shared_blocks,
                                               tools=bool(req.tools)))

@@ -34,17 +34,17 @@ _cache: OrderedDict[tuple[str, int], bytes] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
-def scale_for_model(png: bytes, max_side: int | None) -> bytes:
+def scale_for_model(png: bytes, max_side: int | None, *, sha: str | None = None) -> bytes:
     """``png`` with its longest side at most ``max_side`` (unchanged when it already fits, when
     ``max_side`` is None, or when the bytes are not a readable PNG: the model then gets what the
-    device gave)."""
+    device gave). ``sha``: the bytes' sha256 when the caller already has it."""
     size = png_size(png)
     if size is None or not max_side:
         return png
     target = scaled_size(*size, max_side)
     if target == size:
         return png
-    key = (hashlib.sha256(png).hexdigest(), max_side)
+    key = (sha or hashlib.sha256(png).hexdigest(), max_side)
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
