@@ -1,0 +1,474 @@
+"""A local fake of the OpenAI chat-completions API for tests and benchmarks.
+
+``FakeOpenAIServer`` answers ``POST /v1/chat/completions`` and ``GET /v1/models`` on 127.0.0.1,
+so the official ``openai`` SDK talks to it through ``OpenAI(base_url=server.base_url)``
+(``base_url`` ends in ``/v1``). A pluggable *policy* (``FakeOpenAIRequest -> FakeOpenAIReply``)
+decides what the "model" says; the server adds what the service adds around it (ids, tool-call
+ids, ``usage``). ``script_policy`` and ``heuristic_policy`` play Artemis's offline models;
+``python -m artemis_cli.models.fake_openai --port P`` serves the heuristic one.
+
+Validation (as the service answers, HTTP 400 with ``{"error": {"message", "type", "param",
+"code"}}``): a JSON object body with ``model`` and a non-empty ``messages`` list; roles
+system/developer/user/assistant/tool; content a string or a list of parts (``text``; for users
+also ``image_url`` with a base64 ``data:`` URL); ``tools`` as function declarations; a ``tool``
+message must answer a ``tool_calls`` id of the preceding assistant message, and every such id
+must be answered before the next non-tool message. ``stream: true`` is refused. A missing
+``Authorization: Bearer`` key is a 401, as is a wrong one when ``expected_api_key`` is set; an
+unknown model is a 404 when ``models`` is given.
+
+Usage accounting (a documented estimate, not OpenAI's tokenizer)
+    The prompt is serialised into pseudo-tokens in template order (``prompt_token_stream``):
+    the tools' compact JSON, then each message framed by 3 tokens; text counts ``ceil(chars/4)``;
+    an image ``detail: low`` counts 85, otherwise it is scaled to fit 2048x2048, then its shortest
+    side to 768, and counts 85 + 170 per 512x512 tile (size from the PNG header; unreadable:
+    765). ``prompt_tokens`` is the stream's length.
+
+    ``prompt_tokens_details.cached_tokens`` is reported the way vLLM's automatic prefix caching
+    reports it: the stream is cut into 16-token blocks whose hashes chain (a block's hash covers
+    everything before it); the cached tokens are the leading blocks already computed for an
+    earlier answered request to the same model, in whole blocks, and never the last prompt token
+    -- so always a multiple of 16 and at most ``prompt_tokens - 1``. ``completion_tokens`` is
+    ``ceil(chars/4)`` of the content plus each call's name and arguments. ``cache_log`` keeps a
+    ``CacheRecord`` per answered request (``blocks`` = full blocks, ``shared_blocks`` = hits).
+
+Fault injection
+    ``inject(kind, count=1, model=None, match=None)`` queues faults consumed in order by matching
+    requests. ``"429"`` (with ``Retry-After: retry_after_s`` seconds), ``"503"`` and
+    ``"timeout"`` (hold ``timeout_hold_s``, then drop the connection) happen before the policy
+    runs. Model faults bend the policy's reply: ``"malformed_arguments"`` (the first tool call's
+    arguments cut so they are not JSON), ``"text_only"`` (the tool calls written as JSON inside
+    the content, ``finish_reason: stop``), ``"no_usage"`` (no ``usage`` key), ``"length"``
+    (``finish_reason: length``, content cut to half, or to ``max_tokens``).
+
+Robustness is the Gemini fake's: bad framing answers a 4xx and closes the connection, a broken
+policy is a 500, anything escaping a handler thread lands in ``server.errors``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import secrets
+import sys
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from artemis_cli.models.fake_gemini_wire import CONTENT_LENGTH_RE, MAX_BODY_BYTES, BadFraming, CacheRecord
+from artemis_cli.models.fake_openai_wire import (
+    BLOCK_TOKENS,
+    FAULT_KINDS,
+    MODEL_FAULTS,
+    FakeOpenAIReply,
+    FakeOpenAIRequest,
+    OpenAIError,
+    OpenAIPolicy,
+    QueuedFault,
+    apply_model_fault,
+    arguments_json,
+    block_hashes,
+    cached_tokens_for,
+    completion_tokens,
+    image_tokens,
+    openai_error_body,
+    parse_body,
+    prompt_token_stream,
+    view_from_openai,
+)
+
+__all__ = [
+    "BLOCK_TOKENS",
+    "FAULT_KINDS",
+    "FakeOpenAIReply",
+    "FakeOpenAIRequest",
+    "FakeOpenAIServer",
+    "OpenAIPolicy",
+    "finish_policy",
+    "heuristic_policy",
+    "image_tokens",
+    "script_policy",
+    "view_from_openai",
+]
+
+
+def finish_policy(req: FakeOpenAIRequest) -> FakeOpenAIReply:
+    """Answers every tool request with ``finish`` and every other request with a short text."""
+    if req.tools:
+        return FakeOpenAIReply.call("finish", {"success": True, "answer": "done (fake server)"})
+    return FakeOpenAIReply.text("ok (fake server)")
+
+
+def _stub_text(req: FakeOpenAIRequest) -> FakeOpenAIReply:
+    from artemis_cli.models.scripted import STUB_LENS_MODEL
+
+    return FakeOpenAIReply(content=f"Stub summary of: {req.last_user_text()[:200]}", model=STUB_LENS_MODEL)
+
+
+def script_policy(script: list[dict[str, Any]]) -> OpenAIPolicy:
+    """Plays ``script`` (Artemis's scripted model) through the protocol; tool-less requests
+    (lens calls) get labelled stub text."""
+    from artemis_cli.models.scripted import ScriptPlayer
+
+    player = ScriptPlayer(script)
+
+    def policy(req: FakeOpenAIRequest) -> FakeOpenAIReply:
+        if not req.tools:
+            return _stub_text(req)
+        decision = player.decide(view_from_openai(req.messages))
+        return FakeOpenAIReply.call(decision.call.name, dict(decision.call.args), content=decision.thought)
+
+    return policy
+
+
+def heuristic_policy() -> OpenAIPolicy:
+    """Artemis's heuristic baseline through the protocol; tool-less requests get stub text."""
+    from artemis_cli.models.heuristic import HeuristicPolicy
+
+    heuristic = HeuristicPolicy()
+
+    def policy(req: FakeOpenAIRequest) -> FakeOpenAIReply:
+        if not req.tools:
+            return _stub_text(req)
+        thought, call = heuristic.decide(view_from_openai(req.messages))
+        return FakeOpenAIReply.call(call.name, dict(call.args), content=f"[heuristic] {thought}")
+
+    return policy
+
+
+class FakeOpenAIServer:
+    """Local OpenAI chat-completions fake. Use as a context manager or ``start()`` / ``stop()``."""
+
+    def __init__(
+        self,
+        policy: OpenAIPolicy = finish_policy,
+        *,
+        models: list[str] | None = None,
+        retry_after_s: float = 1.0,
+        timeout_hold_s: float = 5.0,
+        expected_api_key: str | None = None,
+        keep_requests: int | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.policy = policy
+        self.models = models
+        self.retry_after_s = retry_after_s
+        self.timeout_hold_s = timeout_hold_s
+        self.expected_api_key = expected_api_key
+        #: Every parsed request, oldest first (only the newest ``keep_requests`` when set).
+        self.requests: list[FakeOpenAIRequest] = []
+        self.keep_requests = keep_requests
+        #: Per answered request: its prompt, cached tokens, full blocks and hit blocks.
+        self.cache_log: list[CacheRecord] = []
+        #: Unexpected exceptions that escaped a handler thread (tests assert this stays empty).
+        self.errors: list[str] = []
+        self._host = host
+        self._port = port
+        self._lock = threading.Lock()
+        self._faults: list[QueuedFault] = []
+        self._blocks: dict[str, set[bytes]] = {}
+        self._seen_models: list[str] = []
+        self._released = threading.Event()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --
+
+    def start(self) -> FakeOpenAIServer:
+        if self._httpd is not None:
+            return self
+        self._released.clear()
+        httpd = _HTTPServer((self._host, self._port), _make_handler(self))
+        httpd.owner = self
+        httpd.daemon_threads = True
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        httpd = self._httpd
+        if httpd is None:
+            return
+        self._released.set()  # let held "timeout" connections go
+        httpd.shutdown()
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("FakeOpenAIServer is not running")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """What to pass as the SDK's ``base_url`` (ends in ``/v1``)."""
+        return f"http://{self._host}:{self.port}/v1"
+
+    # -- test controls --
+
+    def inject(
+        self,
+        kind: str,
+        count: int = 1,
+        model: str | None = None,
+        match: Callable[[FakeOpenAIRequest], bool] | None = None,
+    ) -> None:
+        """Queue ``count`` faults of ``kind`` for the next requests to ``model`` (any when None)
+        that ``match`` accepts (all when None)."""
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {kind!r}; expected one of {', '.join(FAULT_KINDS)}")
+        if count < 1:
+            raise ValueError("count must be >= 1")
+        with self._lock:
+            self._faults.append(QueuedFault(kind, count, model, match))
+
+    def pending_faults(self) -> int:
+        with self._lock:
+            return sum(f.remaining for f in self._faults)
+
+    def requests_for(self, model: str) -> list[FakeOpenAIRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.model == model]
+
+    # -- request handling (called from handler threads) --
+
+    def _take_fault(self, req: FakeOpenAIRequest) -> str | None:
+        with self._lock:
+            for fault in self._faults:
+                if (fault.model is None or fault.model == req.model) and (fault.match is None or fault.match(req)):
+                    fault.remaining -= 1
+                    if fault.remaining <= 0:
+                        self._faults.remove(fault)
+                    return fault.kind
+        return None
+
+    def model_list(self) -> dict[str, Any]:
+        with self._lock:
+            names = list(self.models) if self.models is not None else list(self._seen_models) or ["fake-openai"]
+        return {"object": "list", "data": [{"id": n, "object": "model", "created": 0, "owned_by": "artemis-fake"}
+                                           for n in names]}
+
+    def _usage(self, req: FakeOpenAIRequest, completion: int) -> dict[str, Any]:
+        tokens = prompt_token_stream(req)
+        hashes = block_hashes(tokens)
+        with self._lock:
+            seen = self._blocks.setdefault(req.model, set())
+            hits = 0
+            while hits < len(hashes) and hashes[hits] in seen:
+                hits += 1
+            seen.update(hashes)
+            cached = cached_tokens_for(hits, len(tokens))
+            self.cache_log.append(CacheRecord(model=req.model, prompt_tokens=len(tokens), cached_tokens=cached,
+                                              blocks=len(hashes), shared_blocks=hits, tools=bool(req.tools)))
+        return {"prompt_tokens": len(tokens), "completion_tokens": completion,
+                "total_tokens": len(tokens) + completion, "prompt_tokens_details": {"cached_tokens": cached}}
+
+    def handle_completion(self, req: FakeOpenAIRequest, fault: str | None = None) -> tuple[int, dict[str, Any]]:
+        """The answer to a validated request; ``fault`` is a model fault bending the reply."""
+        try:
+            reply = self.policy(req)
+            if not isinstance(reply, FakeOpenAIReply):
+                raise TypeError(f"policy returned {type(reply).__name__}, not FakeOpenAIReply")
+            if fault is not None:
+                reply = apply_model_fault(fault, reply, req)
+            calls = [{"id": f"call_{secrets.token_hex(12)}", "type": "function",
+                      "function": {"name": name, "arguments": arguments_json(args)}}
+                     for name, args in reply.tool_calls]
+        except Exception as exc:  # a broken policy is a 500, never a dead server
+            return 500, openai_error_body(f"fake policy failed: {type(exc).__name__}: {exc}", type="server_error")
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content, "refusal": None}
+        if calls:
+            message["tool_calls"] = calls
+        finish = reply.finish_reason or ("tool_calls" if calls else "stop")
+        body: dict[str, Any] = {
+            "id": f"chatcmpl-{secrets.token_hex(12)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": reply.model or req.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+            "system_fingerprint": "fp_artemis_fake",
+        }
+        usage = self._usage(req, completion_tokens(reply.content, calls))
+        if fault != "no_usage":
+            body["usage"] = usage
+        return 200, body
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    """Records what escapes a handler thread instead of only printing it; hang-ups are normal."""
+
+    owner: FakeOpenAIServer | None = None
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError):
+            return
+        if self.owner is not None:
+            with self.owner._lock:
+                self.owner.errors.append(f"{type(exc).__name__}: {exc}")
+        super().handle_error(request, client_address)
+
+
+def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        default_request_version = "HTTP/1.1"
+        server_version = "FakeOpenAI/1.0"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            return
+
+        def _send(self, code: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(body).encode("utf-8")
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            if self.close_connection:
+                self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(data)
+
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            self.close_connection = True
+            text = message or self.responses.get(code, ("Error",))[0]
+            self._send(code, openai_error_body(text, type="invalid_request_error" if code < 500 else "server_error"))
+
+        def _read_body(self) -> bytes:
+            if self.headers.get("Transfer-Encoding") is not None:
+                raise BadFraming(411, "Length Required: send the body with a Content-Length.")
+            values = {v.strip() for v in self.headers.get_all("Content-Length", [])}
+            if not values:
+                return b""
+            if len(values) > 1:
+                raise BadFraming(400, "Conflicting Content-Length headers.")
+            (value,) = values
+            if not CONTENT_LENGTH_RE.match(value):
+                raise BadFraming(400, f"Invalid Content-Length: {value[:40]!r}")
+            length = int(value)
+            if length > MAX_BODY_BYTES:
+                raise BadFraming(413, f"Request payload size exceeds the limit: {MAX_BODY_BYTES} bytes.")
+            raw = self.rfile.read(length) if length else b""
+            if len(raw) < length:
+                raise BadFraming(400, f"Incomplete request body: {len(raw)} of {length} bytes.")
+            return raw
+
+        def do_GET(self) -> None:
+            self._answer(self._handle_get)
+
+        def do_POST(self) -> None:
+            self._answer(self._handle_post)
+
+        def _answer(self, handle: Callable[[], None]) -> None:
+            try:
+                handle()
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+            except BadFraming as exc:
+                self.close_connection = True
+                self._send_quietly(exc.code, openai_error_body(str(exc)))
+            except OpenAIError as exc:
+                self._send_quietly(exc.code, exc.body())
+            except Exception as exc:  # last line of defence: answer, don't die
+                self._send_quietly(500, openai_error_body(f"fake server error: {type(exc).__name__}",
+                                                          type="server_error"))
+
+        def _send_quietly(self, code: int, body: dict[str, Any]) -> None:
+            try:
+                self._send(code, body)
+            except OSError:
+                self.close_connection = True
+
+        def _check_auth(self) -> None:
+            auth = self.headers.get("Authorization", "")
+            key = auth[len("Bearer "):].strip() if auth.startswith("Bearer ") else ""
+            if not key:
+                raise OpenAIError(401, "You didn't provide an API key. You need to provide your API key in an "
+                                  "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).")
+            if server.expected_api_key is not None and key != server.expected_api_key:
+                raise OpenAIError(401, f"Incorrect API key provided: {key[:3]}***. You can find your API key at "
+                                  "https://platform.openai.com/account/api-keys.", err_code="invalid_api_key")
+
+        def _not_found(self, path: str) -> None:
+            raise OpenAIError(404, f"Invalid URL ({self.command} {path})")
+
+        def _handle_get(self) -> None:
+            self._read_body()
+            path = self.path.split("?", 1)[0]
+            if path.rstrip("/") != "/v1/models":
+                self._not_found(path)
+            self._check_auth()
+            self._send(200, server.model_list())
+
+        def _handle_post(self) -> None:
+            raw = self._read_body()
+            path = self.path.split("?", 1)[0]
+            if path.rstrip("/") != "/v1/chat/completions":
+                self._not_found(path)
+            self._check_auth()
+            req = parse_body(raw)
+            if server.models is not None and req.model not in server.models:
+                raise OpenAIError(404, f"The model `{req.model}` does not exist or you do not have access to it.",
+                                  err_code="model_not_found")
+            with server._lock:
+                if req.model not in server._seen_models:
+                    server._seen_models.append(req.model)
+                server.requests.append(req)
+                if server.keep_requests is not None and len(server.requests) > server.keep_requests:
+                    del server.requests[: len(server.requests) - server.keep_requests]
+            fault = server._take_fault(req)
+            req.fault = fault
+            if fault == "timeout":
+                server._released.wait(server.timeout_hold_s)
+                self.close_connection = True
+                return  # drop the connection without an answer
+            if fault == "429":
+                req.status = 429
+                self._send(429, openai_error_body(
+                    f"Rate limit reached for {req.model} on requests per min (RPM): Limit 3, Used 3, Requested 1. "
+                    f"Please try again in {server.retry_after_s:g}s.", type="requests", code="rate_limit_exceeded"),
+                    {"Retry-After": f"{server.retry_after_s:g}"})
+                return
+            if fault == "503":
+                req.status = 503
+                self._send(503, openai_error_body("The server is overloaded or not ready yet.", type="server_error"))
+                return
+            code, body = server.handle_completion(req, fault if fault in MODEL_FAULTS else None)
+            req.status = code
+            self._send(code, body)
+
+    return Handler
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Serve the fake OpenAI chat-completions API (heuristic policy).")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--policy", choices=("heuristic", "finish"), default="heuristic")
+    args = parser.parse_args(argv)
+    policy = heuristic_policy() if args.policy == "heuristic" else finish_policy
+    with FakeOpenAIServer(policy, host=args.host, port=args.port) as server:
+        print(f"fake OpenAI server at {server.base_url}", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
