@@ -236,3 +236,19 @@ def test_broken_policy_is_500() -> None:
         with pytest.raises(openai.InternalServerError, match="boom"):
             client.chat.completions.create(model=MODEL, messages=[user("hi")])
     assert srv.errors == []
+
+
+def test_offline_policies_play_through_the_sdk() -> None:
+    from artemis_cli.models.fake_openai import heuristic_policy, script_policy
+
+    with FakeOpenAIServer(script_policy([])) as srv:
+        client = OpenAI(base_url=srv.base_url, api_key="x", max_retries=0)
+        reply = client.chat.completions.create(model=MODEL, messages=[user("# TASK\nGoal: nothing")], tools=TOOLS)
+        (call,) = calls_of(reply.choices[0].message)
+        assert call.function.name == "finish" and json.loads(call.function.arguments)["success"] is True
+        assert (reply.choices[0].message.content or "").startswith("[script 0/0]")
+    with FakeOpenAIServer(heuristic_policy()) as srv:
+        client = OpenAI(base_url=srv.base_url, api_key="x", max_retries=0)
+        lens = client.chat.completions.create(model=MODEL, messages=[user("describe this")])
+        assert lens.model.startswith("stub-") and "describe this" in (lens.choices[0].message.content or "")
+    assert srv.errors == []
