@@ -116,30 +116,30 @@ def call_recorder(engine: DataEngine, session_id: str) -> Callable[[ModelRequest
                               prompt_tokens=a.usage.prompt_tokens, cached_tokens=a.usage.cached_tokens,
                               completion_tokens=a.usage.completion_tokens, thoughts_tokens=a.usage.thoughts_tokens,
                               latency_ms=a.latency_ms, status=a.status, error_class=a.error_class,
-                              prefix_hash=request.prefix_hash(), request_hash=request.request_hash())
+                              prefix_hash=request.prefix_hash(), request_hash=request.request_hash(),
+                              wire_hash=a.wire_hash)
             )
 
     return record
 
 
 #: ``lenses`` of :func:`run_task`: ``auto`` = the profile's lens models when the operator is a
-#: Gemini model, mechanical offline; ``mechanical`` = the mechanical lenses whatever the operator
+#: provider model (Gemini or OpenAI-compatible), mechanical offline; ``mechanical`` = the mechanical lenses whatever the operator
 #: (``artemis bench``: the scripted operator plays through the fake server, whose lens answers
 #: are stub text, not a model's description).
 LENS_CHOICES = ("auto", "mechanical")
 
 
 def make_lens(model: Model, profile: Any, engine: DataEngine, session_id: str, lenses: str = "auto") -> Lens:
-    """The visual lens: the profile's visual_lens chain for online runs, mechanical offline or
-    when ``lenses`` is ``mechanical``."""
-    from artemis_cli.models.gemini import GeminiModel
+    """The visual lens: the profile's visual_lens model for online runs (``role_model``),
+    mechanical offline or when ``lenses`` is ``mechanical``."""
+    from artemis_cli.models.registry import role_model
 
-    if lenses == "mechanical" or model.offline or not isinstance(model, GeminiModel):
+    lens_model = None if lenses == "mechanical" else role_model(model, profile, "visual_lens")
+    if lens_model is None:
         return MechanicalLens()
-    role = profile.models.visual_lens
     shot = profile.screenshot
-    return VisualTransitionLens(model.with_chain([role.model, *role.fallback]),
-                                record_call=call_recorder(engine, session_id),
+    return VisualTransitionLens(lens_model, record_call=call_recorder(engine, session_id),
                                 max_side=shot.max_side, media_resolution=shot.media_resolution)
 
 
@@ -148,15 +148,17 @@ def make_chunk_lenses(model: Model, profile: Any, engine: DataEngine, session_id
     """(chunk lens, fallback): the profile's chunk_lens model and its fallback; mechanical offline
     or when ``lenses`` is ``mechanical``."""
     from artemis_cli.memory.chunk_lens import ChunkLens, MechanicalChunkLens
-    from artemis_cli.models.gemini import GeminiModel
+    from artemis_cli.models.registry import role_model
 
-    if lenses == "mechanical" or model.offline or not isinstance(model, GeminiModel):
+    lens_model = None if lenses == "mechanical" else role_model(model, profile, "chunk_lens")
+    if lens_model is None:
         return MechanicalChunkLens(), None
-    role = profile.models.chunk_lens
+    chain = list(getattr(lens_model, "chain", [lens_model.name]))
     record = call_recorder(engine, session_id)
-    primary = ChunkLens(model.with_chain([role.model]), record_call=record)
-    fallback = ChunkLens(model.with_chain(role.fallback), record_call=record) if role.fallback else None
-    return primary, fallback
+    with_chain = getattr(lens_model, "with_chain", None)
+    if with_chain is None or len(chain) < 2:
+        return ChunkLens(lens_model, record_call=record), None
+    return ChunkLens(with_chain(chain[:1]), record_call=record), ChunkLens(with_chain(chain[1:]), record_call=record)
 
 
 class NullRoleModel:
@@ -175,27 +177,23 @@ class NullRoleModel:
 
 
 def make_pro_agents(model: Model, profile: Any, engine: DataEngine, session_id: str) -> Any:
-    from artemis_cli.models.gemini import GeminiModel
+    from artemis_cli.models.registry import role_model
     from artemis_cli.operators.pro.checker import Checker
     from artemis_cli.operators.pro.failure_analyzer import FailureAnalyzer
     from artemis_cli.operators.pro.loop import ProAgents
     from artemis_cli.operators.pro.planner import Planner
     from artemis_cli.operators.pro.validator import Validator
 
-    if not isinstance(model, GeminiModel):
+    planner, validator = role_model(model, profile, "planner"), role_model(model, profile, "validator")
+    if planner is None or validator is None:
         null = NullRoleModel()
         return ProAgents(Planner(null), Validator(null), FailureAnalyzer(null), Checker(null))
     record = call_recorder(engine, session_id)
-    roles = profile.models
-
-    def chain(role: Any) -> Model:
-        return model.with_chain([role.model, *role.fallback])
-
     return ProAgents(
-        Planner(chain(roles.planner), record_call=record),
-        Validator(chain(roles.validator), record_call=record),
-        FailureAnalyzer(chain(roles.planner), record_call=record),
-        Checker(chain(roles.validator), record_call=record),
+        Planner(planner, record_call=record),
+        Validator(validator, record_call=record),
+        FailureAnalyzer(planner, record_call=record),
+        Checker(validator, record_call=record),
     )
 
 
@@ -538,7 +536,8 @@ def _prepare_resume(
     if model is None:
         from artemis_cli.models.registry import build_model
 
-        model = build_model(spec.run.get("model"), task=task, profile=spec.profile)
+        model = build_model(spec.run.get("model"), task=task, profile=spec.profile,
+                            base_url=spec.run.get("base_url"))
     steps = engine.get_steps(session_id)
     if device is None:
         from artemis_cli.device.select import resolve_device

@@ -21,7 +21,10 @@ def run(
     ] = None,
     profile: Annotated[str | None, typer.Option("--profile", "-p", help="flash | pro | path to a profile.")] = None,
     model: Annotated[
-        str | None, typer.Option("--model", "-m", help="gemini | <gemini model name> | heuristic | scripted. Default: gemini with an API key, else heuristic.")
+        str | None, typer.Option("--model", "-m", help="gemini | <gemini model name> | openai:NAME (any OpenAI-compatible server, every role) | heuristic | scripted. Default: the profile's OpenAI-compatible operator if it names one, else gemini with an API key, else heuristic.")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="Endpoint of an OpenAI-compatible server for --model openai:NAME, e.g. http://127.0.0.1:8000/v1. Default: $ARTEMIS_OPENAI_BASE_URL. Key: $OPENAI_API_KEY (none for local servers).")
     ] = None,
     max_steps: Annotated[int | None, typer.Option("--max-steps", min=1, help="Override the task's step budget.")] = None,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
@@ -32,18 +35,18 @@ def run(
 ) -> None:
     """Run a task on a phone, an emulator or the simulated phone."""
     stop_cleanly(lambda: _run(task_file, goal, device, profile, model, max_steps, data_dir, as_json, no_live, seed,
-                              backend), as_json)
+                              backend, base_url), as_json)
 
 
 def _run(task_file: Path | None, goal: str | None, device: str | None, profile: str | None, model: str | None,
          max_steps: int | None, data_dir: Path | None, as_json: bool, no_live: bool, seed: int | None,
-         backend: str) -> None:
+         backend: str, base_url: str | None = None) -> None:
     from artemis_cli.config.profile import load_profile
     from artemis_cli.config.task import load_task, task_from_goal
     from artemis_cli.device.select import resolve_device
     from artemis_cli.engine.db import DataEngine
     from artemis_cli.errors import UsageError
-    from artemis_cli.models.registry import build_model, has_api_key
+    from artemis_cli.models.registry import build_model, default_model_name
     from artemis_cli.paths import data_dir as resolve_data_dir
     from artemis_cli.runner import run_task
 
@@ -51,9 +54,10 @@ def _run(task_file: Path | None, goal: str | None, device: str | None, profile: 
         raise UsageError("give a task file or --goal (exactly one)", hint="artemis run tasks/demo.yaml")
     task = load_task(task_file) if task_file is not None else task_from_goal(goal or "")
     prof = load_profile(profile or task.profile)
-    if model is None and not has_api_key():
+    model_name = model or default_model_name(prof)
+    if model is None and model_name == "heuristic":
         err().print("[yellow]No GEMINI_API_KEY set: using the offline heuristic baseline (not an LLM).[/]")
-    mdl = build_model(model, task=task, profile=prof)
+    mdl = build_model(model_name, task=task, profile=prof, base_url=base_url)
     sim_opts = task.sim.model_dump() if task.sim is not None else {}
     world = sim_opts.pop("world", "default")
     sim_seed = seed if seed is not None else sim_opts.pop("seed", 0)
@@ -64,7 +68,8 @@ def _run(task_file: Path | None, goal: str | None, device: str | None, profile: 
     info = dev.info()
     run_config = {
         "task_file": str(task_file.resolve()) if task_file is not None else None,
-        "model": model or ("gemini" if has_api_key() else "heuristic"),
+        "model": model_name,
+        "base_url": getattr(mdl, "base_url", None),  # an OpenAI-compatible endpoint (never a key)
         "device": device if device is not None else (info.serial if info.kind != "sim" else "sim"),
         "backend": backend,
         "sim": {"world": world, "seed": sim_seed, **sim_opts} if info.kind == "sim" else {},

@@ -52,10 +52,39 @@ Bool = Annotated[bool, Strict()]
 Ratio = Annotated[float, Field(gt=0, le=1)]
 
 
+Provider = Literal["gemini", "openai"]
+KEY_ENV_RE = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
 class ModelRole(StrictModel):
+    """One role's model. ``provider: openai`` talks to any OpenAI-compatible endpoint
+    (``base_url``, key from the environment variable ``api_key_env``, default OPENAI_API_KEY; a
+    local server needs none). ``tool_calls: text`` drives a model that cannot call tools (it
+    replies with one JSON action in its text); ``max_image_side`` caps the screenshots this model
+    is sent (below the profile's ``screenshot.max_side``)."""
+
+    provider: Provider = "gemini"
     model: NonEmpty
     fallback: list[NonEmpty] = Field(default_factory=list)
     temperature: float | None = Field(default=None, ge=0, le=2)
+    base_url: NonEmpty | None = Field(default=None, pattern=r"^https?://[^\s/]+")
+    api_key_env: NonEmpty | None = Field(default=None, pattern=KEY_ENV_RE)
+    tool_calls: Literal["native", "text"] = "native"
+    max_image_side: Int | None = Field(default=None, ge=64, le=8192)
+
+    @model_validator(mode="after")
+    def _endpoint_for_openai_only(self) -> ModelRole:
+        if self.provider == "gemini":
+            for key in ("base_url", "api_key_env"):
+                if getattr(self, key) is not None:
+                    raise fail(f"{key} applies to provider openai (Gemini takes its key from GEMINI_API_KEY and "
+                               "its endpoint from ARTEMIS_GEMINI_BASE_URL)", key=key)
+            if self.tool_calls != "native":
+                raise fail("tool_calls: text applies to provider openai (Gemini models call tools)", key="tool_calls")
+            if self.max_image_side is not None:
+                raise fail("max_image_side applies to provider openai (for Gemini, set screenshot.max_side)",
+                           key="max_image_side")
+        return self
 
     @property
     def chain(self) -> list[str]:
@@ -169,7 +198,13 @@ class Profile(StrictModel):
         loop = raw_loop if isinstance(raw_loop, str) and raw_loop in ROLE_DEFAULTS else "flash"  # [] is unhashable
         models = data.get("models", {})
         if isinstance(models, dict):
-            data = {**data, "models": deep_merge(ROLE_DEFAULTS[loop], models)}
+            defaults = copy.deepcopy(ROLE_DEFAULTS[loop])
+            for role, settings in models.items():
+                # a role moved to another provider does not inherit the default Gemini fallbacks
+                if (isinstance(settings, dict) and role in defaults and settings.get("provider", "gemini") != "gemini"
+                        and "fallback" not in settings):
+                    defaults[role] = {k: v for k, v in defaults[role].items() if k != "fallback"}
+            data = {**data, "models": deep_merge(defaults, models)}
         return data
 
     @property
@@ -190,6 +225,22 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
         else:
             merged[key] = copy.deepcopy(value)
     return merged
+
+
+def _without_other_provider_fallbacks(base: dict[str, Any], override: Any) -> dict[str, Any]:
+    """``base`` minus the fallbacks of roles that ``override`` moves to another provider without
+    naming fallbacks of its own: a Gemini fallback cannot serve an OpenAI-compatible role."""
+    models = override.get("models") if isinstance(override, dict) else None
+    base_models = base.get("models")
+    if not isinstance(models, dict) or not isinstance(base_models, dict):
+        return base
+    trimmed = dict(base_models)
+    for role, settings in models.items():
+        parent = base_models.get(role)
+        if (isinstance(settings, dict) and isinstance(parent, dict) and "provider" in settings
+                and "fallback" not in settings and settings["provider"] != parent.get("provider", "gemini")):
+            trimmed[role] = {k: v for k, v in parent.items() if k != "fallback"}
+    return {**base, "models": trimmed}
 
 
 def _looks_like_path(name: str) -> bool:
@@ -293,7 +344,7 @@ def load_profile(name_or_path: str, *, search_dirs: list[Path] | None = None) ->
 
     merged: dict[str, Any] = {}
     for doc in reversed(docs):
-        merged = deep_merge(merged, doc.data)
+        merged = deep_merge(_without_other_provider_fallbacks(merged, doc.data), doc.data)
     child = docs[0].data
     merged["name"] = child.get("name", Path(docs[0].path).stem)
     merged.pop("extends", None)

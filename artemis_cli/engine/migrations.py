@@ -258,6 +258,13 @@ def _m006_step_outcomes(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE steps ADD COLUMN outcome TEXT")
 
 
+def _m007_llm_call_wire_hash(db: sqlite_utils.Database) -> None:
+    # The hash of what went over the provider's wire, where that is not a one-to-one map of the
+    # provider-neutral request (the OpenAI chat-completions body): `sessions prompt` re-renders
+    # and checks it. NULL for Gemini and offline calls.
+    db.execute("ALTER TABLE llm_calls ADD COLUMN wire_hash TEXT")
+
+
 #: Append-only. (name, function); position + 1 is the migration id.
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_core_tables", _m001_core_tables),
@@ -266,6 +273,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0004_recall_sync_indexes", _m004_recall_sync_indexes),
     ("0005_session_leases", _m005_session_leases),
     ("0006_step_outcomes", _m006_step_outcomes),
+    ("0007_llm_call_wire_hash", _m007_llm_call_wire_hash),
 ]
 
 

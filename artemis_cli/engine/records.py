@@ -149,6 +149,8 @@ class LlmCallRecord:
     prefix_hash: str | None = None
     request_hash: str | None = None
     attempt: int = 1
+    #: The provider's wire rendering (OpenAI-compatible calls; ``CallAttempt.wire_hash``).
+    wire_hash: str | None = None
     id: int | None = None
     created_at: str | None = None  # None: now
 
@@ -178,6 +180,7 @@ class LlmCallRecord:
             prefix_hash=request.prefix_hash(),
             request_hash=request.request_hash(),
             attempt=attempt_number,
+            wire_hash=attempt.wire_hash,
         )
 
     def to_dict(self) -> dict[str, Any]:

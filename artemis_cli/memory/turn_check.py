@@ -4,11 +4,13 @@ Used by ``artemis sessions prompt`` and by the crash matrix after every kill."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
 from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.records import LlmCallRecord
 from artemis_cli.memory.restore import SessionSpec, rebuild_ledger, turn_requests
 from artemis_cli.models.base import ModelRequest
 
@@ -18,12 +20,14 @@ class TurnCheck:
     requests: list[ModelRequest]  # the turn's requests, re-rendered from the DataEngine
     rendered: list[str]  # their hashes
     recorded: list[str]  # the hashes recorded when the turn's calls were sent
-    rows: list[dict[str, Any]]  # one per re-rendered call: call, rendered, recorded, match
+    #: one per re-rendered call: call, rendered, recorded, match; and for a provider with its own
+    #: wire rendering (OpenAI-compatible), wire_rendered / wire_recorded too
+    rows: list[dict[str, Any]]
     match: bool  # every call matches and the counts agree
 
 
-def recorded_request_hashes(engine: DataEngine, session_id: str, step: int) -> list[str]:
-    """The operator request hashes recorded for ``step``'s committed turn, in order.
+def recorded_turn_calls(engine: DataEngine, session_id: str, step: int) -> list[LlmCallRecord]:
+    """The operator calls recorded for ``step``'s committed turn, one per distinct request, in order.
 
     A turn cut off by a crash (its process killed after a model call, before the step was
     committed) is played again by ``artemis resume``: calls made before the resume that restarted
@@ -31,18 +35,41 @@ def recorded_request_hashes(engine: DataEngine, session_id: str, step: int) -> l
     restarts = [e.created_at or "" for e in engine.events(session_id, kind="resume")
                 if (e.payload or {}).get("after_step") == step - 1]
     since = max(restarts, default="")
-    recorded: list[str] = []
+    recorded: list[LlmCallRecord] = []
     for call in engine.llm_calls(session_id):
         # retries repeat the same request: count each distinct request once
         if (call.step == step and call.role == "operator" and call.request_hash
                 and (call.created_at or "") >= since
-                and (not recorded or recorded[-1] != call.request_hash)):
-            recorded.append(call.request_hash)
+                and (not recorded or recorded[-1].request_hash != call.request_hash)):
+            recorded.append(call)
     return recorded
 
 
+def recorded_request_hashes(engine: DataEngine, session_id: str, step: int) -> list[str]:
+    """The operator request hashes recorded for ``step``'s committed turn, in order."""
+    return [c.request_hash or "" for c in recorded_turn_calls(engine, session_id, step)]
+
+
+def wire_hasher(spec: SessionSpec) -> Callable[[ModelRequest], str] | None:
+    """How the session's operator rendered its requests on the wire, when that is not a
+    one-to-one map of the request (an OpenAI-compatible operator); None otherwise."""
+    from artemis_cli.models.openai_wire import WireOptions, render_body, wire_hash
+    from artemis_cli.models.registry import OPENAI_PREFIX, wire_options
+
+    name = str(spec.run.get("model") or "")
+    operator = spec.profile.models.operator
+    if name == "profile" or (not name and operator.provider == "openai"):
+        options = wire_options(operator)
+    elif name.startswith(OPENAI_PREFIX):
+        options = wire_options(operator) if operator.provider == "openai" else WireOptions()
+    else:
+        return None
+    return lambda request: wire_hash(render_body(request, "", options))
+
+
 def check_turn(engine: DataEngine, session_id: str, step: int) -> TurnCheck:
-    """Re-render ``step``'s requests from stored records and compare them with the recorded hashes."""
+    """Re-render ``step``'s requests from stored records and compare them with the recorded
+    hashes: the provider-neutral request, and the wire body where the provider has its own."""
     from artemis_cli.runner import new_ledger
 
     spec = SessionSpec.load(engine, session_id)
@@ -50,14 +77,19 @@ def check_turn(engine: DataEngine, session_id: str, step: int) -> TurnCheck:
     ledger = new_ledger(SimpleNamespace(goal=spec.goal, app=spec.app), spec.profile, engine, spec.max_steps)
     rebuild_ledger(engine, session_id, ledger, before_step=step)
     requests = turn_requests(engine, session_id, ledger, record)
-    recorded = recorded_request_hashes(engine, session_id, step)
+    calls = recorded_turn_calls(engine, session_id, step)
+    recorded = [c.request_hash or "" for c in calls]
     rendered = [r.request_hash() for r in requests]
-    rows = [
-        {"call": i + 1, "rendered": h, "recorded": recorded[i] if i < len(recorded) else None,
-         "match": i < len(recorded) and recorded[i] == h}
-        for i, h in enumerate(rendered)
-    ]
+    hasher = wire_hasher(spec)
+    rows = []
+    for i, (request, digest) in enumerate(zip(requests, rendered, strict=True)):
+        call = calls[i] if i < len(calls) else None
+        row: dict[str, Any] = {"call": i + 1, "rendered": digest, "recorded": call.request_hash if call else None,
+                               "match": call is not None and call.request_hash == digest}
+        if hasher is not None and call is not None and call.wire_hash:
+            wire = hasher(request)
+            row.update(wire_rendered=wire, wire_recorded=call.wire_hash)
+            row["match"] = row["match"] and wire == call.wire_hash
+        rows.append(row)
     ok = bool(rows) and len(rendered) == len(recorded) and all(r["match"] for r in rows)
     return TurnCheck(requests, rendered, recorded, rows, ok)
-
-

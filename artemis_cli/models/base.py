@@ -161,6 +161,9 @@ class CallAttempt:
     error_class: str | None = None
     latency_ms: float = 0.0
     usage: Usage = field(default_factory=Usage)
+    #: SHA-256 of the provider's own rendering of the request, where it is not a one-to-one map
+    #: of ``canonical_json`` (the OpenAI wire: tool messages, ids, text mode, scaled images).
+    wire_hash: str | None = None
 
 
 @dataclass

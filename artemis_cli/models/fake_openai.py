@@ -4,7 +4,8 @@
 so the official ``openai`` SDK talks to it through ``OpenAI(base_url=server.base_url)``
 (``base_url`` ends in ``/v1``). A pluggable *policy* (``FakeOpenAIRequest -> FakeOpenAIReply``)
 decides what the "model" says; the server adds what the service adds around it (ids, tool-call
-ids, ``usage``). ``script_policy`` and ``heuristic_policy`` play Artemis's offline models;
+ids, ``usage``). ``script_policy`` and ``heuristic_policy`` play Artemis's offline models, and
+``gemini_policy`` plays any of the Gemini fake's policies (``fake_openai_policies``);
 ``python -m artemis_cli.models.fake_openai --port P`` serves the heuristic one.
 
 Validation (as the service answers, HTTP 400 with ``{"error": {"message", "type", "param",
@@ -58,6 +59,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from artemis_cli.models.fake_gemini_wire import CONTENT_LENGTH_RE, MAX_BODY_BYTES, BadFraming, CacheRecord
+from artemis_cli.models.fake_openai_policies import gemini_policy, heuristic_rest_policy
 from artemis_cli.models.fake_openai_wire import (
     BLOCK_TOKENS,
     FAULT_KINDS,
@@ -76,7 +78,6 @@ from artemis_cli.models.fake_openai_wire import (
     openai_error_body,
     parse_body,
     prompt_token_stream,
-    view_from_openai,
 )
 
 __all__ = [
@@ -87,10 +88,10 @@ __all__ = [
     "FakeOpenAIServer",
     "OpenAIPolicy",
     "finish_policy",
+    "gemini_policy",
     "heuristic_policy",
     "image_tokens",
     "script_policy",
-    "view_from_openai",
 ]
 
 
@@ -101,41 +102,17 @@ def finish_policy(req: FakeOpenAIRequest) -> FakeOpenAIReply:
     return FakeOpenAIReply.text("ok (fake server)")
 
 
-def _stub_text(req: FakeOpenAIRequest) -> FakeOpenAIReply:
-    from artemis_cli.models.scripted import STUB_LENS_MODEL
-
-    return FakeOpenAIReply(content=f"Stub summary of: {req.last_user_text()[:200]}", model=STUB_LENS_MODEL)
-
-
 def script_policy(script: list[dict[str, Any]]) -> OpenAIPolicy:
     """Plays ``script`` (Artemis's scripted model) through the protocol; tool-less requests
-    (lens calls) get labelled stub text."""
-    from artemis_cli.models.scripted import ScriptPlayer
+    (lens calls) get the labelled stub text of the Gemini fake's scripted policy."""
+    from artemis_cli.models.scripted import script_policy as rest_script_policy
 
-    player = ScriptPlayer(script)
-
-    def policy(req: FakeOpenAIRequest) -> FakeOpenAIReply:
-        if not req.tools:
-            return _stub_text(req)
-        decision = player.decide(view_from_openai(req.messages))
-        return FakeOpenAIReply.call(decision.call.name, dict(decision.call.args), content=decision.thought)
-
-    return policy
+    return gemini_policy(rest_script_policy(script))
 
 
 def heuristic_policy() -> OpenAIPolicy:
     """Artemis's heuristic baseline through the protocol; tool-less requests get stub text."""
-    from artemis_cli.models.heuristic import HeuristicPolicy
-
-    heuristic = HeuristicPolicy()
-
-    def policy(req: FakeOpenAIRequest) -> FakeOpenAIReply:
-        if not req.tools:
-            return _stub_text(req)
-        thought, call = heuristic.decide(view_from_openai(req.messages))
-        return FakeOpenAIReply.call(call.name, dict(call.args), content=f"[heuristic] {thought}")
-
-    return policy
+    return gemini_policy(heuristic_rest_policy())
 
 
 class FakeOpenAIServer:

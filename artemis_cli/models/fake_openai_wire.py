@@ -16,12 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from artemis_cli.models.conversation import (
-    ConversationView,
-    _is_observation,
-    _is_observation_head,
-    _observation,
-)
 from artemis_cli.models.fake_gemini_wire import compact_json, reject_constant
 
 HTTP_FAULTS = ("429", "503", "timeout")
@@ -430,49 +424,3 @@ def apply_model_fault(kind: str, reply: FakeOpenAIReply, req: FakeOpenAIRequest)
     if kind == "no_usage":
         return reply
     raise ValueError(f"not a model fault: {kind!r}")
-
-
-# --- a conversation view for the offline policies -------------------------------------------
-
-
-def view_from_openai(messages: list[dict[str, Any]]) -> ConversationView:
-    """``view_from_rest`` over OpenAI chat messages: assistant texts and tool calls are the
-    model's; the tool messages after the last assistant message are its last responses."""
-    view = ConversationView()
-    for m in messages:
-        role = m.get("role")
-        if role == "assistant":
-            view.last_responses = []
-            text = content_text(m)
-            if text:
-                view.model_texts.append(text)
-            for call in m.get("tool_calls") or []:
-                fn = call.get("function") or {}
-                try:
-                    args = json.loads(fn.get("arguments") or "{}")
-                except ValueError:
-                    args = {}
-                view.model_calls.append((fn.get("name", ""), dict(args) if isinstance(args, dict) else {}))
-            continue
-        if role == "tool":
-            try:
-                result = json.loads(content_text(m))
-            except ValueError:
-                result = {"result": content_text(m)}
-            view.last_responses.append({"name": m.get("name", ""), **(result if isinstance(result, dict) else
-                                                                      {"result": result})})
-            continue
-        if role != "user":
-            continue
-        head = ""
-        content = m.get("content")
-        texts = [content] if isinstance(content, str) else [
-            p["text"] for p in content or [] if isinstance(p, dict) and p.get("type") == "text"]
-        for text in texts:
-            if "# TASK" in text and not view.task_text:
-                view.task_text = text
-            if _is_observation_head(text):
-                head = text
-            if _is_observation(text):
-                view.observation_text = _observation(head, text)
-    return view

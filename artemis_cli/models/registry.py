@@ -11,15 +11,25 @@ from artemis_cli.models.base import Model
 OFFLINE_MODELS = ("heuristic", "scripted")
 
 
+OPENAI_PREFIX = "openai:"
+
+
 def has_api_key() -> bool:
     return bool(os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY"))
 
 
-def default_model_name() -> str:
-    """gemini when an API key is set, else the offline heuristic baseline."""
+def profile_provider(profile: Any) -> str:
+    """The provider of the profile's operator role (gemini when the profile names none)."""
+    operator = getattr(getattr(profile, "models", None), "operator", None)
+    return str(getattr(operator, "provider", "gemini"))
+
+
+def default_model_name(profile: Any = None) -> str:
+    """What runs without ``--model``: the profile's operator when it names an OpenAI-compatible
+    endpoint (``profile``), else gemini with an API key, else the offline heuristic baseline."""
+    if profile is not None and profile_provider(profile) == "openai":
+        return "profile"
     return "gemini" if has_api_key() else "heuristic"
-
-
 def reference_script(task: Any) -> list[dict[str, Any]]:
     steps = getattr(task, "reference", None) or []
     out = []
@@ -32,26 +42,83 @@ def reference_script(task: Any) -> list[dict[str, Any]]:
 
 
 TIMEOUT_ENV = "ARTEMIS_GEMINI_TIMEOUT_S"
+OPENAI_TIMEOUT_ENV = "ARTEMIS_OPENAI_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 60.0
+#: Local servers answer a long multimodal prompt more slowly than a cloud service.
+DEFAULT_OPENAI_TIMEOUT_S = 120.0
 
 
-def gemini_timeout_s() -> float:
-    """Seconds one Gemini HTTP attempt may take: ``$ARTEMIS_GEMINI_TIMEOUT_S``, default 60."""
-    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+def timeout_s(var: str = TIMEOUT_ENV, default: float = DEFAULT_TIMEOUT_S) -> float:
+    """Seconds one model HTTP attempt may take: ``$var``, else ``default``."""
+    raw = os.environ.get(var, "").strip()
     if not raw:
-        return DEFAULT_TIMEOUT_S
+        return default
     try:
         value = float(raw)
     except ValueError:
         value = -1.0
     if not 0 < value <= 3600:
-        raise ModelConfigError(f"{TIMEOUT_ENV} must be a number of seconds in (0, 3600], got {raw!r}",
-                               hint=f"unset {TIMEOUT_ENV} to use the default of {DEFAULT_TIMEOUT_S:g} s")
+        raise ModelConfigError(f"{var} must be a number of seconds in (0, 3600], got {raw!r}",
+                               hint=f"unset {var} to use the default of {default:g} s")
     return value
 
 
-def build_model(name: str | None, *, task: Any, profile: Any, role: str = "operator") -> Model:
-    name = name or default_model_name()
+def gemini_timeout_s() -> float:
+    """Seconds one Gemini HTTP attempt may take: ``$ARTEMIS_GEMINI_TIMEOUT_S``, default 60."""
+    return timeout_s(TIMEOUT_ENV, DEFAULT_TIMEOUT_S)
+
+
+def wire_options(role: Any) -> Any:
+    from artemis_cli.models.openai_wire import WireOptions
+
+    return WireOptions(tool_calls=getattr(role, "tool_calls", "native"),
+                       max_image_side=getattr(role, "max_image_side", None))
+
+
+def openai_model(role: Any, *, model: str | None = None, base_url: str | None = None,
+                 serves_all_roles: bool = False) -> Model:
+    """An ``OpenAIModel`` for a profile role (``model`` / ``base_url`` override the role's). The
+    endpoint: ``base_url``, else the role's, else ``$ARTEMIS_OPENAI_BASE_URL``, else api.openai.com."""
+    from artemis_cli.models.openai_provider import BASE_URL_ENV, OpenAIModel
+
+    own = getattr(role, "provider", "gemini") == "openai"
+    chain = [model] if model else list(role.chain)
+    url = base_url or (role.base_url if own else None) or os.environ.get(BASE_URL_ENV, "").strip() or None
+    return OpenAIModel(chain, base_url=url, api_key_env=role.api_key_env if own else None,
+                       options=wire_options(role) if own else None,
+                       timeout_s=timeout_s(OPENAI_TIMEOUT_ENV, DEFAULT_OPENAI_TIMEOUT_S),
+                       serves_all_roles=serves_all_roles)
+
+
+def gemini_model(chain: list[str]) -> Model:
+    from artemis_cli.models.gemini import GeminiModel
+
+    return GeminiModel(chain, base_url=os.environ.get("ARTEMIS_GEMINI_BASE_URL") or None,
+                       timeout_s=gemini_timeout_s())
+
+
+def build_model(name: str | None, *, task: Any, profile: Any, role: str = "operator",
+                base_url: str | None = None) -> Model:
+    """The operator model for ``--model NAME`` (None: :func:`default_model_name`).
+
+    ``openai:NAME`` runs NAME on an OpenAI-compatible endpoint (``base_url``, else the profile
+    operator's, else ``$ARTEMIS_OPENAI_BASE_URL``) for every role; ``profile`` (or no name with
+    such a profile) runs each role as the profile sets it."""
+    name = name or default_model_name(profile)
+    roles = getattr(profile, "models", None)
+    settings = getattr(roles, role, None)
+    if base_url is not None and not name.startswith(OPENAI_PREFIX) and name != "profile":
+        raise UsageError("--base-url applies to OpenAI-compatible models",
+                         hint="use --model openai:NAME --base-url URL (Gemini's endpoint: $ARTEMIS_GEMINI_BASE_URL)")
+    if name.startswith(OPENAI_PREFIX):
+        model_name = name[len(OPENAI_PREFIX):].strip()
+        if not model_name:
+            raise UsageError("--model openai: needs the name the server serves", hint="e.g. --model openai:qwen2.5-vl-7b")
+        return openai_model(settings, model=model_name, base_url=base_url, serves_all_roles=True)
+    if name == "profile":
+        if settings is None or settings.provider != "openai":
+            raise UsageError("--model profile needs a profile whose operator role sets provider: openai")
+        return openai_model(settings, base_url=base_url)
     if name == "heuristic":
         from artemis_cli.models.heuristic import HeuristicModel
 
@@ -67,15 +134,50 @@ def build_model(name: str | None, *, task: Any, profile: Any, role: str = "opera
 
         return ScriptedModel(script)
     if name == "gemini" or name.startswith("gemini"):
-        from artemis_cli.models.gemini import GeminiModel
+        if settings is not None and settings.provider == "gemini":
+            chain = list(settings.chain)
+        else:  # the profile's operator is elsewhere: the loop's default Gemini chain
+            from artemis_cli.config.profile import ROLE_DEFAULTS
 
-        roles = getattr(getattr(profile, "models", None), role, None)
-        chain = [roles.model, *roles.fallback] if roles is not None else ["gemini-2.5-flash"]
+            loop = getattr(profile, "loop", "flash")
+            defaults = ROLE_DEFAULTS.get(loop, ROLE_DEFAULTS["flash"])[role]
+            chain = [defaults["model"], *defaults["fallback"]]
         if name != "gemini":
             chain = [name, *[m for m in chain if m != name]]
-        return GeminiModel(chain, base_url=os.environ.get("ARTEMIS_GEMINI_BASE_URL") or None,
-                           timeout_s=gemini_timeout_s())
+        return gemini_model(chain)
     raise ModelConfigError(
         f"unknown model {name!r}",
-        hint="use heuristic, scripted, gemini, or a Gemini model name such as gemini-2.5-flash",
+        hint="use heuristic, scripted, gemini, a Gemini model name such as gemini-2.5-flash, "
+             "or openai:NAME for an OpenAI-compatible server",
     )
+
+
+def role_model(operator: Model, profile: Any, role: str) -> Model | None:
+    """The model for one of the profile's roles (visual_lens, chunk_lens, planner, validator),
+    given the run's operator model; None when the operator is offline or not a provider model
+    (the role then takes its mechanical or documented fallback).
+
+    A model from ``--model openai:NAME`` serves every role. Otherwise each role runs as the
+    profile sets it: on the operator's own client when provider and endpoint match (one
+    connection pool, one key), else on a model of its own (a local operator with a cloud lens)."""
+    from artemis_cli.models.gemini import GeminiModel
+    from artemis_cli.models.openai_provider import OpenAIModel
+
+    if operator.offline or not isinstance(operator, GeminiModel | OpenAIModel):
+        return None  # offline, or a model of a test's own making: roles take their fallbacks
+    settings = getattr(profile.models, role)
+    if isinstance(operator, OpenAIModel) and operator.serves_all_roles:
+        return operator.with_chain([operator.name], wire_options(settings) if settings.provider == "openai" else None)
+    if settings.provider == "openai":
+        candidate = openai_model(settings)
+        if isinstance(operator, OpenAIModel) and isinstance(candidate, OpenAIModel) \
+                and operator.endpoint == candidate.endpoint:
+            return operator.with_chain(list(settings.chain), wire_options(settings))
+        return candidate
+    if isinstance(operator, GeminiModel):
+        return operator.with_chain(list(settings.chain))
+    if not has_api_key():
+        raise ModelConfigError(f"the profile's {role} role runs on Gemini ({settings.model}), but no GEMINI_API_KEY "
+                               "is set", hint=f"export GEMINI_API_KEY, or set models.{role}.provider: openai in the "
+                                              "profile (or run with --model openai:NAME, which serves every role)")
+    return gemini_model(list(settings.chain))

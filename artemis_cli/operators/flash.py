@@ -157,7 +157,7 @@ class FlashLoop:
             except (ModelError, ModelAuthError) as exc:
                 for attempt in getattr(exc, "attempts", []) or []:
                     self._record_call(step, request, attempt.model, attempt.usage, attempt.latency_ms,
-                                      attempt.status, attempt.error_class)
+                                      attempt.status, attempt.error_class, attempt.wire_hash)
                 if isinstance(exc, ModelOutputError):  # the turn asks again (or the next model)
                     attempts = getattr(exc, "attempts", None) or []
                     name = attempts[-1].model if attempts else model.name
@@ -168,7 +168,7 @@ class FlashLoop:
             if response.attempts:
                 for attempt in response.attempts:
                     self._record_call(step, request, attempt.model, attempt.usage, attempt.latency_ms,
-                                      attempt.status, attempt.error_class)
+                                      attempt.status, attempt.error_class, attempt.wire_hash)
             else:
                 self._record_call(step, request, response.model, response.usage, response.latency_ms, "ok", None)
             self.meter.observe(request, response.usage.prompt_tokens)
@@ -177,7 +177,7 @@ class FlashLoop:
         return generate
 
     def _record_call(self, step: int, request: ModelRequest, model: str, usage: Any, latency_ms: float,
-                     status: str, error_class: str | None) -> None:
+                     status: str, error_class: str | None, wire_hash: str | None = None) -> None:
         self.engine.record_llm_call(
             LlmCallRecord(
                 session_id=self.session_id,
@@ -193,6 +193,7 @@ class FlashLoop:
                 error_class=error_class,
                 prefix_hash=request.prefix_hash(),
                 request_hash=request.request_hash(),
+                wire_hash=wire_hash,
             )
         )
 

@@ -19,8 +19,10 @@ from artemis_cli.models.fake_openai import (
     FakeOpenAIRequest,
     FakeOpenAIServer,
     image_tokens,
-    view_from_openai,
 )
+from artemis_cli.models.conversation import view_from_rest
+from artemis_cli.models.fake_openai_policies import as_rest_request
+from artemis_cli.models.fake_openai_wire import parse_body
 
 MODEL = "fake-gpt"
 TOOLS: list[Any] = [
@@ -84,9 +86,11 @@ def test_tool_call_round_trip(client: OpenAI, server: FakeOpenAIServer) -> None:
     assert [r.status for r in server.requests] == [200, 200]
     assert second.usage is not None and second.usage.total_tokens == (
         second.usage.prompt_tokens + second.usage.completion_tokens)
-    view = view_from_openai(messages)
+    rest, text_mode = as_rest_request(parse_body(json.dumps({"model": MODEL, "messages": messages}).encode()))
+    view = view_from_rest(rest.contents)
+    assert not text_mode and rest.system == "You operate a phone."
     assert view.model_calls == [("tap", {"index": 7})] and view.model_texts == ["tapping 7"]
-    assert view.last_responses == [{"name": "", "status": "ok"}]
+    assert view.last_responses == [{"name": "tap", "status": "ok"}]
 
 
 def test_models_endpoint(client: OpenAI) -> None:
@@ -250,5 +254,5 @@ def test_offline_policies_play_through_the_sdk() -> None:
     with FakeOpenAIServer(heuristic_policy()) as srv:
         client = OpenAI(base_url=srv.base_url, api_key="x", max_retries=0)
         lens = client.chat.completions.create(model=MODEL, messages=[user("describe this")])
-        assert lens.model.startswith("stub-") and "describe this" in (lens.choices[0].message.content or "")
+        assert lens.model.startswith("stub-") and "Stub text" in (lens.choices[0].message.content or "")
     assert srv.errors == []
