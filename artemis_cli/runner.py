@@ -409,6 +409,9 @@ def run_task(
         # as recorded instead of paying ~20 ms a step to scale it; the session's stored profile
         # says so, so every re-render (resume, sessions prompt) matches
         profile = profile.model_copy(update={"screenshot": profile.screenshot.model_copy(update={"max_side": None})})
+    from artemis_cli.models.registry import check_role_models
+
+    check_role_models(model, profile, lenses=lenses == "auto")
     session_id = engine.new_session_id()
     engine.create_session(
         SessionRecord(

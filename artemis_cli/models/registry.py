@@ -181,3 +181,14 @@ def role_model(operator: Model, profile: Any, role: str) -> Model | None:
                                "is set", hint=f"export GEMINI_API_KEY, or set models.{role}.provider: openai in the "
                                               "profile (or run with --model openai:NAME, which serves every role)")
     return gemini_model(list(settings.chain))
+
+
+def check_role_models(operator: Model, profile: Any, *, lenses: bool = True) -> None:
+    """Build every role model the run will use (the lenses when ``lenses``; the Pro agents on the
+    Pro loop), so a role that cannot run (a Gemini role without a key, an unset api_key_env)
+    stops the run before a session is created."""
+    roles = ["visual_lens", "chunk_lens"] if lenses else []
+    if getattr(profile, "loop", "flash") == "pro":
+        roles += ["planner", "validator"]
+    for role in roles:
+        role_model(operator, profile, role)

@@ -175,7 +175,16 @@ def run_turn(
     return result
 
 
-_REASON_TEXT = {"EMPTY_CANDIDATE": "empty candidates", "NO_CANDIDATES": "no candidates"}
+_REASON_TEXT = {
+    "EMPTY_CANDIDATE": "empty candidates",
+    "NO_CANDIDATES": "no candidates",
+    # OpenAI-compatible endpoints (models/openai_wire.py)
+    "MALFORMED_ARGUMENTS": "tool-call arguments that are not JSON",
+    "LENGTH": "replies cut off at the token limit",
+    "NO_JSON_ACTION": "replies without a JSON action (tool_calls: text)",
+    "NO_CHOICES": "no choices",
+    "EMPTY_MESSAGE": "empty messages",
+}
 
 
 def _note_model(tried: list[str], model: str) -> None:
