@@ -42,14 +42,26 @@ def doctor(
     data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
     deep: Annotated[bool, typer.Option("--deep", help="also hash every referenced blob file")] = False,
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    model: Annotated[str | None, typer.Option(
+        "--model", "-m", help="openai:NAME: also check NAME on its OpenAI-compatible endpoint (reachable, "
+                              "served, tool calls, cached tokens).")] = None,
+    base_url: Annotated[str | None, typer.Option(
+        "--base-url", help="The endpoint for --model openai:NAME, e.g. http://127.0.0.1:8000/v1. Default: "
+                           "$ARTEMIS_OPENAI_BASE_URL. Alone: check it is up and list what it serves.")] = None,
+    profile: Annotated[str | None, typer.Option(
+        "--profile", "-p", help="flash | pro | path: also check every OpenAI-compatible endpoint its roles "
+                                "use.")] = None,
 ) -> None:
     """Check adb, attached devices, the API key and the data dir (database, blobs, writable,
-    free space); exit 1 if something is missing or damaged. Reads only: never creates or
-    migrates the data dir."""
+    free space); with --model openai:NAME, --base-url or --profile, also the OpenAI-compatible
+    endpoints a run would use (one tiny request each). Exit 1 if something is missing or
+    damaged. Reads only: never creates or migrates the data dir."""
+    from artemis_cli.cli import doctor_endpoint
     from artemis_cli.device.select import adb_status, list_devices
     from artemis_cli.engine.health import Finding, check_data_dir
     from artemis_cli.paths import data_dir as resolve
 
+    endpoint_plan = doctor_endpoint.plan(model, base_url, profile)  # bad options: exit 2 before any row
     checks: list[dict[str, Any]] = []
 
     def add(name: str, ok: bool, detail: str, hint: str = "", level: str = "") -> None:
@@ -75,10 +87,16 @@ def doctor(
     key = os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
     if key:
         add("API key", True, "GEMINI_API_KEY/GOOGLE_API_KEY is set")
+    elif endpoint_plan is not None and endpoint_plan.gemini_needed is False:
+        add("API key", True, f"no GEMINI_API_KEY, and none needed: {endpoint_plan.gemini_reason}")
     else:
         add("API key", False, "no GEMINI_API_KEY or GOOGLE_API_KEY",
-            "export GEMINI_API_KEY=… (without one, runs use the offline heuristic baseline)")
+            (endpoint_plan.gemini_hint if endpoint_plan is not None else "")
+            or "export GEMINI_API_KEY=… (without one, runs use the offline heuristic baseline)")
     add("Gemini endpoint", *_gemini_endpoint())
+    if endpoint_plan is not None:
+        for row in doctor_endpoint.check(endpoint_plan):
+            add(*row)
     path = resolve(data_dir)
     try:
         findings = check_data_dir(path, deep=deep, progress=None if as_json else _DeepProgress())

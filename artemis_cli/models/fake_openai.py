@@ -439,9 +439,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--policy", choices=("heuristic", "finish"), default="heuristic")
+    parser.add_argument("--models", default=None, metavar="NAME[,NAME...]",
+                        help="the models /v1/models lists and the only ones served (default: any name, "
+                             "listed once asked for)")
     args = parser.parse_args(argv)
     policy = heuristic_policy() if args.policy == "heuristic" else finish_policy
-    with FakeOpenAIServer(policy, host=args.host, port=args.port) as server:
+    models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
+    with FakeOpenAIServer(policy, models=models, host=args.host, port=args.port) as server:
         print(f"fake OpenAI server at {server.base_url}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             threading.Event().wait()

@@ -13,6 +13,7 @@ import pytest
 from openai import OpenAI
 from PIL import Image
 
+from artemis_cli.models.conversation import view_from_rest
 from artemis_cli.models.fake_openai import (
     BLOCK_TOKENS,
     FakeOpenAIReply,
@@ -20,7 +21,6 @@ from artemis_cli.models.fake_openai import (
     FakeOpenAIServer,
     image_tokens,
 )
-from artemis_cli.models.conversation import view_from_rest
 from artemis_cli.models.fake_openai_policies import as_rest_request
 from artemis_cli.models.fake_openai_wire import parse_body
 
