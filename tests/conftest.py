@@ -52,7 +52,8 @@ def engine(tmp_path: Path) -> Iterator[DataEngine]:
 def _isolated_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "artemis-home"
     monkeypatch.setenv("ARTEMIS_HOME", str(home))
-    for key in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "ANDROID_SERIAL", "ARTEMIS_DEBUG"):
+    for key in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "ANDROID_SERIAL", "ARTEMIS_DEBUG", "OPENAI_API_KEY",
+                "OPENAI_BASE_URL", "ARTEMIS_OPENAI_BASE_URL", "ARTEMIS_OPENAI_TIMEOUT_S", "ARTEMIS_GEMINI_BASE_URL"):
         monkeypatch.delenv(key, raising=False)
     return home
 

@@ -63,7 +63,7 @@ def prompt(
                         f"recorded {str(row['recorded'] or '-')[:16]}")
             if "wire_recorded" in row:
                 out().print(f"  wire (OpenAI-compatible body): rendered {row['wire_rendered'][:16]}  "
-                            f"recorded {row['wire_recorded'][:16]}")
+                            f"recorded {str(row['wire_recorded'] or '-')[:16]}")
         if len(recorded) != len(rendered):
             out().print(f"[red]{len(recorded)} recorded call(s), {len(rendered)} re-rendered[/]")
     raise typer.Exit(0 if ok else 1)

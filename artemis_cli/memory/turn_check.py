@@ -86,7 +86,7 @@ def check_turn(engine: DataEngine, session_id: str, step: int) -> TurnCheck:
         call = calls[i] if i < len(calls) else None
         row: dict[str, Any] = {"call": i + 1, "rendered": digest, "recorded": call.request_hash if call else None,
                                "match": call is not None and call.request_hash == digest}
-        if hasher is not None and call is not None and call.wire_hash:
+        if hasher is not None and call is not None:  # every OpenAI-compatible call records its wire hash
             wire = hasher(request)
             row.update(wire_rendered=wire, wire_recorded=call.wire_hash)
             row["match"] = row["match"] and wire == call.wire_hash

@@ -170,7 +170,8 @@ def render_messages(request: ModelRequest, options: WireOptions) -> list[dict[st
             out.extend(_tool_messages(open_ids, {}))  # two model messages in a row
             rendered, open_ids = _assistant(message, options, index)
             open_calls = {}
-            for call, cid in zip(message.function_calls(), open_ids, strict=True):
+            # text mode leaves no calls open (its calls are JSON in the text, answered as text)
+            for call, cid in zip(message.function_calls() if open_ids else [], open_ids, strict=True):
                 open_calls.setdefault(call.name, []).append(cid)
             if rendered is not None:
                 out.append(rendered)
@@ -243,11 +244,12 @@ def calls_in_text(text: str, names: set[str]) -> tuple[str, list[FunctionCall]]:
     calls: list[FunctionCall] = []
     spans: list[tuple[int, int]] = []
     for match in _TOOL_CALL_TAG_RE.finditer(text):
+        taken = len(calls)
         for _s, _e, value in _json_objects(match.group(1)):
             call = _as_call(value, names)
             if call is not None:
                 calls.append(call)
-        if calls:
+        if len(calls) > taken:  # cut out only the tags taken as calls
             spans.append(match.span())
     if not calls:
         for start, end, value in _json_objects(text):
