@@ -79,10 +79,8 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-import sys
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -104,7 +102,6 @@ from artemis_cli.models.fake_gemini_wire import (
     FakeRequest,
     Policy,
     PrefixTrie,
-    QueuedFault,
     compact_json,
     decode_signature,
     error_body,
@@ -120,6 +117,7 @@ from artemis_cli.models.fake_gemini_wire import (
     request_blocks,
     rpc_status,
 )
+from artemis_cli.models.fake_http import FakeHTTPServer, QueuedFault, read_body
 
 __all__ = [  # the wire names are re-exported: tests and benchmarks import them from here
     "CONTENT_LENGTH_RE",
@@ -158,7 +156,7 @@ __all__ = [  # the wire names are re-exported: tests and benchmarks import them 
 ]
 
 
-class FakeGeminiServer:
+class FakeGeminiServer(FakeHTTPServer[FakeRequest]):
     """Local Gemini REST fake. Use as a context manager or call ``start()`` / ``stop()``."""
 
     def __init__(
@@ -174,118 +172,34 @@ class FakeGeminiServer:
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
+        super().__init__(keep_requests=keep_requests, host=host, port=port)
         self.policy = policy
         self.min_cacheable_tokens = min_cacheable_tokens
         self.require_thought_signatures = require_thought_signatures
         self.retry_delay_s = retry_delay_s
         self.timeout_hold_s = timeout_hold_s
         self.expected_api_key = expected_api_key
-        #: Every parsed request, oldest first (only the newest ``keep_requests`` when that is set,
-        #: so long benchmark runs do not hold every body in memory).
-        self.requests: list[FakeRequest] = []
-        self.keep_requests = keep_requests
-        self._host = host
-        self._port = port
-        self._lock = threading.Lock()
-        self._faults: list[QueuedFault] = []
         self._issued: set[bytes] = set()
         self._tries: dict[str, PrefixTrie] = {}
-        self._released = threading.Event()
         #: Per answered request: where its prefix diverged from everything sent before (blocks are
         #: the system instruction, the tools, then every part in order; see the module docstring).
         self.cache_log: list[CacheRecord] = []
-        #: Unexpected exceptions that escaped a handler thread (tests assert this stays empty).
-        self.errors: list[str] = []
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # -- lifecycle --
+    fault_kinds = FAULT_KINDS
+    thread_name = "fake-gemini"
 
-    def start(self) -> FakeGeminiServer:
-        if self._httpd is not None:
-            return self
-        self._released.clear()
-        httpd = _HTTPServer((self._host, self._port), _make_handler(self))
-        httpd.owner = self
-        httpd.daemon_threads = True
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-gemini", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        httpd = self._httpd
-        if httpd is None:
-            return
-        self._released.set()  # let held "timeout" connections go
-        httpd.shutdown()
-        httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._httpd = None
-        self._thread = None
-
-    def __enter__(self) -> FakeGeminiServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("FakeGeminiServer is not running")
-        return int(self._httpd.server_address[1])
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     @property
     def base_url(self) -> str:
         return f"http://{self._host}:{self.port}"
-
-    # -- test controls --
-
-    def inject(
-        self,
-        kind: str,
-        count: int = 1,
-        model: str | None = None,
-        match: Callable[[FakeRequest], bool] | None = None,
-    ) -> None:
-        """Queue ``count`` faults of ``kind`` for the next requests to ``model`` (any when None)
-        that ``match`` accepts (all when None)."""
-        if kind not in FAULT_KINDS:
-            raise ValueError(f"unknown fault kind {kind!r}; expected one of {', '.join(FAULT_KINDS)}")
-        if count < 1:
-            raise ValueError("count must be >= 1")
-        with self._lock:
-            self._faults.append(QueuedFault(kind, count, model, match))
-
-    def pending_faults(self) -> int:
-        with self._lock:
-            return sum(f.remaining for f in self._faults)
-
-    def requests_for(self, model: str) -> list[FakeRequest]:
-        with self._lock:
-            return [r for r in self.requests if r.model == model]
 
     def issued_signature(self, signature: bytes) -> bool:
         with self._lock:
             return signature in self._issued
 
     # -- request handling (called from handler threads) --
-
-    def _take_fault(self, req: FakeRequest) -> str | None:
-        with self._lock:
-            for fault in self._faults:
-                if (fault.model is None or fault.model == req.model) and (
-                    fault.match is None or fault.match(req)
-                ):
-                    fault.remaining -= 1
-                    if fault.remaining <= 0:
-                        self._faults.remove(fault)
-                    return fault.kind
-        return None
 
     def _fault_answer(self, kind: str) -> tuple[int, dict[str, Any]]:
         if kind == "429":
@@ -413,21 +327,6 @@ class FakeGeminiServer:
         return 200, {"candidates": [candidate], "usageMetadata": usage, "modelVersion": reply.model_version or req.model}
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    """Records what escapes a handler thread instead of only printing it; hang-ups are normal."""
-
-    owner: FakeGeminiServer | None = None
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        exc = sys.exc_info()[1]
-        if isinstance(exc, ConnectionError):  # the client went away: nothing to answer
-            return
-        if self.owner is not None:
-            with self.owner._lock:
-                self.owner.errors.append(f"{type(exc).__name__}: {exc}")
-        super().handle_error(request, client_address)
-
-
 def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -455,24 +354,7 @@ def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
             self._send(code, error_body(code, rpc_status(code), text))
 
         def _read_body(self) -> bytes:
-            """The body as ``Content-Length`` delimits it; raises BadFraming when it cannot."""
-            if self.headers.get("Transfer-Encoding") is not None:
-                raise BadFraming(411, "Length Required: send the body with a Content-Length.")
-            values = {v.strip() for v in self.headers.get_all("Content-Length", [])}
-            if not values:
-                return b""
-            if len(values) > 1:
-                raise BadFraming(400, "Conflicting Content-Length headers.")
-            (value,) = values
-            if not CONTENT_LENGTH_RE.match(value):
-                raise BadFraming(400, f"Invalid Content-Length: {value[:40]!r}")
-            length = int(value)
-            if length > MAX_BODY_BYTES:
-                raise BadFraming(413, f"Request payload size exceeds the limit: {MAX_BODY_BYTES} bytes.")
-            raw = self.rfile.read(length) if length else b""
-            if len(raw) < length:
-                raise BadFraming(400, f"Incomplete request body: {len(raw)} of {length} bytes.")
-            return raw
+            return read_body(self)
 
         def do_GET(self) -> None:
             self._answer(self._handle_get)
@@ -534,9 +416,7 @@ def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
                 self._send(400, error_body(400, "INVALID_ARGUMENT", str(exc)))
                 return
             with server._lock:
-                server.requests.append(req)
-                if server.keep_requests is not None and len(server.requests) > server.keep_requests:
-                    del server.requests[: len(server.requests) - server.keep_requests]
+                server._keep(req)
             fault = server._take_fault(req)
             req.fault = fault
             if fault == "timeout":

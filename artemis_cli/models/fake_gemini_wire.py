@@ -350,14 +350,6 @@ class PrefixTrie:
 # --- server ---------------------------------------------------------------------------------
 
 
-@dataclass
-class QueuedFault:
-    kind: str
-    remaining: int
-    model: str | None
-    match: Callable[[FakeRequest], bool] | None = None
-
-
 def model_fault_reply(kind: str, req: FakeRequest) -> FakeReply:
     """The reply a model fault injects, in the service's shape (see the module docstring)."""
     if kind == "malformed_function_call":

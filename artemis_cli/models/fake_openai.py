@@ -51,14 +51,14 @@ import argparse
 import contextlib
 import json
 import secrets
-import sys
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from artemis_cli.models.fake_gemini_wire import CONTENT_LENGTH_RE, MAX_BODY_BYTES, BadFraming, CacheRecord
+from artemis_cli.models.fake_gemini_wire import BadFraming, CacheRecord
+from artemis_cli.models.fake_http import FakeHTTPServer, read_body
 from artemis_cli.models.fake_openai_policies import gemini_policy, heuristic_rest_policy
 from artemis_cli.models.fake_openai_wire import (
     BLOCK_TOKENS,
@@ -68,7 +68,6 @@ from artemis_cli.models.fake_openai_wire import (
     FakeOpenAIRequest,
     OpenAIError,
     OpenAIPolicy,
-    QueuedFault,
     apply_model_fault,
     arguments_json,
     block_hashes,
@@ -115,7 +114,7 @@ def heuristic_policy() -> OpenAIPolicy:
     return gemini_policy(heuristic_rest_policy())
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(FakeHTTPServer[FakeOpenAIRequest]):
     """Local OpenAI chat-completions fake. Use as a context manager or ``start()`` / ``stop()``."""
 
     def __init__(
@@ -130,110 +129,29 @@ class FakeOpenAIServer:
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
+        super().__init__(keep_requests=keep_requests, host=host, port=port)
         self.policy = policy
         self.models = models
         self.retry_after_s = retry_after_s
         self.timeout_hold_s = timeout_hold_s
         self.expected_api_key = expected_api_key
-        #: Every parsed request, oldest first (only the newest ``keep_requests`` when set).
-        self.requests: list[FakeOpenAIRequest] = []
-        self.keep_requests = keep_requests
         #: Per answered request: its prompt, cached tokens, full blocks and hit blocks.
         self.cache_log: list[CacheRecord] = []
-        #: Unexpected exceptions that escaped a handler thread (tests assert this stays empty).
-        self.errors: list[str] = []
-        self._host = host
-        self._port = port
-        self._lock = threading.Lock()
-        self._faults: list[QueuedFault] = []
         self._blocks: dict[str, set[bytes]] = {}
         self._seen_models: list[str] = []
-        self._released = threading.Event()
-        self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # -- lifecycle --
+    fault_kinds = FAULT_KINDS
+    thread_name = "fake-openai"
 
-    def start(self) -> FakeOpenAIServer:
-        if self._httpd is not None:
-            return self
-        self._released.clear()
-        httpd = _HTTPServer((self._host, self._port), _make_handler(self))
-        httpd.owner = self
-        httpd.daemon_threads = True
-        self._httpd = httpd
-        self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        httpd = self._httpd
-        if httpd is None:
-            return
-        self._released.set()  # let held "timeout" connections go
-        httpd.shutdown()
-        httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._httpd = None
-        self._thread = None
-
-    def __enter__(self) -> FakeOpenAIServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._httpd is None:
-            raise RuntimeError("FakeOpenAIServer is not running")
-        return int(self._httpd.server_address[1])
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     @property
     def base_url(self) -> str:
         """What to pass as the SDK's ``base_url`` (ends in ``/v1``)."""
         return f"http://{self._host}:{self.port}/v1"
 
-    # -- test controls --
-
-    def inject(
-        self,
-        kind: str,
-        count: int = 1,
-        model: str | None = None,
-        match: Callable[[FakeOpenAIRequest], bool] | None = None,
-    ) -> None:
-        """Queue ``count`` faults of ``kind`` for the next requests to ``model`` (any when None)
-        that ``match`` accepts (all when None)."""
-        if kind not in FAULT_KINDS:
-            raise ValueError(f"unknown fault kind {kind!r}; expected one of {', '.join(FAULT_KINDS)}")
-        if count < 1:
-            raise ValueError("count must be >= 1")
-        with self._lock:
-            self._faults.append(QueuedFault(kind, count, model, match))
-
-    def pending_faults(self) -> int:
-        with self._lock:
-            return sum(f.remaining for f in self._faults)
-
-    def requests_for(self, model: str) -> list[FakeOpenAIRequest]:
-        with self._lock:
-            return [r for r in self.requests if r.model == model]
-
     # -- request handling (called from handler threads) --
-
-    def _take_fault(self, req: FakeOpenAIRequest) -> str | None:
-        with self._lock:
-            for fault in self._faults:
-                if (fault.model is None or fault.model == req.model) and (fault.match is None or fault.match(req)):
-                    fault.remaining -= 1
-                    if fault.remaining <= 0:
-                        self._faults.remove(fault)
-                    return fault.kind
-        return None
 
     def model_list(self) -> dict[str, Any]:
         with self._lock:
@@ -287,21 +205,6 @@ class FakeOpenAIServer:
         return 200, body
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    """Records what escapes a handler thread instead of only printing it; hang-ups are normal."""
-
-    owner: FakeOpenAIServer | None = None
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        exc = sys.exc_info()[1]
-        if isinstance(exc, ConnectionError):
-            return
-        if self.owner is not None:
-            with self.owner._lock:
-                self.owner.errors.append(f"{type(exc).__name__}: {exc}")
-        super().handle_error(request, client_address)
-
-
 def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -329,23 +232,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             self._send(code, openai_error_body(text, type="invalid_request_error" if code < 500 else "server_error"))
 
         def _read_body(self) -> bytes:
-            if self.headers.get("Transfer-Encoding") is not None:
-                raise BadFraming(411, "Length Required: send the body with a Content-Length.")
-            values = {v.strip() for v in self.headers.get_all("Content-Length", [])}
-            if not values:
-                return b""
-            if len(values) > 1:
-                raise BadFraming(400, "Conflicting Content-Length headers.")
-            (value,) = values
-            if not CONTENT_LENGTH_RE.match(value):
-                raise BadFraming(400, f"Invalid Content-Length: {value[:40]!r}")
-            length = int(value)
-            if length > MAX_BODY_BYTES:
-                raise BadFraming(413, f"Request payload size exceeds the limit: {MAX_BODY_BYTES} bytes.")
-            raw = self.rfile.read(length) if length else b""
-            if len(raw) < length:
-                raise BadFraming(400, f"Incomplete request body: {len(raw)} of {length} bytes.")
-            return raw
+            return read_body(self)
 
         def do_GET(self) -> None:
             self._answer(self._handle_get)
@@ -407,9 +294,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             with server._lock:
                 if req.model not in server._seen_models:
                     server._seen_models.append(req.model)
-                server.requests.append(req)
-                if server.keep_requests is not None and len(server.requests) > server.keep_requests:
-                    del server.requests[: len(server.requests) - server.keep_requests]
+                server._keep(req)
             fault = server._take_fault(req)
             req.fault = fault
             if fault == "timeout":

@@ -397,14 +397,6 @@ def completion_tokens(content: str | None, calls: list[dict[str, Any]]) -> int:
 # --- faults ---------------------------------------------------------------------------------
 
 
-@dataclass
-class QueuedFault:
-    kind: str
-    remaining: int
-    model: str | None
-    match: Callable[[FakeOpenAIRequest], bool] | None = None
-
-
 def apply_model_fault(kind: str, reply: FakeOpenAIReply, req: FakeOpenAIRequest) -> FakeOpenAIReply:
     """The policy's reply bent into the fault's shape (``no_usage`` leaves the reply alone)."""
     calls = reply.tool_calls or [(req.tool_names[0] if req.tools else "tap", {"index": 3})]
