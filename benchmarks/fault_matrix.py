@@ -6,6 +6,12 @@ FakeGeminiServer living in this process, which plays the task's reference soluti
 go in through the task file's ``sim: {faults: …}``; model faults are queued on the fake server or
 come from a policy that answers malformed function calls once.
 
+The ``openai_*`` rows run the same task on the OpenAI-compatible provider: a FakeOpenAIServer
+(the same reference-solution policy, through ``gemini_policy``) behind the real openai SDK, with
+``--model profile`` and a profile that puts every role on that server (the operator's model with
+a fallback, :data:`OPENAI_CHAIN`; the lenses on :data:`OPENAI_LENS_MODEL`, so faults queued for the
+operator's models never land on a lens call). No Gemini key is in their environment.
+
 Each run is classified from exactly what the user sees (exit code, stdout, stderr):
 
 - ``crashed``: a Python traceback or an "unexpected" error on stderr, an exit code outside
@@ -33,6 +39,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +53,9 @@ from artemis_cli.config.task import load_task  # noqa: E402
 from artemis_cli.engine.db import DataEngine  # noqa: E402
 from artemis_cli.errors import ArtemisError  # noqa: E402
 from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest  # noqa: E402
+from artemis_cli.models.fake_openai import FakeOpenAIServer  # noqa: E402
+from artemis_cli.models.fake_openai_policies import gemini_policy  # noqa: E402
+from artemis_cli.models.fake_openai_wire import FakeOpenAIRequest  # noqa: E402
 from artemis_cli.models.registry import reference_script  # noqa: E402
 from artemis_cli.models.scripted import script_policy  # noqa: E402
 
@@ -55,6 +65,11 @@ SLOW_SIM = "latency_ms:600"  # scenarios that act on a run in flight slow the si
 # loaded machine can starve the poller for seconds: the run must not finish meanwhile)
 OPERATOR_CHAIN = ("gemini-2.5-flash", "gemini-2.0-flash")  # profiles/flash.yaml operator + fallback
 MODEL_TIMEOUT_S = 1.0  # ARTEMIS_GEMINI_TIMEOUT_S for the runs; the fake server holds 2 s
+# the openai rows: the operator's model and its fallback, the lenses' model (names are just strings
+# to the fake server), and the fake's Retry-After on a 429 (the client's own backoff starts at 1 s)
+OPENAI_CHAIN = ("fake-vl-large", "fake-vl-small")
+OPENAI_LENS_MODEL = "fake-vl-lens"
+OPENAI_RETRY_AFTER_S = 0.2
 NEXT_STEP_RE = re.compile(r"artemis resume \S+|\bretry\b|\btry again\b|^Hint: ", re.I | re.M)
 RESUME_RE = re.compile(r"artemis resume (\S+)")
 
@@ -72,6 +87,7 @@ class Fault:
     scenario: str | None = None  # "signal:SIGTERM" | "concurrent_resume" | "disk_full": see run_scenario
     expect_exit: int | None = None  # the exit code this fault must end with (checked, in "checks")
     expect_text: str | None = None  # words the user must be told (checked, in "checks")
+    provider: str = "gemini"  # "openai": the run goes through FakeOpenAIServer and the openai SDK
 
 
 FAULTS: tuple[Fault, ...] = (
@@ -108,6 +124,18 @@ FAULTS: tuple[Fault, ...] = (
     # issue 11: redaction on structure; one-character passwords broke the stored turn
     Fault("password_A", scenario="password:A", expect_exit=143),
     Fault("password_7", scenario="password:7", expect_exit=143),
+    # the OpenAI-compatible provider: the same faults through FakeOpenAIServer + the openai SDK.
+    # 3 attempts per model (max_retries=2): 3 exhaust the first model (its fallback answers), 6 the chain
+    Fault("openai_429", provider="openai", inject=(("429", 2, OPENAI_CHAIN[0]),), expect_exit=0),
+    Fault("openai_503_storm", provider="openai", inject=(("503", 3, OPENAI_CHAIN[0]),), expect_exit=0),
+    Fault("openai_503_exhausted", provider="openai",
+          inject=(("503", 3, OPENAI_CHAIN[0]), ("503", 3, OPENAI_CHAIN[1])), expect_exit=3),
+    Fault("openai_timeout", provider="openai", inject=(("timeout", 1, OPENAI_CHAIN[0]),), expect_exit=0),
+    Fault("openai_malformed_arguments", provider="openai", inject=(("malformed_arguments", 1, OPENAI_CHAIN[0]),),
+          expect_exit=0),
+    Fault("openai_text_only", provider="openai", inject=(("text_only", 2, OPENAI_CHAIN[0]),), expect_exit=0),
+    Fault("openai_no_usage", provider="openai", inject=(("no_usage", 2, OPENAI_CHAIN[0]),), expect_exit=0),
+    Fault("openai_length", provider="openai", inject=(("length", 1, OPENAI_CHAIN[0]),), expect_exit=0),
 )
 
 BAD_CALLS: dict[str, FakeReply] = {
@@ -266,6 +294,71 @@ def fake_server(policy: Callable[[FakeRequest], FakeReply]) -> FakeGeminiServer:
     return FakeGeminiServer(policy, retry_delay_s=0.2, timeout_hold_s=2 * MODEL_TIMEOUT_S)
 
 
+class TimedOpenAIServer(FakeOpenAIServer):
+    """The matrix's fake OpenAI server, noting when each request arrived (``arrivals``: monotonic
+    time, model, the fault it got) so a row can check that a 429's Retry-After was waited."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.arrivals: list[tuple[float, str, str | None]] = []
+
+    def _take_fault(self, req: FakeOpenAIRequest) -> str | None:  # called once per request
+        fault = super()._take_fault(req)
+        with self._lock:
+            self.arrivals.append((time.monotonic(), req.model, fault))
+        return fault
+
+
+def openai_server(policy: Callable[[FakeRequest], FakeReply]) -> TimedOpenAIServer:
+    """The matrix's fake OpenAI server playing ``policy`` (a fake-Gemini policy): short
+    Retry-After, timeouts held past the client's."""
+    return TimedOpenAIServer(gemini_policy(policy), retry_after_s=OPENAI_RETRY_AFTER_S,
+                             timeout_hold_s=2 * MODEL_TIMEOUT_S)
+
+
+def openai_profile(dest: Path, server: FakeOpenAIServer) -> Path:
+    """A flash profile with every role on ``server``: the operator on :data:`OPENAI_CHAIN`."""
+    def role(model: str, fallback: list[str]) -> dict[str, Any]:
+        return {"provider": "openai", "model": model, "fallback": fallback, "base_url": server.base_url}
+
+    models = {name: role(OPENAI_CHAIN[0], [OPENAI_CHAIN[1]]) for name in ("operator", "planner", "validator")}
+    models.update({name: role(OPENAI_LENS_MODEL, []) for name in ("visual_lens", "chunk_lens")})
+    path = dest / "fault-openai.yaml"
+    path.write_text(yaml.safe_dump({"extends": "flash", "name": "fault-openai", "models": models}, sort_keys=False),
+                    encoding="utf-8")
+    return path
+
+
+def openai_env(home: Path, server: FakeOpenAIServer, **extra: str) -> dict[str, str]:
+    """The environment of a CLI run on the OpenAI provider (no Gemini or OpenAI key: the fake
+    needs none, and a role left on Gemini would stop the run instead of passing unseen)."""
+    env = {**os.environ, "ARTEMIS_HOME": str(home), "ARTEMIS_OPENAI_BASE_URL": server.base_url,
+           "ARTEMIS_OPENAI_TIMEOUT_S": f"{MODEL_TIMEOUT_S:g}"}
+    for key in ("ARTEMIS_DEBUG", "ARTEMIS_SECRET", "ARTEMIS_REPLAY_SECRET", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+                "OPENAI_API_KEY", "ARTEMIS_GEMINI_BASE_URL"):
+        env.pop(key, None)
+    return {**env, **extra}
+
+
+def openai_checks(fault: Fault, server: TimedOpenAIServer) -> dict[str, Any]:
+    """What an openai row must show besides its exit code: a 429's Retry-After waited (not the
+    client's own 1 s backoff); after a 503 storm, the fallback model tried (and answering, when
+    the storm spares it)."""
+    checks: dict[str, Any] = {}
+    kinds = {kind for kind, _, _ in fault.inject}
+    if "429" in kinds:
+        ops = [(t, f) for t, m, f in server.arrivals if m == OPENAI_CHAIN[0]]
+        gaps = [round(b[0] - a[0], 2) for a, b in pairwise(ops) if a[1] == "429"]
+        checks["retry_after_gaps_s"] = gaps
+        checks["retry_after_honoured"] = bool(gaps) and all(OPENAI_RETRY_AFTER_S <= g < 1.0 for g in gaps)
+    if "503" in kinds:  # the fallback is tried; it answers unless the storm covers it too (then exit 3)
+        checks["fallback_tried"] = any(r.model == OPENAI_CHAIN[1] for r in server.requests)
+        if fault.expect_exit == 0:
+            checks["fallback_answered"] = any(r.model == OPENAI_CHAIN[1] and r.status == 200
+                                              for r in server.requests)
+    return checks
+
+
 def cli_env(home: Path, server: FakeGeminiServer, **extra: str) -> dict[str, str]:
     """The environment of a CLI run against ``server``, recording into ``home`` (no debug, no
     secrets from the caller's shell)."""
@@ -285,15 +378,21 @@ def run_fault(fault: Fault, seed: int, timeout_s: float) -> RunRecord:
     script = reference_script(load_task(task_file))
     base = script_policy(script)
     policy = bad_call_policy(base, fault.bad_call) if fault.bad_call else base
-    with tempfile.TemporaryDirectory(prefix="artemis-fault-") as tmp, fake_server(policy) as server:
+    server: FakeGeminiServer | TimedOpenAIServer = (openai_server(policy) if fault.provider == "openai"
+                                                    else fake_server(policy))
+    with tempfile.TemporaryDirectory(prefix="artemis-fault-") as tmp, server:
         home = Path(tmp) / "home"
         task_path = _write_task(Path(tmp), fault, seed)
-        env = cli_env(home, server)
+        if isinstance(server, TimedOpenAIServer):
+            env = openai_env(home, server)
+            model_args = ["--model", "profile", "--profile", str(openai_profile(Path(tmp), server))]
+        else:
+            env = cli_env(home, server)
+            model_args = ["--model", "gemini"]
         for kind, count, model in fault.inject:
             server.inject(kind, count, model)
         t0 = time.monotonic()
-        code, out, err, hung = _cli(["run", str(task_path), "--model", "gemini", "--json", "--no-live"],
-                                    env, timeout_s)
+        code, out, err, hung = _cli(["run", str(task_path), *model_args, "--json", "--no-live"], env, timeout_s)
         elapsed = time.monotonic() - t0
         result = parse_result(out) or {}
         sid = result.get("session_id") or _session_from_stderr(err)
@@ -309,6 +408,8 @@ def run_fault(fault: Fault, seed: int, timeout_s: float) -> RunRecord:
         checks: dict[str, Any] = {} if fault.expect_exit is None else {"exit_as_expected": code == fault.expect_exit}
         if fault.expect_text is not None:
             checks["told_" + fault.expect_text.lower()] = fault.expect_text in (out + err)
+        if isinstance(server, TimedOpenAIServer):
+            checks.update(openai_checks(fault, server))
         return RunRecord(fault=fault.name, outcome=verdict.outcome, exit_code=code,
                          message=user_message(out, err), steps=int(result.get("steps", steps) or steps),
                          session_id=sid, events=events, reason=verdict.reason, elapsed_s=round(elapsed, 1),

@@ -6,6 +6,19 @@ service. Prints one JSON object with the prompt-size bound, cache figures and S-
 
     python benchmarks/long_run.py --profile flash --steps 150 --json
 
+``--provider openai`` plays the same chore through FakeOpenAIServer and the real openai SDK (every
+role of the profile moved to ``provider: openai`` at the fake's URL, model names kept); it prints
+the same keys. Two of them are counted in the provider's own unit:
+
+* ``image_tokens_per_screenshot`` / ``image_tokens_full_size``: Gemini's pricing (258 tokens per
+  768-pixel tile, or the media resolution) vs. the fake OpenAI server's tiled pricing (85 + 170
+  per 512-pixel tile of the image scaled into 2048 / 768);
+* ``divergence_blocks_from_end``: for Gemini, request *parts* from the end; for OpenAI, uncached
+  16-token KV *blocks* at the end of the prompt (``blocks - shared_blocks`` of the fake's
+  ``cache_log``, as vLLM's prefix cache counts them), so the two are not comparable.
+
+    python benchmarks/long_run.py --provider openai --profile flash --steps 150 --json
+
 Keys: session_id, data_dir, steps, calls (operator calls), max_prompt_tokens (goal at 1000 steps:
 ≤ 20,000), max_prompt_tokens_calls_20_30, max_prompt_tokens_last_50, bound_ratio (last-50 max /
 calls-20-30 max; goal ≤ 1.3), cache_hit_call_share (operator calls reporting cached tokens; goal
@@ -14,7 +27,7 @@ s_zone_hash_changes (goal 0), lens_calls, lens_prompt_tokens / lens_cached_token
 lens), pro_roles_prompt_tokens, operator_prompt_tokens, image_tokens_per_screenshot (as sent, per
 the profile's screenshot setting) and image_tokens_full_size, divergence_blocks_from_end (per
 operator call: where its prefix left everything sent before, in request parts from the end; 6 =
-only this step's new parts), divergence_p50 / divergence_max, recall_word / recall_word_step (a
+only this step's new parts; for openai in uncached 16-token blocks, see above), divergence_p50 / divergence_max, recall_word / recall_word_step (a
 word typed at step ~40);
 and the compression figures: chunks, ledger_lines_match_steps (every chunk's band ③ has exactly
 one line per step of its range), eras, period_paragraphs, snapshots, max_prompt_tokens_q2 and
@@ -22,6 +35,9 @@ max_prompt_tokens_q4 (goal: q4 ≤ 1.3 × q2), f_rewrites (F texts that do not s
 one: each breaks the cached prefix) and chunk_resends (failed chunk segments re-sent).
 
     python benchmarks/long_run.py --profile pro --steps 150 --fail-chunk 2   # segment 2's first dispatch fails
+
+(With ``--provider openai`` the failing dispatch gets ``length`` replies: like Gemini's empty
+candidate, an output error the model does not retry itself, so one lens attempt = one request.)
 
     python benchmarks/long_run.py --profile pro --steps 120 --json [--max-chunks 2 --max-eras 1]
         [--budget 20000] [--inject 5:"Use dark mode" --inject 40:"…"]
@@ -35,6 +51,7 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +64,13 @@ from artemis_cli.config.task import Task  # noqa: E402
 from artemis_cli.engine.db import DataEngine  # noqa: E402
 from artemis_cli.memory.chunk_lens import nth_segment_match  # noqa: E402
 from artemis_cli.memory.chunk_store import newest_chunks  # noqa: E402
+from artemis_cli.models import registry  # noqa: E402
 from artemis_cli.models.fake_gemini import FakeGeminiServer, image_tokens_for  # noqa: E402
+from artemis_cli.models.fake_openai import FakeOpenAIServer  # noqa: E402
+from artemis_cli.models.fake_openai_policies import as_rest_request, gemini_policy  # noqa: E402
+from artemis_cli.models.fake_openai_wire import image_tokens as openai_image_tokens  # noqa: E402
 from artemis_cli.models.gemini import GeminiModel  # noqa: E402
+from artemis_cli.models.openai_provider import OpenAIModel  # noqa: E402
 from artemis_cli.models.scripted import script_policy  # noqa: E402
 from artemis_cli.models.scripted_roles import pro_script_policy  # noqa: E402
 from artemis_cli.operators.compression import RESEND_EVENT, session_f_rewrites  # noqa: E402
@@ -57,12 +79,14 @@ from artemis_cli.runner import run_task  # noqa: E402
 from artemis_cli.sim.phone import SimPhone  # noqa: E402
 
 RECALL_WORD = "Pelican"
+PROVIDERS = ("gemini", "openai")
+ROLES = ("operator", "planner", "validator", "visual_lens", "chunk_lens")
 
 
 def chore_script(steps: int) -> tuple[list[dict[str, Any]], int]:
     """A deterministic chore of exactly ``steps`` actions; returns it and the step that types
     the recall word (about step 40)."""
-    blocks = [
+    blocks: list[Callable[[int], list[dict[str, Any]]]] = [
         lambda k: [
             {"launch": "com.android.settings"},
             {"tap": {"text": "Network & internet"}},
@@ -125,11 +149,28 @@ def compression_figures(engine: DataEngine, session_id: str) -> dict[str, Any]:
     }
 
 
-def image_tokens_per_screenshot(engine: DataEngine, session_id: str, profile: Profile) -> dict[str, Any]:
-    """What one recorded screenshot costs the operator model as sent (scaled per the profile)."""
+def openai_settings(settings: dict[str, Any], base_url: str) -> dict[str, Any]:
+    """Profile settings with every role on ``provider: openai`` at ``base_url`` (names kept)."""
+    for role in ROLES:
+        settings["models"][role].update(provider="openai", base_url=base_url)
+    return settings
+
+
+def image_tokens_per_screenshot(engine: DataEngine, session_id: str, profile: Profile,
+                                provider: str = "gemini") -> dict[str, Any]:
+    """What one recorded screenshot costs the operator model as sent (scaled per the profile),
+    in the provider's pricing (for openai, the fake OpenAI server's)."""
     step = engine.get_step(session_id, 1)
     png = engine.blobs.get(step.pre_screenshot) if step is not None and step.pre_screenshot else b""
     sent = scale_for_model(png, profile.screenshot.max_side)
+    if provider == "openai":  # the ledger's image, then the role's own max_image_side (openai_wire.image_part)
+        sent = scale_for_model(sent, profile.models.operator.max_image_side)
+
+        def url(data: bytes) -> str:
+            return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+
+        return {"image_tokens_per_screenshot": openai_image_tokens(url(sent), "auto"),
+                "image_tokens_full_size": openai_image_tokens(url(png), "auto")}
     inline = {"mimeType": "image/png", "data": base64.b64encode(sent).decode("ascii")}
     full = {"mimeType": "image/png", "data": base64.b64encode(png).decode("ascii")}
     model = profile.models.operator.model
@@ -138,11 +179,17 @@ def image_tokens_per_screenshot(engine: DataEngine, session_id: str, profile: Pr
             "image_tokens_full_size": image_tokens_for(full, model, None)}
 
 
-def divergence_figures(server: FakeGeminiServer) -> dict[str, Any]:
-    """Where each operator call's prefix diverged from everything sent before, counted in request
-    blocks (parts) from the end: 2-3 means only this step's new parts were uncached."""
-    ops = [r for r in server.cache_log if r.tools]
-    ends = [r.diverged_from_end for r in ops]
+def divergence_figures(server: FakeGeminiServer | FakeOpenAIServer) -> dict[str, Any]:
+    """Where each operator call's prefix diverged from everything sent before. Gemini: counted in
+    request blocks (parts) from the end: 2-3 means only this step's new parts were uncached.
+    OpenAI: uncached 16-token KV blocks at the end (``blocks - shared_blocks``); the operator's
+    records are those declaring tools (all records when the operator sends none: text mode)."""
+    if isinstance(server, FakeOpenAIServer):
+        log = list(server.cache_log)
+        ops = [r for r in log if r.tools] or log
+        ends = [r.blocks - r.shared_blocks for r in ops]
+    else:
+        ends = [r.diverged_from_end for r in server.cache_log if r.tools]
     ordered = sorted(ends)
     return {
         "divergence_blocks_from_end": ends,
@@ -154,6 +201,8 @@ def divergence_figures(server: FakeGeminiServer) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="flash")
+    parser.add_argument("--provider", choices=PROVIDERS, default="gemini",
+                        help="the fake server and SDK the run goes through (every role moves to it)")
     parser.add_argument("--steps", type=int, default=150)
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--max-chunks", type=int, default=None, help="memory.chunking.max_chunks")
@@ -174,7 +223,6 @@ def main() -> int:
         settings["memory"]["chunking"]["max_eras"] = args.max_eras
     if args.budget is not None:
         settings["memory"]["transcript"]["context_budget_tokens"] = args.budget
-    profile = Profile.model_validate(settings)
     script, word_step = chore_script(args.steps)
     injections = []
     for item in args.inject:
@@ -183,13 +231,30 @@ def main() -> int:
     task = Task.model_validate({"id": f"long-run-{args.steps}", "goal": "Do the daily phone chores",
                                 "max_steps": args.steps + 10, "inject": injections})
     t0 = time.perf_counter()
-    policy = pro_script_policy(script) if profile.loop == "pro" else script_policy(script)
-    with FakeGeminiServer(policy, keep_requests=2) as server:
-        if args.fail_chunk:  # one dispatch = retry_limit attempts on the lens, then as many on its fallback
-            attempts = profile.memory.runtime.retry_limit * (1 + bool(profile.models.chunk_lens.fallback))
-            server.inject("empty_candidate", attempts, match=nth_segment_match(args.fail_chunk))
+    policy = pro_script_policy(script) if settings["loop"] == "pro" else script_policy(script)
+    server: FakeGeminiServer | FakeOpenAIServer
+    if args.provider == "openai":
+        server = FakeOpenAIServer(gemini_policy(policy), keep_requests=2)
+    else:
+        server = FakeGeminiServer(policy, keep_requests=2)
+    with server:
+        if args.provider == "openai":
+            settings = openai_settings(settings, server.base_url)
+        profile = Profile.model_validate(settings)
+        # one dispatch = retry_limit attempts on the lens, then as many on its fallback; each attempt
+        # is one request (an output fault: neither SDK wrapper retries it within the call)
+        attempts = profile.memory.runtime.retry_limit * (1 + bool(profile.models.chunk_lens.fallback))
         operator = profile.models.operator
-        model = GeminiModel([operator.model, *operator.fallback], api_key="fake-key", base_url=server.base_url)
+        model: GeminiModel | OpenAIModel
+        if isinstance(server, FakeOpenAIServer):
+            if args.fail_chunk:
+                nth = nth_segment_match(args.fail_chunk)
+                server.inject("length", attempts, match=lambda r: nth(as_rest_request(r)[0]))
+            model = OpenAIModel(operator.chain, base_url=server.base_url, options=registry.wire_options(operator))
+        else:
+            if args.fail_chunk:
+                server.inject("empty_candidate", attempts, match=nth_segment_match(args.fail_chunk))
+            model = GeminiModel([operator.model, *operator.fallback], api_key="fake-key", base_url=server.base_url)
         engine = DataEngine.open(data_dir)
         result = run_task(task, profile, SimPhone(seed=7, popups=False), model, engine, real_time=False)
     divergence = divergence_figures(server)
@@ -209,6 +274,7 @@ def main() -> int:
         "session_id": result.session_id,
         "data_dir": str(data_dir),
         "profile": args.profile,
+        "provider": args.provider,
         "success": result.success,
         "steps": result.steps,
         "calls": len(calls),
@@ -226,7 +292,7 @@ def main() -> int:
         "operator_prompt_tokens": sum(prompts),
         "cached_token_share_all_calls": round(sum(c.cached_tokens for c in everything)
                                               / max(1, sum(c.prompt_tokens for c in everything)), 3),
-        **image_tokens_per_screenshot(engine, result.session_id, profile),
+        **image_tokens_per_screenshot(engine, result.session_id, profile, args.provider),
         **compression,
         "max_prompt_tokens_q2": max(q2) if q2 else None,
         "max_prompt_tokens_q4": max(q4) if q4 else None,

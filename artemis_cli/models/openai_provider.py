@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import email.utils
 import os
+import re
 import time
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -51,6 +52,7 @@ from artemis_cli.models.retry import (
     backoff_delay,
 )
 
+_STATUS_PREFIX_RE = re.compile(r"^Error code: \d+ - ")
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "ARTEMIS_OPENAI_BASE_URL"
 #: Sent as the key when none is configured: local servers ignore it; a service answers 401.
@@ -191,7 +193,10 @@ class OpenAIModel:
 
         if isinstance(exc, openai.APIStatusError):
             code = int(exc.status_code)
-            message = self._scrub(str(getattr(exc, "message", "") or "")).strip()
+            # the SDK's message is "Error code: 503 - {body}"; the body's own message says it better
+            body = exc.body if isinstance(exc.body, dict) else {}
+            message = str(body.get("message") or _STATUS_PREFIX_RE.sub("", str(getattr(exc, "message", "") or "")))
+            message = self._scrub(message).strip()
             return Failure(
                 retryable=code in RETRYABLE_STATUS,
                 error_class="api_key_rejected" if code == 401 else f"http_{code}",
