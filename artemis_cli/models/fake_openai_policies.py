@@ -23,6 +23,9 @@ from artemis_cli.models.fake_openai_wire import FakeOpenAIReply, FakeOpenAIReque
 from artemis_cli.models.openai_wire import TEXT_MODE_HEADING, calls_in_text
 
 GeminiPolicy = Callable[[FakeRequest], FakeReply]
+#: ``model`` of the heuristic policy's answers: what each recorded call says answered (the
+#: offline baseline, not the model name the request asked for).
+HEURISTIC_SERVER_MODEL = "heuristic (offline baseline, fake server)"
 _RESULT_RE = re.compile(r"^Result of ([A-Za-z0-9_-]+): (.*)$", re.DOTALL)
 #: Gemini finish reasons with an OpenAI counterpart; the rest end normally.
 _FINISH = {"MAX_TOKENS": "length", "SAFETY": "content_filter", "PROHIBITED_CONTENT": "content_filter"}
@@ -157,6 +160,7 @@ def heuristic_rest_policy() -> GeminiPolicy:
             return stubs(request)
         thought, call = heuristic.decide(view_from_rest(request.contents))
         return FakeReply(parts=[{"text": f"[heuristic] {thought}"},
-                                {"functionCall": {"name": call.name, "args": dict(call.args)}}])
+                                {"functionCall": {"name": call.name, "args": dict(call.args)}}],
+                         model_version=HEURISTIC_SERVER_MODEL)
 
     return policy
