@@ -1,4 +1,4 @@
-"""``artemis report SESSION``: a self-contained HTML report."""
+"""``artemis report SESSION``: an HTML report that reads like a story (summary, then the timeline)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,22 @@ import typer
 
 from artemis_cli.cli.console import escape, out
 
+_HINT = "give {option} a {what} in a directory you can write to, on a disk with free space"
+
 
 def report(
     session: Annotated[str, typer.Argument(help="Session id (a unique prefix, or 'latest').")],
     output: Annotated[Path | None, typer.Option("--output", "-o", help="HTML file to write (default artemis-report-<id>.html).")] = None,
+    assets: Annotated[Path | None, typer.Option("--assets", help="Write screenshots (thumbnails and full size) into this directory and link them instead of embedding.")] = None,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
 ) -> None:
-    """Write one HTML file (images inlined) with the timeline, token chart and chunks of a session."""
-    from artemis_cli.cli.output import check_output, write_output
+    """Write one HTML file: summary, context charts, then the timeline with chunk and era bands."""
+    from artemis_cli.cli.output import check_output
     from artemis_cli.engine.db import DataEngine
+    from artemis_cli.errors import OutputError
     from artemis_cli.paths import data_dir as resolve_data_dir
-    from artemis_cli.report import build_report
+    from artemis_cli.report import write_report
+    from artemis_cli.report.images import AssetWriteError
 
     engine = DataEngine.open_for_reading(resolve_data_dir(data_dir))
     rec = engine.get_session(session)
@@ -28,5 +33,13 @@ def report(
     if path.is_dir():  # -o DIR writes the default name inside it
         path = path / name
     check_output(path, option="-o")  # before the (slow) build
-    write_output(path, build_report(engine, rec.id), option="-o")
-    out().print(f"Report written to {escape(str(path))}")
+    try:
+        write_report(engine, rec.id, path, assets=assets)
+    except AssetWriteError as exc:
+        raise OutputError(str(exc.path), exc.exc.strerror or str(exc.exc),
+                          hint=_HINT.format(option="--assets", what="directory")) from None
+    except OSError as exc:
+        raise OutputError(str(path), exc.strerror or type(exc).__name__,
+                          hint=_HINT.format(option="-o", what="file")) from None
+    where = f" (screenshots in {escape(str(assets))})" if assets is not None else ""
+    out().print(f"Report written to {escape(str(path))}{where}")

@@ -1,5 +1,5 @@
-"""Self-contained HTML report of a recorded session (SPEC §11)."""
+"""HTML report of a recorded session (SPEC §11): summary first, then the timeline."""
 
-from artemis_cli.report.html import build_report, write_report
+from artemis_cli.report.html import build_report, render_report, write_report
 
-__all__ = ["build_report", "write_report"]
+__all__ = ["build_report", "render_report", "write_report"]

@@ -59,7 +59,9 @@ def test_report_escapes_every_device_and_model_string(xss_session: tuple[DataEng
     assert XSS not in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page
     assert page.count("<article class='step'") == steps
-    assert "<svg id='token-chart'" in page and "cached tokens" in page
+    # the calls carry tokens: context size and cached share charts, tokens by role in the summary
+    assert "id='context-chart'" in page and "id='cache-chart'" in page
+    assert "<table class='tokens'>" in page and "cache share" in page
     # offline: no external references
     assert not re.search(r"""(src|href)=['"]?(https?:)?//""", page)
 
@@ -74,10 +76,15 @@ def test_chunk_section_shows_the_newest_version_escaped(xss_session: tuple[DataE
     append_chunk_version(engine, ChunkRow(**base, band2="old narrative"))  # type: ignore[arg-type]
     append_chunk_version(engine, ChunkRow(**base, band2="newest narrative"))  # type: ignore[arg-type]
     page = build_report(engine, sid)
-    assert "id='chunks'" in page and "Steps 1–3" in page
+    assert "id='chunk-1'" in page and "Steps 1–3" in page
     assert "<script>x</script>" not in page and "<b>open</b>" not in page
+    assert "note editor &lt;b&gt;open&lt;/b&gt;" in page
     assert "newest narrative" in page and "old narrative" not in page
-    assert page.count("class='boundary'") == 1
+    assert page.count("class='band chunk'") == 1
+    band = page[page.index("class='band chunk'"):page.index("</section>", page.index("class='band chunk'"))]
+    # band ① as text lines, never JSON
+    assert "Facts:</span> &lt;script&gt;x&lt;/script&gt;" in band
+    assert "{" not in band and "[&quot;" not in band
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -1,0 +1,139 @@
+"""The summary block at the top of the report: goal, result (with the failing success checks and
+what they got), model (offline models say so), steps, wall time, tokens and cache share by role.
+
+There is no price table in Artemis, so no cost is shown (never an invented price): tokens by role
+and their cached share are. An offline model's session says "none billed" instead of a table of
+zeros. Every value is escaped.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from artemis_cli.cli.token_table import no_billed_line
+from artemis_cli.engine.records import SessionRecord
+from artemis_cli.engine.token_usage import OUTPUT_IS, TokenCounts, TokenUsage
+
+
+def e(value: Any) -> str:
+    """Escape anything for HTML text and attribute values (quotes included)."""
+    return escape("" if value is None else str(value), quote=True)
+
+
+def is_offline(rec: SessionRecord) -> bool:
+    return bool((rec.config or {}).get("offline_model"))
+
+
+def model_text(rec: SessionRecord) -> str:
+    label = rec.model_label or ", ".join(str(v) for v in (rec.models or {}).values()) or "unknown"
+    if is_offline(rec) and "offline" not in label.lower():
+        label += " (offline model)"
+    return label
+
+
+def wall_seconds(rec: SessionRecord) -> float | None:
+    from artemis_cli.engine.clock import parse_iso
+
+    if not rec.started_at or not rec.ended_at:
+        return None
+    return (parse_iso(rec.ended_at) - parse_iso(rec.started_at)).total_seconds()
+
+
+def duration_text(seconds: float | None) -> str:
+    if seconds is None:
+        return "still running"
+    if seconds < 90:
+        return f"{seconds:.1f} s"
+    minutes, sec = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {sec:02d} s"
+
+
+def _share(c: TokenCounts) -> str:
+    share = c.cached_share
+    return "—" if share is None else f"{100 * share:.0f}%"
+
+
+def _token_row(label: str, c: TokenCounts, cls: str = "") -> str:
+    return (f"<tr class='{cls}'><td>{e(label)}</td><td>{c.calls:,}</td><td>{c.prompt:,}</td><td>{c.cached:,}</td>"
+            f"<td>{_share(c)}</td><td>{c.output:,}</td></tr>")
+
+
+def token_table(usage: TokenUsage) -> str:
+    """Tokens by role group (roles indented below a group of several), total as the footer."""
+    rows = []
+    for group in usage.groups:
+        if not group.roles:
+            continue
+        if len(group.roles) == 1 and group.group == "operator":
+            rows.append(_token_row(group.roles[0].label, group.counts))
+            continue
+        rows.append(_token_row(group.label, group.counts, "group"))
+        rows.extend(_token_row(r.label, r.counts, "sub") for r in group.roles)
+    t = usage.total
+    foot = (f"<tfoot><tr><td>total</td><td>{t.calls:,}</td><td>{t.prompt:,}</td><td>{t.cached:,}</td>"
+            f"<td>{_share(t)}</td><td>{t.output:,}</td></tr></tfoot>")
+    return ("<table class='tokens'><thead><tr><th>role</th><th>calls</th><th>prompt</th><th>cached</th>"
+            f"<th>cached %</th><th>output</th></tr></thead><tbody>{''.join(rows)}</tbody>{foot}</table>"
+            f"<p class='muted'>output = {e(OUTPUT_IS)} · calls = HTTP attempts, retries included · "
+            "no price data in Artemis, so no cost is shown</p>")
+
+
+def _checks(result: dict[str, Any]) -> str:
+    checks = [c for c in result.get("checks") or [] if isinstance(c, dict)]
+    failed = [c for c in checks if not c.get("passed")]
+    if not checks:
+        return ""
+    if not failed:
+        return ""
+    items = "".join(f"<li>{e(c.get('check'))}<br><span class='got'>got: {e(c.get('detail') or '(nothing)')}</span></li>"
+                    for c in failed)
+    return (f"<p>{len(failed)} of {len(checks)} success checks failed:</p>"
+            f"<ul class='checks' id='failed-checks'>{items}</ul>")
+
+
+def summary_html(rec: SessionRecord, *, steps: int, usage: TokenUsage, level_counts: dict[str, int]) -> str:
+    """The ``<section id='summary'>`` block."""
+    result = rec.result or {}
+    status = rec.status
+    message = str(result.get("message") or "")
+    answer = str(result.get("answer") or "")
+    facts: list[tuple[str, str]] = [("model", model_text(rec))]
+    roles = {k: v for k, v in (rec.models or {}).items() if k != "operator"}
+    if roles:
+        facts.append(("other models", ", ".join(f"{k}: {v}" for k, v in roles.items())))
+    facts.append(("steps", f"{steps:,}"))
+    facts.append(("wall time", duration_text(wall_seconds(rec))))
+    elapsed = result.get("elapsed_s")
+    if isinstance(elapsed, (int, float)) and elapsed:
+        facts.append(("session clock", duration_text(float(elapsed))))
+    total = usage.total
+    if usage.billed:
+        facts.append(("tokens", f"{total.prompt:,} prompt · {total.output:,} output · {total.calls:,} calls"))
+        facts.append(("cache share", f"{_share(total)} of prompt tokens cached"))
+    else:
+        facts.append(("tokens", no_billed_line(usage, offline=is_offline(rec))))
+    if level_counts:
+        facts.append(("compression", ", ".join(f"{n} {k}" for k, n in level_counts.items() if n) or "none"))
+    facts.append(("device", f"{rec.device_serial or '?'} ({rec.device_kind or '?'}, "
+                            f"{rec.screen_width or '?'}×{rec.screen_height or '?'})"))
+    if rec.task_id:
+        facts.append(("task", rec.task_id))
+    if rec.parent_session:
+        facts.append(("replay of", rec.parent_session))
+    grid = "".join(f"<div><dt>{e(k)}</dt><dd>{e(v)}</dd></div>" for k, v in facts)
+    parts = [
+        "<section id='summary'>",
+        f"<div class='sid'>Artemis session {e(rec.id)}{(' · ' + e(rec.loop) + ' loop') if rec.loop else ''}"
+        f" · started {e(rec.started_at or '?')}</div>",
+        f"<h1 id='goal'>{e(rec.goal or '(no goal)')}</h1>",
+        f"<p id='result'><span class='badge {e(status)}'>{e(status)}</span> {e(message)}"
+        f"{(' · answer: ' + e(answer)) if answer else ''}</p>",
+        _checks(result),
+    ]
+    parts.append(f"<dl class='facts'>{grid}</dl>")
+    if usage.billed:
+        parts.append(token_table(usage))
+    parts.append("</section>")
+    return "".join(parts)

@@ -1,0 +1,140 @@
+"""The timeline: one ``<article class='step'>`` per step and the chunk / era / period bands
+between them. Everything from the device, a model or the database is escaped (:func:`e`)."""
+
+from __future__ import annotations
+
+from artemis_cli.engine.clock import format_offset
+from artemis_cli.engine.records import StepRecord
+from artemis_cli.memory.ledger_lines import action_phrase, describe_target, verdict_phrase
+from artemis_cli.report.charts import StepTokens
+from artemis_cli.report.chunks import ChunkView
+from artemis_cli.report.images import ImageStore, Thumb, marker_svg
+from artemis_cli.report.levels import Level
+from artemis_cli.report.summary import e
+
+_STATUS_CLASS = {"ok": "ok", "finished": "ok", "no_change": "nochange"}
+
+
+def _shot(step: StepRecord, thumb: Thumb | None) -> str:
+    if thumb is None:
+        return "<div class='noshot'>no screenshot</div>"
+    points: list[tuple[int, int]] = []
+    if step.x is not None and step.y is not None:
+        points.append((step.x, step.y))
+        if step.x2 is not None and step.y2 is not None:
+            points.append((step.x2, step.y2))
+    alt = f"screen before step {step.number}"
+    size = f"width='160' height='{max(1, round(thumb.thumb_height / 2))}'"
+    if thumb.src is not None and thumb.full is None and thumb.src.startswith("data:"):  # first use: the data
+        img = f"<img id='i-{thumb.key}' src='{thumb.src}' {size} loading='lazy' decoding='async' alt='{e(alt)}'>"
+    elif thumb.src is not None:  # assets mode: a file beside the report
+        img = f"<img src='{e(thumb.src)}' {size} loading='lazy' decoding='async' alt='{e(alt)}'>"
+    else:  # seen before: the page script copies the first image's data
+        img = f"<img data-same='{thumb.key}' {size} loading='lazy' decoding='async' alt='{e(alt)}'>"
+    href = e(thumb.full) if thumb.full else "#"
+    return (f"<a class='shotbox' href='{href}' data-key='{thumb.key}' title='full screenshot'>{img}"
+            f"{marker_svg(step.action_type, points, thumb.width, thumb.height)}</a>")
+
+
+def _element(step: StepRecord) -> str:
+    target = step.target or {}
+    described = describe_target(step.target)
+    if not described:
+        return ""
+    extra = []
+    if target.get("bounds"):
+        extra.append("bounds " + ",".join(str(v) for v in target["bounds"]))
+    if target.get("label_source"):
+        extra.append(f"via {target['label_source']}")
+    line = f"<p class='target'><span class='label'>element</span> {e(described)}"
+    if extra:
+        line += f" <span class='muted'>({e(' · '.join(extra))})</span>"
+    end = describe_target(step.target_end)
+    if end:
+        line += f"<br><span class='label'>to</span> {e(end)}"
+    return line + "</p>"
+
+
+def _outcome(step: StepRecord) -> str:
+    status = step.result_status
+    cls = _STATUS_CLASS.get(status, "error")
+    outcome = step.outcome or {}
+    word = "no visible change" if status == "no_change" else status
+    detail = step.result_detail or str(outcome.get("detail") or "")
+    if detail == word:
+        detail = ""
+    parts = [f"<p class='result {cls}'>{e(status) if status != 'no_change' else e(word)}"
+             f"{(' — ' + e(detail)) if detail else ''}</p>"]
+    seen = str(outcome.get("summary") or "")
+    if seen:
+        parts.append(f"<p class='observed'>observed: {e(seen)}</p>")
+    before, after = outcome.get("app_before"), outcome.get("app_after")
+    if before and after and before != after and str(after) not in seen:
+        parts.append(f"<p class='observed muted'>app: {e(before)} → {e(after)}</p>")
+    elif outcome.get("screen_changed") is False and status == "ok":
+        parts.append("<p class='observed muted'>the screen did not change</p>")
+    return "".join(parts)
+
+
+def step_card(step: StepRecord, images: ImageStore, tokens: StepTokens | None, level: str) -> str:
+    """One step: screenshot with the action marker, thought, action with its element, outcome."""
+    meta = [format_offset(step.offset_ms or 0)]
+    if step.foreground_app:
+        meta.append(step.foreground_app)
+    if tokens is not None and tokens.prompt:
+        share = f" ({100 * tokens.share:.0f}% cached)" if tokens.share else ""
+        meta.append(f"{tokens.prompt:,} prompt tokens{share}")
+    lvl_cls = "verbatim" if level == "verbatim" else "folded"
+    replay = (step.meta or {}).get("replay") or {}
+    badge = ""
+    if replay:
+        badge = (f"<p><span class='replay {e(replay.get('status'))}'>{e(replay.get('status'))}</span> "
+                 f"<span class='muted'>source step {e(replay.get('source_step'))} · by {e(replay.get('how'))}</span></p>")
+    extra = []
+    verdict = verdict_phrase(step.verdict, None)
+    if verdict:
+        extra.append(f"<p><span class='label'>validator</span> {e(verdict)}</p>")
+    if step.summary:
+        extra.append(f"<p><span class='label'>summary</span> {e(step.summary)}</p>")
+    if step.user_instruction:
+        extra.append(f"<p><span class='label'>user</span> {e(step.user_instruction)}</p>")
+    thought = (f"<p class='thought'><span class='label'>thought</span> {e(step.thought)}</p>"
+               if step.thought else "")
+    return (
+        f"<article class='step' id='step-{step.number}' data-step='{step.number}' tabindex='-1'>"
+        f"{_shot(step, images.thumb(step.pre_screenshot))}<div class='body'>"
+        f"<h3>Step {step.number} <span class='muted'>{e(' · '.join(meta))}</span> "
+        f"<span class='lvl {lvl_cls}' title='where this step lives in the transcript now'>{e(level)}</span></h3>"
+        f"{badge}{thought}"
+        f"<p class='action'><span class='label'>action</span> <code>{e(action_phrase(step))}</code></p>"
+        f"{_element(step)}{_outcome(step)}{''.join(extra)}</div></article>\n"
+    )
+
+
+def chunk_band(chunk: ChunkView, level_now: str) -> str:
+    """A chunk as a readable band: title, range, status, its fields one per line."""
+    title = f"Chunk {chunk.number} · Steps {chunk.start_step}–{chunk.end_step}"
+    if chunk.milestone:
+        title += f" · {chunk.milestone}"
+    status = f"{chunk.status} v{chunk.version}" + (f" · now in {level_now}" if level_now else "")
+    lines = [f"<p><span class='k'>{e(label)}:</span> {e(text)}</p>" for label, text in chunk.fields]
+    lines += [f"<p><span class='k'>Checker {e(label)}:</span> {e(text)}</p>" for label, text in chunk.checker]
+    if not chunk.fields:
+        lines.append("<p class='muted'>No chunk-lens fields (step ledger only).</p>")
+    more = []
+    if chunk.intervals:
+        more.append(f"<details><summary>Intervals ({len(chunk.intervals)})</summary>"
+                    + "".join(f"<p>{e(line)}</p>" for line in chunk.intervals) + "</details>")
+    if chunk.ledger:
+        more.append(f"<details><summary>Step ledger ({len(chunk.ledger)} lines)</summary>"
+                    + "".join(f"<p>{e(line)}</p>" for line in chunk.ledger) + "</details>")
+    return (f"<section class='band chunk' id='chunk-{chunk.number}' data-start='{chunk.start_step}' "
+            f"data-end='{chunk.end_step}'><h3>{e(title)} <span class='muted'>{e(status)}</span></h3>"
+            f"<div class='fields'>{''.join(lines)}</div>{''.join(more)}</section>\n")
+
+
+def level_band(level: Level) -> str:
+    """An era, a period paragraph or the session snapshot: its title and text lines."""
+    lines = "".join(f"<p>{e(line)}</p>" for line in level.lines)
+    return (f"<section class='band {e(level.kind)}' data-start='{level.start}' data-end='{level.end}'>"
+            f"<h3>{e(level.title)}</h3>{lines}</section>\n")
