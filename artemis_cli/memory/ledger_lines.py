@@ -24,6 +24,13 @@ With a recorded action outcome (SPEC §15) the result says what was seen::
     - Step 4 (T+00:15): swipe up from RecyclerView (id list) @(540,1600) to … -> no visible change
     - Step 5 (T+00:21): type "+1 555-0177" into EditText "+1 555-0102" (id phone) @(540,900) (clear) -> failed: text did not land: the field shows "+"
 
+The element is named by its text, else its content-desc, else only its class and id. When its
+text repeats on the screen the step was taken on (another element shows the same text), the
+content-desc that tells it apart follows (``text_repeats``: the record's own fact when the target
+has one, else the element list of the stored observation — a pure function of the stored step)::
+
+    - Step 4 (T+00:20): tap Button "Add to cart" ("Add USB-C Cable to cart") (id add_to_cart) @(867,814) -> ok
+
 Every string that comes from the device or the model is JSON-quoted (``ensure_ascii=False``) or
 has its whitespace collapsed, so it can never break a line. Typed text is shown as recorded: the
 DataEngine already redacted password fields, and this module redacts again whenever the record
@@ -35,11 +42,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from artemis_cli.engine.clock import format_offset
 from artemis_cli.engine.records import REDACTED, StepRecord
+from artemis_cli.perception.elements import ParsedElement, parse_element_lines
 from artemis_cli.perception.quoting import MAX_QUOTED_CHARS, quote_untrusted
+from artemis_cli.perception.structure import LABEL_JOIN
 from artemis_cli.perception.types import Target
 
 __all__ = [
@@ -53,6 +63,7 @@ __all__ = [
     "recovery_line",
     "result_phrase",
     "step_header",
+    "text_repeats",
     "user_line",
     "user_lines",
     "verdict_phrase",
@@ -70,20 +81,72 @@ def _flat(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def describe_target(target: dict[str, Any] | None) -> str:
-    """``Switch "Wi-Fi" (id wifi_switch)``; "" when the action had no element under it."""
+def _needs_desc(t: Target) -> bool:
+    """The element has its own text and a content-desc that says something else: the desc can
+    tell it apart from other elements with the same text."""
+    return bool(t.text and t.content_desc and t.text != t.content_desc and LABEL_JOIN not in t.text
+                and t.label_source != "none")
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_QUOTED_CHARS else text[:MAX_QUOTED_CHARS] + "…"
+
+
+def text_repeats(target: dict[str, Any] | None, screen: list[ParsedElement] | None) -> bool:
+    """Does another element of the step's screen show the same text as the target, so that its
+    text alone does not say which one it was?
+
+    The record-time fact ``target["text_repeats"]`` wins when the target has it; else the
+    element list the model was shown before the step (``screen``, parsed from the stored
+    observation) is searched for an element with the target's text and another content-desc.
+    A pure function of the stored step: the same record always gives the same answer."""
+    if not target:
+        return False
+    if "text_repeats" in target:
+        return bool(target["text_repeats"])
+    t = Target.from_dict(target)
+    if not screen or not _needs_desc(t):
+        return False
+    label = _cut(t.text)
+    desc = _cut(t.content_desc)
+    return any(el.label == label and el.desc != desc for el in screen)
+
+
+def describe_target(target: dict[str, Any] | None, repeats: bool = False) -> str:
+    """``Switch "Wi-Fi" (id wifi_switch)``; "" when the action had no element under it.
+
+    The element is named by its text, else its content-desc (else only its class and id). When
+    its text ``repeats`` on the screen, the content-desc that tells it apart follows the text:
+    ``Button "Add to cart" ("Add USB-C Cable to cart") (id add_to_cart)``."""
     if not target or target.get("label_source", "none") == "none":
         return ""
-    return Target.from_dict(target).describe(limit=MAX_QUOTED_CHARS)
+    t = Target.from_dict(target)
+    phrase = t.describe(limit=MAX_QUOTED_CHARS)
+    if not (repeats and _needs_desc(t)):
+        return phrase
+    head = replace(t, resource_id="").describe(limit=MAX_QUOTED_CHARS)  # class and text
+    return f"{head} ({quote(t.content_desc)}){phrase[len(head):]}"
 
 
 def _point(x: int | None, y: int | None) -> str:
     return f"@({x},{y})" if x is not None and y is not None else ""
 
 
-def _at(target: dict[str, Any] | None, x: int | None, y: int | None) -> str:
+def _at(target: dict[str, Any] | None, x: int | None, y: int | None,
+        screen: list[ParsedElement] | None = None) -> str:
     """``Switch "Wi-Fi" (id wifi_switch) @(962,348)``, ``@(10,10)`` or ``element`` fallbacks."""
-    return " ".join(bit for bit in (describe_target(target), _point(x, y)) if bit)
+    described = describe_target(target, text_repeats(target, screen))
+    return " ".join(bit for bit in (described, _point(x, y)) if bit)
+
+
+def _screen(step: StepRecord) -> list[ParsedElement] | None:
+    """The element list shown to the model before the step (from the stored observation), parsed
+    only when a target could need it."""
+    undecided = [t for t in (step.target, step.target_end) if t and "text_repeats" not in t]
+    if not any(_needs_desc(Target.from_dict(t)) for t in undecided):
+        return None
+    observation = (step.meta or {}).get("observation")
+    return parse_element_lines(observation) if isinstance(observation, str) and observation else None
 
 
 def _typed_text(step: StepRecord) -> str:
@@ -99,14 +162,15 @@ def action_phrase(step: StepRecord) -> str:
     """What the step did, with the element semantics of its coordinates."""
     kind = step.action_type
     args = step.action_args
+    screen = _screen(step) if kind in ("tap", "long_press", "swipe", "type_text", "type", "input_text") else None
     if kind in ("tap", "long_press"):
-        where = _at(step.target, step.x, step.y)
+        where = _at(step.target, step.x, step.y, screen)
         return f"{kind} {where}" if where else kind
     if kind == "swipe":
         direction = args.get("direction")
         head = f"swipe {_flat(str(direction), 20)}" if direction else "swipe"
-        start = _at(step.target, step.x, step.y)
-        end = _at(step.target_end, step.x2, step.y2)
+        start = _at(step.target, step.x, step.y, screen)
+        end = _at(step.target_end, step.x2, step.y2, screen)
         parts = [head]
         if start:
             parts.append(f"from {start}")
@@ -115,7 +179,7 @@ def action_phrase(step: StepRecord) -> str:
         return " ".join(parts)
     if kind in ("type_text", "type", "input_text"):
         phrase = f"type {quote(_typed_text(step))}"
-        where = _at(step.target, step.x, step.y)
+        where = _at(step.target, step.x, step.y, screen)
         if where:
             phrase += f" into {where}"
         flags = [name for name in ("clear", "submit") if args.get(name)]

@@ -53,16 +53,19 @@ def test_maestro_commands_match_the_recorded_actions_one_to_one(tmp_path: Path,
     text = flow.to_yaml()
     header, commands = list(yaml.safe_load_all(text))
     assert header == {"appId": "com.android.settings"}
+    assert commands[0] == {"stopApp": "com.android.settings"}  # the task's setup: am force-stop
+    recorded = [c for s in flow.steps if s.step > 0 for c in s.commands]
+    assert commands[len(commands) - len(recorded):] == recorded
     device_actions = [s for s in steps if s.action_type != "finish"]
-    assert len(commands) == len(device_actions)
-    for step, command in zip(device_actions, commands, strict=True):
+    assert len(recorded) == len(device_actions)
+    for step, command in zip(device_actions, recorded, strict=True):
         name = command if isinstance(command, str) else next(iter(command))
         assert name == _MAESTRO_FOR[step.action_type], (step.number, command)
         if name == "tapOn":
-            rid, label = step.target_resource_id, step.target_text
-            assert command["tapOn"] in ({"id": rid}, {"text": label}), command
-    assert commands[0] == {"launchApp": {"appId": "com.android.settings"}}
-    assert {"tapOn": {"id": "com.android.settings:id/airplane_switch"}} in commands
+            rid, label = step.target_resource_id or "", step.target_text
+            assert command["tapOn"] in ({"id": rid.rsplit("/", 1)[-1]}, {"text": label}), command
+    assert recorded[0] == {"launchApp": {"appId": "com.android.settings", "stopApp": False}}
+    assert {"tapOn": {"id": "airplane_switch"}} in commands
     assert {"tapOn": {"text": "Navigate up"}} in commands
     assert "# step 7: finish" in text  # unmappable actions become comments
 
