@@ -289,7 +289,7 @@ def finish_run(
     _close_background(loop, service)
     checks: list[CheckResult] = []
     if outcome.stop_reason not in ("device_offline", "storage_full") and task.success:
-        checks = evaluate_checks(task.success, device, outcome.final)
+        checks = evaluate_checks(task.success, device, outcome.final, finish=outcome)
     status, success, message = _decide_status(outcome, checks, bool(task.success))
     if status == "interrupted" and outcome.stop_reason != "storage_full":  # that message says it already
         message += f" — the session is saved; continue it with: artemis resume {session_id}"

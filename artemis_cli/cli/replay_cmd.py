@@ -21,10 +21,14 @@ def replay(
     from_step: Annotated[int, typer.Option("--from-step", min=1, help="First recorded step to replay (the device must already show its screen; setup and app launch run only from step 1).")] = 1,
     continue_on_divergence: Annotated[bool, typer.Option("--continue-on-divergence", help="Keep going after a step diverges.")] = False,
     by: Annotated[str, typer.Option("--by", help="semantics: find each target by resource-id/text/content-desc/class, else scaled coordinates; coordinates: recorded coordinates only.")] = "semantics",
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object with session_id and steps (number, status).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: session_id, status, success, message, source_complete/source_incomplete, checks (check, passed, detail) and steps (number, status).")] = False,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
 ) -> None:
     """Replay a recorded session: no model calls; each step is matched, retargeted or diverged.
+
+    After the last step the task's success checks run on the replay device: the replay succeeds
+    only when no step diverged and they pass (with no checks: when the replayed finish said so).
+    A source session that never finished (interrupted, aborted, no finish step) is reported as such.
 
     Text typed into password fields is not stored: it comes from $ARTEMIS_REPLAY_SECRET_<FIELD>
     (e.g. ARTEMIS_REPLAY_SECRET_PASSWORD), $ARTEMIS_REPLAY_SECRET, or a prompt.
@@ -38,6 +42,7 @@ def replay(
         ReplayOptions,
         ReplayStepResult,
         device_spec_for,
+        incomplete_reason,
         plan,
         replay_session,
     )
@@ -63,6 +68,10 @@ def replay(
     progress = err() if as_json else out()
     info = dev.info()
     progress.print(f"[bold]Replaying {src.id}[/] on {escape(info.serial)} ({info.kind}, {info.width}x{info.height}) by {by}")
+    incomplete = incomplete_reason(engine, src)
+    if incomplete:
+        progress.print(f"[yellow]source session {src.id} was incomplete ({escape(incomplete)}): "
+                       "only its recorded steps can be replayed[/]")
     colours = {"matched": "green", "retargeted": "yellow", "diverged": "red"}
 
     def on_step(r: ReplayStepResult) -> None:
@@ -82,6 +91,11 @@ def replay(
     if as_json:
         sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:
+        for c in result.checks:
+            mark = "[green]✓[/]" if c.passed else "[red]✗[/]"
+            out().print(f"check {mark} {escape(c.check)} ({escape(c.detail)})")
+        if result.answer:
+            out().print(f"answer {escape(result.answer)}")
         colour = "green" if result.status == "succeeded" else "red"
         out().print(f"[{colour}]{result.status}[/]: {escape(result.message)} · replay session [bold]{result.session_id}[/]")
     raise typer.Exit(result.exit_code)

@@ -10,6 +10,8 @@ setup: [{shell: settings put global wifi_on 0}]
 success:                        # checked after the run, never shown to the model
   - {shell: settings get global wifi_on, equals: "1"}   # or contains: / matches: (regex)
   - visible: Wi-Fi              # | not_visible: … | app: com.android.settings (foreground)
+  - answer: {contains: Wi-Fi}   # the finish answer: equals: / contains: / matches: (regex)
+  - finished: {success: false}  # how the model called finish (false: the task must be refused)
 inject: [{at_step: 5, text: Use the quick settings panel instead}]
 reference: [...]                # see below
 sim: {world: default, seed: 0, popups: true, faults: null}   # faults e.g. "drop:0.1,garbage_xml:0.2": artemis_cli/sim/faults.py
@@ -17,6 +19,22 @@ sim: {world: default, seed: 0, popups: true, faults: null}   # faults e.g. "drop
 tags: [settings]
 description: free text
 ```
+
+Success checks look at the device after the run (``shell``, ``visible``, ``not_visible``,
+``app``) or at how the model ended it (``answer``, ``finished``). ``answer`` takes exactly one of
+``equals``, ``contains``, ``matches`` with the same meaning as a shell check's (the answer with
+surrounding whitespace stripped; ``matches`` is a Python regex searched in it; all
+case-sensitive, so ``(?i)`` for a case-insensitive regex). ``finished: {success: false}`` says the
+task must be refused or given up: it passes only when the model called ``finish`` with
+``success: false`` (``{success: true}``: only when it called finish claiming success). Both fail
+when the model never called finish (it ran out of steps, or the session stopped). Combine them
+with device checks to say what must (not) have happened, e.g. a refusal that deletes nothing::
+
+    success:
+      - finished: {success: false}
+      - answer: {matches: "(?i)will not|won't|cannot|can't"}
+      - shell: content query --uri content://com.android.contacts/contacts | wc -l
+        equals: "15"
 
 Unknown keys are errors everywhere.  Field paths in errors are dotted with 0-based indices:
 ``success[1].equals``, ``reference[3].tap.text``.
@@ -122,7 +140,7 @@ Direction = Literal["up", "down", "left", "right"]
 KeyName = Literal["back", "home", "enter", "recents", "delete"]
 
 ACTIONS = ("tap", "long_press", "type", "swipe", "key", "launch", "wait", "note", "finish")
-CHECK_KINDS = ("shell", "visible", "not_visible", "app")
+CHECK_KINDS = ("shell", "visible", "not_visible", "app", "answer", "finished")
 COMPARATORS = ("equals", "contains", "matches")
 
 
@@ -275,9 +293,62 @@ class SetupStep(StrictModel):
     shell: NonEmpty
 
 
+def _check_regex(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            re.compile(value)
+        except (re.error, RecursionError, OverflowError) as exc:
+            raise fail(f"invalid regular expression: {exc}") from None
+    return value
+
+
+def _one_comparator(model: BaseModel, what: str) -> None:
+    given = [name for name in COMPARATORS if getattr(model, name) is not None]
+    if not given:
+        raise fail(f"{what} needs one of equals, contains, matches")
+    if len(given) > 1:
+        raise fail(f"use one of equals, contains, matches (found '{given[0]}' and '{given[1]}')", key=given[1])
+
+
+class AnswerCheck(StrictModel):
+    """``answer: {contains: Wi-Fi}``: exactly one of equals/contains/matches, compared with the
+    ``finish`` answer like a shell check's output (stripped; ``matches`` is a regex search)."""
+
+    equals: Text | None = None
+    contains: Text | None = None
+    matches: str | None = None
+
+    @field_validator("matches")
+    @classmethod
+    def _regex(cls, value: str | None) -> str | None:
+        return _check_regex(value)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> AnswerCheck:
+        _one_comparator(self, "an answer check")
+        return self
+
+    @classmethod
+    def _mapping_hint(cls) -> str:
+        return " with one of equals, contains, matches, e.g. 'answer: {contains: Wi-Fi}'"
+
+
+class FinishedCheck(StrictModel):
+    """``finished: {success: false}``: the model called finish with this ``success`` (false: the
+    task must be refused or given up)."""
+
+    success: Annotated[bool, Strict()]
+
+    @classmethod
+    def _mapping_hint(cls) -> str:
+        return ", e.g. 'finished: {success: false}'"
+
+
 class SuccessCheck(StrictModel):
     """Exactly one of ``shell`` (with exactly one of equals/contains/matches), ``visible``,
-    ``not_visible`` (text on the final screen) or ``app`` (foreground package). ``kind`` names it.
+    ``not_visible`` (text on the final screen), ``app`` (foreground package), ``answer`` (the
+    finish answer: ``{equals|contains|matches: …}``) or ``finished`` (``{success: true|false}``:
+    how the model called finish; ``false`` = the task must be refused). ``kind`` names it.
     ``equals`` and ``contains`` compare against the command's output with surrounding whitespace
     stripped; ``matches`` is a Python regex searched in it."""
 
@@ -288,22 +359,22 @@ class SuccessCheck(StrictModel):
     visible: Label | None = None
     not_visible: Label | None = None
     app: Package | None = None
+    answer: AnswerCheck | None = None
+    finished: FinishedCheck | None = None
 
     @field_validator("matches")
     @classmethod
     def _regex(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except (re.error, RecursionError, OverflowError) as exc:
-                raise fail(f"invalid regular expression: {exc}") from None
-        return value
+        return _check_regex(value)
 
     @model_validator(mode="after")
     def _exactly_one(self) -> SuccessCheck:
         kinds = [name for name in CHECK_KINDS if getattr(self, name) is not None]
         comparators = [name for name in COMPARATORS if getattr(self, name) is not None]
         if not kinds:
+            empty = [name for name in CHECK_KINDS if name in self.model_fields_set]
+            if empty:
+                raise fail(f"'{empty[0]}' needs a value", key=empty[0])
             raise fail(f"a success check needs one of {', '.join(CHECK_KINDS)}")
         if len(kinds) > 1:
             raise fail(
@@ -311,13 +382,10 @@ class SuccessCheck(StrictModel):
                 key=kinds[1],
             )
         if kinds[0] == "shell":
-            if not comparators:
-                raise fail("a shell check needs one of equals, contains, matches")
-            if len(comparators) > 1:
-                raise fail(
-                    f"use one of equals, contains, matches (found '{comparators[0]}' and '{comparators[1]}')",
-                    key=comparators[1],
-                )
+            _one_comparator(self, "a shell check")
+        elif comparators and kinds[0] == "answer":
+            raise fail(f"put '{comparators[0]}' inside answer, e.g. 'answer: {{{comparators[0]}: …}}'",
+                       key=comparators[0])
         elif comparators:
             raise fail(f"'{comparators[0]}' only goes with 'shell'", key=comparators[0])
         return self

@@ -5,6 +5,11 @@ follows simple rules: dismiss pop-ups, route to an app by keywords, flip a match
 state the goal asks for, type quoted values into fields, tap the element whose label best matches
 the goal, scroll when nothing matches, go back when stuck, and finish when it believes the goal is
 met. It is a baseline, not an agent, and says so wherever its results appear.
+
+Repeat loops: it keeps no state between calls, so when it repeats its last action after one that
+changed nothing on screen (the action's reply says ``screen_changed: false``), its thought notes
+how many identical actions in a row have now changed nothing; the next request carries that
+thought back. After :data:`STUCK_REPEATS` of them it gives up with ``finish`` success=false.
 """
 
 from __future__ import annotations
@@ -47,7 +52,20 @@ STOP = frozenset(
 POPUP_DISMISS = ("no thanks", "not now", "dismiss", "skip", "later", "cancel")
 OFF_WORDS = ("turn off", "switch off", "disable", "deactivate")
 ON_WORDS = ("turn on", "switch on", "enable", "activate")
-QUOTED_RE = re.compile(r"[\"“']([^\"”']+)[\"”']")
+#: Quoted values in a goal. Double quotes ("…", “…”, „…“) hold anything but their closing quote,
+#: apostrophes included. A single quote ('…', ‘…’) opens only where no word character comes
+#: before it and closes only where none comes after it, so the apostrophe of "Mori's" or "don't"
+#: neither opens nor ends a value: 'Ken Mori's desk' is one value.
+QUOTED_RE = re.compile(
+    r'"([^"\n]+)"'
+    r"|[“„]([^”“\"\n]+)[”“\"]"
+    r"|(?<!\w)['‘](\S(?:[^\n]*?\S)?)['’](?!\w)"
+)
+#: Identical consecutive actions that changed nothing on screen before it gives up.
+STUCK_REPEATS = 5
+#: The note its thought carries while it repeats an action that changed nothing.
+REPEAT_NOTE = "(no screen change after {n} identical action{s} in a row)"
+REPEAT_NOTE_RE = re.compile(r"\(no screen change after (\d+) identical actions? in a row\)")
 FOREGROUND_RE = re.compile(r"Foreground app: ([^.\s]+(?:\.[^.\s]+)*)\.")
 
 
@@ -61,8 +79,56 @@ def tokens(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", text.casefold().replace("-", ""))
 
 
+def quoted_values(text: str) -> list[str]:
+    """The quoted values of a goal, in order: ``Add a note "Call Mori's office"`` ->
+    ``["Call Mori's office"]``; ``Name it 'Ken Mori's desk'`` -> ``["Ken Mori's desk"]``."""
+    values = []
+    for m in QUOTED_RE.finditer(text):
+        value = next(g for g in m.groups() if g is not None).strip()
+        if value:
+            values.append(value)
+    return values
+
+
+def unchanged_repeats(view: ConversationView) -> int:
+    """How many identical actions in a row, ending with the last one, changed nothing on screen.
+
+    The last action counts when its reply says ``screen_changed: false``; the ones before it
+    come from the note in the previous thought (written only when that thought repeated the
+    action before it), so the count survives without any state in the policy."""
+    if not view.model_calls:
+        return 0
+    name, args = view.model_calls[-1]
+    replies = [r for r in view.last_responses if r.get("name") == name]
+    if not any(r.get("screen_changed") is False for r in replies):
+        return 0
+    before = 0
+    if len(view.model_calls) >= 2 and view.model_calls[-2] == (name, args) and view.model_texts:
+        note = REPEAT_NOTE_RE.search(view.model_texts[-1])
+        before = int(note.group(1)) if note else 0
+    return before + 1
+
+
+def _phrase(name: str, args: dict[str, Any]) -> str:
+    shown = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    return f"{name}({shown})"
+
+
 class HeuristicPolicy:
     def decide(self, view: ConversationView) -> tuple[str, FunctionCall]:
+        repeats = unchanged_repeats(view)
+        if repeats >= STUCK_REPEATS:
+            name, args = view.model_calls[-1]
+            what = _phrase(name, args)
+            return (f"I repeated {what} {repeats} times and the screen never changed; I am stuck.",
+                    FunctionCall("finish", {"success": False, "answer": (
+                        f"heuristic is stuck: {what} repeated {repeats} times with no screen change")}))
+        thought, call = self._decide(view)
+        if repeats and view.model_calls and (call.name, dict(call.args)) == view.model_calls[-1]:
+            thought += " " + REPEAT_NOTE.format(n=repeats, s="" if repeats == 1 else "s")
+        return thought, call
+
+    def _decide(self, view: ConversationView) -> tuple[str, FunctionCall]:
         goal = view.goal
         goal_l = goal.casefold()
         elements = parse_element_lines(view.observation_text)
@@ -100,7 +166,7 @@ class HeuristicPolicy:
                 )
 
         typed = {str(a.get("text")) for n, a in calls if n == "type_text"}
-        for value in QUOTED_RE.findall(goal):
+        for value in quoted_values(goal):
             if value in typed:
                 continue
             field = next((e for e in elements if "edit" in e.flags and (e.label or "") != value), None)

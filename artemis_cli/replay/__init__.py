@@ -9,8 +9,10 @@ from artemis_cli.replay.replayer import (
     ReplayResult,
     ReplayStepResult,
     device_spec_for,
+    incomplete_reason,
     plan,
     replay_session,
+    success_checks,
 )
 
 __all__ = [
@@ -22,6 +24,8 @@ __all__ = [
     "ReplayStepResult",
     "Replayer",
     "device_spec_for",
+    "incomplete_reason",
     "plan",
     "replay_session",
+    "success_checks",
 ]

@@ -14,6 +14,16 @@ unless ``continue_on_divergence``.
 
 ``from_step`` > 1 assumes the device already shows step N's screen: the task's setup commands
 and app launch run only for a replay from step 1.
+
+After the last step the task's success checks (the ones ``artemis run`` evaluates, stored with
+the source session; ``operators.checks``) run against the replay device: a replay succeeds only
+when every step replayed without diverging and the checks pass (with no checks: when the
+replayed ``finish`` said success, as for a run). A source session that never finished
+(interrupted, aborted, still running, or no ``finish`` step) is said so in the message and the
+result (``source_incomplete``), never reported as a bare success.
+
+Everything that can refuse a replay (options, steps to replay, the stored checks, password text)
+is settled before the replay session is created: a refused replay leaves no session behind.
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import EventRecord, SessionRecord, StepRecord
 from artemis_cli.errors import DeviceOffline, HierarchyParseError, UsageError
 from artemis_cli.operators.act import REDACTED, ActionResult, PlannedAction, execute
+from artemis_cli.operators.checks import CheckResult, Finish, evaluate_checks
 from artemis_cli.operators.observe import Observation, observe
 from artemis_cli.perception.dhash import hamming
 from artemis_cli.perception.hierarchy import parse_hierarchy
@@ -89,6 +100,11 @@ class ReplayResult:
     steps: list[ReplayStepResult] = field(default_factory=list)
     first_divergence: int | None = None  # source step number
     message: str = ""
+    checks: list[CheckResult] = field(default_factory=list)
+    #: why the source session never finished ("interrupted at step 12"), None when it did
+    source_incomplete: str | None = None
+    finished: bool = False  # a recorded finish step was replayed
+    answer: str = ""  # its answer
 
     def count(self, status: str) -> int:
         return sum(1 for s in self.steps if s.status == status)
@@ -103,7 +119,13 @@ class ReplayResult:
             "source_session": self.source_session,
             "by": self.by,
             "status": self.status,
+            "success": self.status == "succeeded",
             "message": self.message,
+            "source_complete": self.source_incomplete is None,
+            "source_incomplete": self.source_incomplete,
+            "finished": self.finished,
+            "answer": self.answer,
+            "checks": [c.to_dict() for c in self.checks],
             "first_divergence": self.first_divergence,
             "matched": self.count("matched"),
             "retargeted": self.count("retargeted"),
@@ -153,6 +175,43 @@ def plan(engine: DataEngine, source: str, options: ReplayOptions | None = None) 
     ]
 
 
+# --- the source session and its checks -------------------------------------------------------
+
+_UNFINISHED_STATUSES = ("interrupted", "aborted", "running")
+
+
+def incomplete_reason(engine: DataEngine, source: SessionRecord) -> str | None:
+    """Why ``source`` never finished (``"interrupted at step 12"``), or None when the model
+    ended it with a ``finish`` step and the session ended (succeeded or failed)."""
+    steps = engine.get_steps(source.id)
+    last = steps[-1].number if steps else 0
+    finished = bool(steps) and steps[-1].action_type == "finish"
+    if source.status in _UNFINISHED_STATUSES:
+        word = "still running or stopped without a trace" if source.status == "running" else source.status
+        return f"{word} at step {last}" if steps else f"{word} before its first step"
+    if not finished:
+        stop = str((source.result or {}).get("stop_reason") or "")
+        why = f", stop reason {stop}" if stop and stop != "finished" else ""
+        return f"stopped at step {last} without calling finish{why}"
+    return None
+
+
+def success_checks(source: SessionRecord) -> list[Any]:
+    """The success checks stored with ``source`` (its task as run); a UsageError when they
+    cannot be read (a replay that cannot be judged does not start)."""
+    from pydantic import ValidationError
+
+    from artemis_cli.config.task import SuccessCheck
+
+    raw = ((source.config or {}).get("task") or {}).get("success") or []
+    try:
+        return [SuccessCheck.model_validate(c) for c in raw]
+    except ValidationError as exc:
+        raise UsageError(f"session {source.id}: its stored success checks cannot be read: "
+                         f"{exc.errors(include_url=False)[0]['msg']}",
+                         hint="replay a session recorded with a valid task file") from None
+
+
 # --- replay -----------------------------------------------------------------------------------
 
 
@@ -195,6 +254,10 @@ class Replayer:
         self.rec_size = (self.src.screen_width or info.width, self.src.screen_height or info.height)
         self.session_id = ""
         self.t0 = time.monotonic()
+        self.secrets: dict[int, str] = {}  # source step number -> password text, asked before the start
+        self.checks: list[Any] = []  # the source task's success checks
+        self.incomplete: str | None = None  # why the source session never finished
+        self._finish: Finish | None = None  # the replayed finish step
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -253,7 +316,7 @@ class Replayer:
             action = PlannedAction(t, args)
             loc = _Located(None)
         if t == "type_text" and is_secret_step(rec):
-            action.secret = self.secret(rec)
+            action.secret = self.secrets[rec.number] if rec.number in self.secrets else self.secret(rec)
             action.args["text"] = REDACTED
             action.args["redacted"] = True
         return action, loc
@@ -309,16 +372,22 @@ class Replayer:
             self.device.launch(task_cfg["app"])
 
     def run(self) -> ReplayResult:
+        # everything that can refuse the replay comes first: a refusal leaves no session behind
         recorded = self.engine.get_steps(self.src.id, start=self.opts.from_step)
         if not recorded:
             raise UsageError(f"session {self.src.id} has no steps from step {self.opts.from_step}",
                              hint="check the number with `artemis sessions show`")
+        self.checks = success_checks(self.src)
+        self.incomplete = incomplete_reason(self.engine, self.src)
+        self.secrets = {rec.number: self.secret(rec) for rec in recorded if is_secret_step(rec)}
         self.session_id = self._create_session()
         with self.engine.acquire_lease(self.session_id, "replay"):
             return self._run(recorded)
 
     def _run(self, recorded: list[StepRecord]) -> ReplayResult:
-        result = ReplayResult(self.session_id, self.src.id, self.opts.by, "running")
+        result = ReplayResult(self.session_id, self.src.id, self.opts.by, "running",
+                              source_incomplete=self.incomplete)
+        obs: Observation | None = None
         try:
             self._prepare_device()
             obs = self._observe()
@@ -327,6 +396,10 @@ class Replayer:
                 result.steps.append(step_result)
                 if self.on_step:
                     self.on_step(step_result)
+                if rec.action_type == "finish" and step_result.status != "diverged":
+                    result.finished = True
+                    result.answer = str(rec.action_args.get("answer", "") or "")
+                    self._finish = Finish(True, bool(rec.action_args.get("success")), result.answer)
                 if step_result.status == "diverged":
                     if result.first_divergence is None:
                         result.first_divergence = rec.number
@@ -350,16 +423,49 @@ class Replayer:
             self.engine.finish_session(self.session_id, "aborted", {"message": "replay aborted"})
             raise
         if result.status == "running":
-            if result.first_divergence is None:
-                result.status = "succeeded"
-                result.message = (f"all {len(result.steps)} steps replayed: {result.count('matched')} matched, "
-                                  f"{result.count('retargeted')} retargeted")
-            else:
-                result.status = "failed"
-                result.message = f"diverged at step {result.first_divergence}" + (
-                    f" ({result.count('diverged')} diverged steps in all)" if self.opts.continue_on_divergence else "")
+            self._judge(result, recorded, obs)
         self.engine.finish_session(self.session_id, result.status, result.to_dict())
         return result
+
+    def _judge(self, result: ReplayResult, recorded: list[StepRecord], final: Observation | None) -> None:
+        """The verdict once the steps are replayed: divergence first, then the task's success
+        checks on the replay device (with none, the replayed finish), and the source's state."""
+        replayed_all = len(result.steps) == len(recorded)
+        if replayed_all and self.checks:
+            try:
+                result.checks = evaluate_checks(self.checks, self.device, final, finish=self._finish)
+            except DeviceOffline as exc:
+                result.status, result.message = "interrupted", f"the device went away during the success checks: {exc}"
+                return
+        counts = f"{result.count('matched')} matched, {result.count('retargeted')} retargeted"
+        if result.first_divergence is not None:
+            ok = False
+            verdict = f"diverged at step {result.first_divergence}" + (
+                f" ({result.count('diverged')} diverged steps in all)" if self.opts.continue_on_divergence else "")
+            if result.checks:
+                verdict += "; " + _checks_phrase(result.checks)
+        elif self.checks:
+            ok = all(c.passed for c in result.checks)
+            verdict = _checks_phrase(result.checks)
+        elif self._finish is not None:
+            ok = bool(self._finish.model_success)
+            verdict = (f"the task has no success checks; the replayed finish said "
+                       f"success={str(ok).lower()}")
+        else:
+            ok = False
+            verdict = "the task has no success checks and no finish step was replayed: nothing shows the goal was met"
+        result.status = "succeeded" if ok else "failed"
+        first, last = recorded[0].number, recorded[-1].number
+        if self.incomplete is not None:
+            which = f"its {len(recorded)} recorded steps" if first == 1 else f"its recorded steps {first}-{last}"
+            head = f"source session {self.src.id} was incomplete ({self.incomplete}): replayed {which}"
+            if result.first_divergence is None:
+                head += f" ({counts})"
+            result.message = f"{head}; {verdict}"
+        elif result.first_divergence is not None:
+            result.message = verdict
+        else:
+            result.message = f"all {len(result.steps)} steps replayed: {counts}; {verdict}"
 
     def _replay_step(self, number: int, rec: StepRecord, pre: Observation) -> tuple[ReplayStepResult, Observation]:
         started_at = _now()
@@ -446,6 +552,13 @@ class Replayer:
             blobs=blobs,
             events=[EventRecord(kind="replay_step", payload=replay_meta)],
         )
+
+
+def _checks_phrase(checks: list[CheckResult]) -> str:
+    failed = [c.check for c in checks if not c.passed]
+    if not failed:
+        return f"all {len(checks)} success checks passed" if len(checks) > 1 else "the success check passed"
+    return "success checks failed: " + "; ".join(failed)
 
 
 def replay_session(engine: DataEngine, device: Device, source: str, options: ReplayOptions | None = None,
