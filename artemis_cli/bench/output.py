@@ -62,39 +62,58 @@ def fmt(value: Any, kind: str) -> str:
     return f"{float(value):g}"
 
 
-def results_table(results: dict[str, Any]) -> Table:
+def results_table(results: dict[str, Any], width: int | None = None) -> Table:
+    """Every figure, one column per memory mode; laid out for ``width`` (None: as wide as it
+    needs): the goal column goes first on a narrow terminal, the figure names are cut with an
+    ellipsis, the modes' figures stay whole."""
+    from artemis_cli.cli.tables import Column, FitTable
+
     modes = list(results["modes"])
-    table = Table(title=f"artemis bench · {results['suite']} · model {results['model']} · profile "
-                        f"{results['profile']} · budget {results['context_budget_tokens']:,} tokens")
-    table.add_column("figure")
-    for m in modes:
-        table.add_column(m, justify="right")
-    table.add_column("goal (transcript)", style="dim")
+    table = FitTable([Column("figure", "label", min_width=24),
+                      *[Column(m, justify="right") for m in modes],
+                      Column("goal (transcript)", "label", drop=1, style="dim", min_width=12)],
+                     title=f"artemis bench · {results['suite']} · model {results['model']} · profile "
+                           f"{results['profile']} · budget {results['context_budget_tokens']:,} tokens")
     for key, label, goal, kind in ROWS:
         table.add_row(label, *[fmt(results["modes"][m].get(key), kind) for m in modes], goal)
-    return table
+    return table.build(width)
 
 
-def task_table(results: dict[str, Any]) -> Table:
-    table = Table(title="per task")
-    for col in ("task", "mode", "ok", "steps", "calls", "tok p50", "tok max", "@200", "cache hit", "cached",
-                "lens tok", "facts"):
-        table.add_column(col, justify="left" if col in ("task", "mode") else "right")
+#: The per-task table's columns (header, key of the drop order): on a narrow terminal the columns
+#: with the highest number go first; task, mode and ok always stay.
+TASK_COLUMNS: tuple[tuple[str, int], ...] = (
+    ("task", 0), ("mode", 0), ("ok", 0), ("steps", 1), ("calls", 6), ("tok p50", 8), ("tok max", 3),
+    ("@200", 4), ("cache hit", 5), ("cached", 7), ("lens tok", 9), ("facts", 2),
+)
+
+
+def task_table(results: dict[str, Any], width: int | None = None) -> Table:
+    """One row per task × mode, laid out for ``width`` (None: every column): the task id is never
+    cut or wrapped; secondary figures are left out on a narrow terminal (the results JSON has
+    them all)."""
+    from rich.text import Text
+
+    from artemis_cli.cli.tables import Column, FitTable
+
+    table = FitTable([Column(col, "id" if col == "task" else "fixed", drop=drop,
+                             justify="left" if col in ("task", "mode") else "right")
+                      for col, drop in TASK_COLUMNS], title="per task")
     for t in results["tasks"]:
-        table.add_row(t["task"], t["mode"], "yes" if t["success"] else "NO", str(t["steps"]), str(t["calls"]),
+        table.add_row(t["task"], t["mode"], Text("yes") if t["success"] else Text("NO", style="red"),
+                      str(t["steps"]), str(t["calls"]),
                       fmt(t.get("prompt_tokens_p50"), "int"), fmt(t.get("prompt_tokens_max"), "int"),
                       fmt(t.get("steady_state_share_at_200"), "share"), fmt(t.get("cache_hit_call_share"), "share"),
                       fmt(t.get("cached_token_share"), "share"), fmt(t.get("lens_prompt_tokens"), "int"),
                       f"{t.get('fidelity_answered', 0)}/{t.get('fidelity_facts', 0)}")
-    return table
+    return table.build(width)
 
 
 def print_results(results: dict[str, Any], console: Console) -> None:
-    console.print(task_table(results))
-    console.print(results_table(results))
-    console.print("[dim]Goals are printed next to the figures; they are not assertions.[/dim]")
+    console.print(task_table(results, console.width))
+    console.print(results_table(results, console.width))
+    console.print("[dim]Goals are printed next to the figures; they are not assertions.[/dim]", soft_wrap=False)
     console.print("[dim]tokens: every role's billed attempts, summed over the tasks; "
-                  "output = completion + thoughts.[/dim]")
+                  "output = completion + thoughts.[/dim]", soft_wrap=False)
 
 
 # -- SVG chart -------------------------------------------------------------------------------------
@@ -152,10 +171,16 @@ def write_chart(results: dict[str, Any], json_path: Path) -> Path:
 # -- compare ------------------------------------------------------------------------------------------
 
 
-def compare_table(a: dict[str, Any], b: dict[str, Any], a_name: str, b_name: str) -> Table:
-    table = Table(title=f"bench compare · A = {a_name} · B = {b_name}")
-    for col in ("mode", "figure", "A", "B", "B − A", "B ÷ A"):
-        table.add_column(col, justify="left" if col in ("mode", "figure") else "right")
+def compare_table(a: dict[str, Any], b: dict[str, Any], a_name: str, b_name: str,
+                  width: int | None = None) -> Table:
+    """Every figure of A and B with B − A and B ÷ A, laid out for ``width`` (None: every column):
+    on a narrow terminal B − A goes first, then B ÷ A; figure names are cut with an ellipsis."""
+    from artemis_cli.cli.tables import Column, FitTable
+
+    table = FitTable([Column("mode"), Column("figure", "label", min_width=20), Column("A", justify="right"),
+                      Column("B", justify="right"), Column("B − A", justify="right", drop=2),
+                      Column("B ÷ A", justify="right", drop=1)],
+                     title=f"bench compare · A = {a_name} · B = {b_name}")
     for mode in [m for m in a["modes"] if m in b["modes"]]:
         for key, label, _goal, kind in ROWS:
             va, vb = a["modes"][mode].get(key), b["modes"][mode].get(key)
@@ -169,4 +194,4 @@ def compare_table(a: dict[str, Any], b: dict[str, Any], a_name: str, b_name: str
     only = sorted(set(a["modes"]) ^ set(b["modes"]))
     if only:
         table.caption = "modes in only one file: " + ", ".join(only)
-    return table
+    return table.build(width)

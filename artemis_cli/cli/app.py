@@ -56,6 +56,9 @@ def _register() -> None:
     app.command("devices")(devices_cmd.devices)
     app.command("doctor")(devices_cmd.doctor)
     app.add_typer(tasks_cmd.app, name="tasks", cls=ArtemisGroup)
+    from artemis_cli.cli import profiles_cmd
+
+    app.add_typer(profiles_cmd.app, name="profiles", cls=ArtemisGroup)
     from artemis_cli.cli import replay_cmd, report_cmd
 
     app.command("replay")(replay_cmd.replay)

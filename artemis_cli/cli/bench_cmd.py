@@ -104,4 +104,5 @@ def compare(
     from artemis_cli.bench.output import compare_table
     from artemis_cli.cli.console import out as console
 
-    console().print(compare_table(_load(a), _load(b), str(a), str(b)))
+    con = console()
+    con.print(compare_table(_load(a), _load(b), str(a), str(b), con.width))

@@ -20,14 +20,15 @@ def devices(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     if as_json:
         print(json.dumps([vars(d) for d in listings], ensure_ascii=False, indent=2))
         return
-    from rich.table import Table
+    from artemis_cli.cli.tables import Column, FitTable
 
-    table = Table()
-    for col in ("serial", "kind", "state", "model", "detail"):
-        table.add_column(col)
+    # narrow: the detail goes first, then the kind; the serial (what --device takes) stays whole
+    table = FitTable([Column("serial", "id"), Column("kind", drop=2), Column("state", "label", min_width=9),
+                      Column("model", "label", min_width=12), Column("detail", "label", drop=3)])
     for d in listings:
-        table.add_row(escape(d.serial), d.kind, escape(d.state), escape(d.model or ""), escape(d.detail or ""))
-    out().print(table)
+        table.add_row(d.serial, d.kind, d.state, d.model or "", d.detail or "")
+    console = out()
+    console.print(table.build(console.width))
 
 
 #: The Gemini endpoint when neither ARTEMIS_GEMINI_BASE_URL nor the SDK's GOOGLE_GEMINI_BASE_URL is set.

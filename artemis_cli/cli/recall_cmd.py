@@ -29,6 +29,9 @@ def _checked(parse_name: str) -> Callable[[str | None], str | None]:
         try:
             getattr(recall_args, parse_name)(value)
         except recall_args.RecallError as exc:
+            if exc.did_you_mean:  # "--steps 50-10": one line, and the forward spelling
+                raise typer.BadParameter(f"{recall_args.echo_repr(value.strip())} runs backwards; "
+                                         f"did you mean {exc.did_you_mean}?") from None
             raise typer.BadParameter(f"{exc}" + (f" ({exc.hint})" if exc.hint else "")) from None
         return value
 

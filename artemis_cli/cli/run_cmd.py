@@ -173,16 +173,20 @@ def _token_usage(result: Any, engine: Any) -> Any:
 def print_summary(result: object, usage: Any = None) -> None:
     from rich.table import Table
 
+    from artemis_cli.cli.tables import ellipsize, ellipsize_front
     from artemis_cli.cli.token_table import no_billed_line, print_table, total_line
     from artemis_cli.runner import RunResult
 
     assert isinstance(result, RunResult)
-    table = Table(title=f"Session {result.session_id}", show_header=False)
-    table.add_column("", style="bold")
-    table.add_column("")
+    # fits the terminal: the values wrap between words, the model label and the data dir are cut
+    # (with an ellipsis; the dir at the front) to one line; the id in the title is never cut
+    room = max(out().width - 7 - len("result"), 16)  # 7: the borders and the padding of two columns
+    table = Table(title=f"Session {result.session_id}", show_header=False, min_width=len(f"Session {result.session_id}"))
+    table.add_column("", style="bold", no_wrap=True)
+    table.add_column("", max_width=room)
     colour = "green" if result.success else "red"
     table.add_row("result", f"[{colour}]{result.status}[/] — {escape(result.message)}")
-    table.add_row("model", escape(result.model_label))
+    table.add_row("model", escape(ellipsize(result.model_label, room)))
     table.add_row("steps", str(result.steps))
     if result.answer:
         table.add_row("answer", escape(result.answer))
@@ -202,7 +206,7 @@ def print_summary(result: object, usage: Any = None) -> None:
     else:
         table.add_row("tokens", no_billed_line(usage, offline=result.offline_model))
     table.add_row("time", f"{result.elapsed_s:.1f}s")
-    table.add_row("data", escape(result.data_dir))
+    table.add_row("data", escape(ellipsize_front(str(result.data_dir), room)))
     out().print(table)
     if usage is not None and usage.billed:
         print_table(out(), usage)

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from artemis_cli.cli.console import escape, out
+from artemis_cli.cli.helptext import literal
 
 app = typer.Typer(help="Browse and inspect recorded sessions.", no_args_is_help=True)
 
@@ -139,19 +140,27 @@ def list_sessions(
     if not sessions:
         out().print("No sessions yet. Try: artemis run tasks/demo.yaml")
         return
-    from rich.table import Table
+    from rich.text import Text
 
-    table = Table()
-    for col in ("session", "task", "status", "steps", "model", "device", "started"):
-        table.add_column(col)
+    from artemis_cli.cli.tables import Column, FitTable
+
+    # The id already says when a session started (20240501-093012-…): "started" goes first,
+    # then the device, the step count and the model label; id, task and status always stay.
+    table = FitTable([
+        Column("session", "id"), Column("task", "id"), Column("status"),
+        Column("steps", justify="right", drop=3), Column("model", "label", drop=2, min_width=12),
+        Column("device", "label", drop=4, min_width=6), Column("started", drop=5),
+    ])
     for s in sessions:
         colour = {"succeeded": "green", "failed": "red", "running": "yellow"}.get(s.status, "magenta")
-        table.add_row(s.id, escape(s.task_id or ""), f"[{colour}]{s.status}[/]", str(engine.step_count(s.id)),
-                      escape(s.model_label or ""), escape(s.device_serial or ""), (s.started_at or "")[:19])
-    out().print(table)
+        table.add_row(s.id, s.task_id or "", Text(s.status, style=colour), str(engine.step_count(s.id)),
+                      s.model_label or "", s.device_serial or "", (s.started_at or "")[:19])
+    console = out()
+    console.print(table.build(console.width))
     stopped = [s for s in sessions if resume_command(s)]
     if stopped:
-        out().print(f"{len(stopped)} stopped before the end; continue one with: {resume_command(stopped[0])}")
+        console.print(f"{len(stopped)} stopped before the end; continue one with: {resume_command(stopped[0])}",
+                      soft_wrap=False)
 
 
 @app.command("show")
@@ -181,30 +190,44 @@ def show(
         data["tokens"] = usage.to_dict()
         print(json.dumps(data, ensure_ascii=False, indent=2))
         return
-    from rich.table import Table
+    from rich.text import Text
 
-    out().print(f"[bold]{rec.id}[/] · {escape(rec.task_id or '')} · [bold]{rec.status}[/] · {escape(rec.model_label or '')}")
-    out().print(f"goal: {escape(rec.goal or '')}")
-    table = Table()
-    for col in ("#", "T+", "action", "target", "source", "result", "app"):
-        table.add_column(col)
+    from artemis_cli.cli.tables import Column, FitTable, ellipsize
+
+    console = out()
+    width = console.width
+    head = Text.assemble((rec.id, "bold"), f" · {rec.task_id or ''} · ", (rec.status, "bold"))
+    model = rec.model_label or ""
+    room = width - head.cell_len - 3
+    if model and room >= 16:  # the model label on the id's line, cut to fit
+        head.append(f" · {ellipsize(model, room)}")
+        console.print(head)
+    else:
+        console.print(head)
+        if model:
+            console.print(Text(ellipsize(f"model: {model}", width)))
+    console.print(Text(f"goal: {rec.goal or ''}"), soft_wrap=False)
+    table = FitTable([
+        Column("#", justify="right"), Column("T+", justify="right", drop=2),
+        Column("action", "label", min_width=14), Column("target", "label", min_width=18),
+        Column("source", drop=4), Column("result", "label", min_width=8), Column("app", "path", drop=3, min_width=12),
+    ])
     for s in steps:
         t = s.target or {}
         label = t.get("text") or t.get("content_desc") or t.get("resource_id") or ""
         where = f" ({s.x},{s.y})" if s.x is not None else ""
-        table.add_row(str(s.number), f"{(s.offset_ms or 0) / 1000:.1f}s", escape(f"{s.action_type}{where}"),
-                      escape(label[:40]), s.label_source or "", escape(s.result_status or ""),
-                      escape(s.foreground_app or ""))
-    out().print(table)
+        table.add_row(str(s.number), f"{(s.offset_ms or 0) / 1000:.1f}s", f"{s.action_type}{where}",
+                      label[:40], s.label_source or "", s.result_status or "", s.foreground_app or "")
+    console.print(table.build(width))
     from artemis_cli.cli.token_table import print_tokens
 
     print_tokens(out(), usage, offline=bool((rec.config or {}).get("offline_model")))
     if rec.result:
-        out().print(f"result: {escape(str(rec.result.get('message', '')))}")
+        console.print(Text(f"result: {rec.result.get('message', '')}"), soft_wrap=False)
     if resume_command(rec):
-        out().print(f"continue with: {resume_command(rec)}")
+        console.print(f"continue with: {resume_command(rec)}", soft_wrap=False)
     elif rec.status == "running" and (owner := engine.lease_owner(rec.id)) is not None:
-        out().print(f"in use by {escape(owner.describe())}")
+        console.print(Text(f"in use by {owner.describe()}"), soft_wrap=False)
 
 
 def _show_chunks(engine: Any, session_id: str, *, as_json: bool) -> None:
@@ -225,21 +248,21 @@ def _show_chunks(engine: Any, session_id: str, *, as_json: bool) -> None:
         sys.stdout.write(frozen_chunk_from_row(engine, row, i).render() + "\n\n")
 
 
-_EXPORT_HELP = """Export a session: --format jsonl or maestro.
-
-jsonl: one JSON object per step and line, in step order. Fields: session_id, task_id, number,
-started_at, ended_at, offset_ms, thought, action {type, args, x, y, x2, y2} (pixels on the recorded
-screen; password text as [redacted]), target / target_end {text, content_desc, resource_id,
-class_name, bounds [l,t,r,b], label_source index|hit_test|none, element_index, password},
-result {status, detail}, verdict, foreground_app, post_foreground_app, screen [w, h],
-pre_screenshot, post_screenshot, ui_xml, post_ui_xml (SHA-256 of blobs in the data dir),
-pre_dhash, post_dhash, user_instruction, summary {text, status, source, version}, replay
-(replay sessions: {status matched|retargeted|diverged, source_step, how, detail, ...}, else null).
-
-maestro: a Maestro flow (appId, launchApp, tapOn by id or text, inputText, back, pressKey,
-swipe); actions without a Maestro equivalent are written as comments. Password text is
-${PASSWORD}.
-"""
+#: One line per paragraph: Rich wraps them to the terminal (a hard line break would be kept).
+_EXPORT_HELP = literal(
+    "Export a session: --format jsonl or maestro.\n\n"
+    "jsonl: one JSON object per step and line, in step order. Fields: session_id, task_id, number, "
+    "started_at, ended_at, offset_ms, thought, action {type, args, x, y, x2, y2} (pixels on the recorded "
+    "screen; password text as [redacted]), target / target_end {text, content_desc, resource_id, "
+    "class_name, bounds [l,t,r,b], label_source index|hit_test|none, element_index, password}, "
+    "result {status, detail}, verdict, foreground_app, post_foreground_app, screen [w, h], "
+    "pre_screenshot, post_screenshot, ui_xml, post_ui_xml (SHA-256 of blobs in the data dir), "
+    "pre_dhash, post_dhash, user_instruction, summary {text, status, source, version}, replay "
+    "(replay sessions: {status matched|retargeted|diverged, source_step, how, detail, ...}, else null).\n\n"
+    "maestro: a Maestro flow (appId, launchApp, tapOn by id or text, inputText, back, pressKey, "
+    "swipe); actions without a Maestro equivalent are written as comments. Password text is "
+    "${PASSWORD}."
+)
 
 
 @app.command("export", help=_EXPORT_HELP)

@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from artemis_cli.cli.tables import Column, FitTable
 from artemis_cli.config.issues import ConfigIssue, issues_of
 from artemis_cli.config.task import Task, load_task
 from artemis_cli.errors import ConfigError
@@ -29,6 +29,7 @@ class TaskCheck:
     path: str
     task: Task | None = None
     issues: list[ConfigIssue] = field(default_factory=list)
+    hint: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -43,6 +44,8 @@ class TaskCheck:
         if self.task is not None:
             out["id"] = self.task.id
             out["reference_steps"] = len(self.task.reference)
+        if self.hint:
+            out["hint"] = self.hint
         return out
 
 
@@ -65,11 +68,28 @@ def expand_task_paths(paths: list[Path]) -> tuple[list[Path], list[ConfigIssue]]
     return files, problems
 
 
+#: Top-level keys of a profile that a task never has.
+PROFILE_KEYS = frozenset({"loop", "models"})
+
+
+def profile_hint(path: Path) -> str | None:
+    """``this looks like a profile: …`` for a file with a profile's top-level keys (loop:, models:)."""
+    from artemis_cli.config.yaml_source import load_yaml_file
+
+    try:
+        data = load_yaml_file(path).data
+    except ConfigError:
+        return None
+    if isinstance(data, dict) and PROFILE_KEYS & set(data) and "goal" not in data:
+        return f"this looks like a profile: artemis profiles validate {path}"
+    return None
+
+
 def check_task_file(path: Path) -> TaskCheck:
     try:
         return TaskCheck(str(path), task=load_task(path))
     except ConfigError as exc:
-        return TaskCheck(str(path), issues=issues_of(exc))
+        return TaskCheck(str(path), issues=issues_of(exc), hint=profile_hint(path))
 
 
 def _print_check(console: Console, check: TaskCheck) -> None:
@@ -87,6 +107,8 @@ def _print_check(console: Console, check: TaskCheck) -> None:
     console.print(header)
     for issue in check.issues:
         console.print(Text(f"  {issue}", style="red"))
+    if check.hint:
+        console.print(Text(f"  hint: {check.hint}"))
 
 
 @app.command("validate")
@@ -141,15 +163,20 @@ def list_tasks(
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
         console = _console()
-        table = Table(title=f"Tasks in {folder}", title_justify="left")
-        for column in ("id", "app", "max_steps", "reference", "tags", "file"):
-            table.add_column(column, overflow="fold")
+        table = FitTable([
+            # narrow: tags go first, then the reference count, the app and max_steps; the id and the
+            # file (what `artemis run` takes) stay. File and package are cut at the front (their
+            # end tells them apart: …/bench-notes.yaml, …android.deskclock)
+            Column("id", "id"), Column("app", "path", drop=3, min_width=16),
+            Column("max_steps", justify="right", drop=2), Column("reference", justify="right", drop=4),
+            Column("tags", "label", drop=5), Column("file", "path", min_width=16),
+        ], title=f"Tasks in {folder}", title_justify="left")
         for c in good:
             assert c.task is not None
             t = c.task
             table.add_row(t.id, t.app or "-", str(t.max_steps), str(len(t.reference)),
                           ", ".join(t.tags) or "-", c.path)
-        console.print(table)
+        console.print(table.build(console.width))
     if bad:
         err = _console(stderr=True)
         for c in bad:

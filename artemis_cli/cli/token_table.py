@@ -25,26 +25,33 @@ def _cells(label: str, counts: TokenCounts) -> list[str]:
             f"{counts.output:,}"]
 
 
-def token_table(usage: TokenUsage, title: str | None = "Tokens by role") -> Table:
+def token_table(usage: TokenUsage, title: str | None = "Tokens by role", width: int | None = None) -> Table:
     """Each group that has calls (operator; lenses; Pro roles; other) with its roles indented
-    below it (the operator group is one role: one row), and the total as the footer row."""
+    below it (the operator group is one role: one row), and the total as the footer row.
+
+    Laid out for ``width`` (None: as wide as it needs): the role label is cut with an ellipsis,
+    and on a narrow terminal the raw cached count goes first (the cached share stays), then the
+    call count."""
     from rich import box
-    from rich.table import Table
+
+    from artemis_cli.cli.tables import Column, FitTable
 
     total = _cells("total", usage.total)
-    table = Table(title=title, box=box.SIMPLE, title_justify="left", show_edge=False, show_footer=True)
-    for col, foot in zip(COLUMNS, total, strict=True):
-        table.add_column(col, footer=foot, justify="left" if col == "role" else "right", no_wrap=True)
+    drops = {"cached": 2, "calls": 1}
+    table = FitTable([Column(col, "label" if col == "role" else "fixed", drop=drops.get(col, 0), footer=foot,
+                             justify="left" if col == "role" else "right", min_width=12)
+                      for col, foot in zip(COLUMNS, total, strict=True)],
+                     title=title, box=box.SIMPLE, title_justify="left", show_edge=False, show_footer=True)
     for group in usage.groups:
         if not group.roles:
             continue
         if group.group == "operator":
-            table.add_row(*_cells(escape(group.roles[0].label), group.counts))
+            table.add_row(*_cells(group.roles[0].label, group.counts))
             continue
-        table.add_row(*_cells(escape(group.label), group.counts), style="bold")
+        table.add_row(*_cells(group.label, group.counts), style="bold")
         for role in group.roles:
-            table.add_row(*_cells("  " + escape(role.label), role.counts))
-    return table
+            table.add_row(*_cells("  " + role.label, role.counts))
+    return table.build(width)
 
 
 def total_line(usage: TokenUsage) -> str:
@@ -76,9 +83,9 @@ def footnote(usage: TokenUsage) -> list[str]:
 
 def print_table(console: Console, usage: TokenUsage) -> None:
     """The table and its footnote lines."""
-    console.print(token_table(usage))
+    console.print(token_table(usage, width=console.width))
     for line in footnote(usage):
-        console.print(f"[dim]{escape(line)}[/]")
+        console.print(f"[dim]{escape(line)}[/]", soft_wrap=False)
 
 
 def print_tokens(console: Console, usage: TokenUsage, *, offline: bool) -> None:
@@ -86,4 +93,4 @@ def print_tokens(console: Console, usage: TokenUsage, *, offline: bool) -> None:
     if usage.billed:
         print_table(console, usage)
     else:
-        console.print(f"tokens: {no_billed_line(usage, offline=offline)}")
+        console.print(f"tokens: {no_billed_line(usage, offline=offline)}", soft_wrap=False)

@@ -11,6 +11,9 @@ it (the operator hands it to the model as a tool error; the CLI exits with 2):
   syntax. Stop words and question words are dropped ("what was the order number?" searches
   ``order number``); runs of two or more consecutive content words (and quoted parts) are the
   query's *phrases* (:func:`query_phrases`), which rank first.
+
+What the caller wrote is echoed back (a result's header, an error) at most ``ECHO_CHARS``
+characters long (:func:`echo`): a 100 KB query is shown as its start and its length.
 """
 
 from __future__ import annotations
@@ -25,10 +28,13 @@ from artemis_cli.errors import UsageError
 
 __all__ = [
     "CJK",
+    "ECHO_CHARS",
     "MAX_RANGE_STEPS",
     "RECALL_HISTORY_DESCRIPTION",
     "RECALL_HISTORY_PARAMETERS",
     "RecallError",
+    "echo",
+    "echo_repr",
     "fold",
     "fts_and",
     "fts_or",
@@ -45,6 +51,8 @@ MAX_RANGE_STEPS = 200
 MAX_TERMS = 24
 MAX_TERM_CHARS = 64
 MAX_PACKAGE_CHARS = 200
+#: What the caller wrote is echoed back at most this long (then "… (N characters)").
+ECHO_CHARS = 200
 
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _TOKEN = re.compile(r"[^\W_]+")
@@ -106,7 +114,33 @@ RECALL_HISTORY_PARAMETERS: dict[str, Any] = {
 class RecallError(UsageError):
     """A recall request that cannot be answered as asked (no query and no range, bad range).
 
-    The operator returns it to the model as a tool error; the CLI exits with 2."""
+    The operator returns it to the model as a tool error; the CLI exits with 2. ``did_you_mean``
+    is the value as it was probably meant (``"10-50"`` for ``"50-10"``), when there is one."""
+
+    did_you_mean: str | None = None
+
+    def __init__(self, message: str, *, hint: str | None = None, did_you_mean: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.did_you_mean = did_you_mean
+
+
+# --- echoing what the caller wrote ---------------------------------------------------------------
+
+
+def echo(text: str, limit: int = ECHO_CHARS) -> str:
+    """``text`` as given when it is at most ``limit`` characters, else its first ``limit``
+    characters, ``…`` and the whole length: ``"tap the… (102,400 characters)"``."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def echo_repr(value: object, limit: int = ECHO_CHARS) -> str:
+    """``repr(value)`` for an error message, a long string cut as :func:`echo` does."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value):,} characters)"
+    shown = repr(value)
+    return shown if len(shown) <= limit + 2 else echo(shown, limit)
 
 
 # --- folding -----------------------------------------------------------------------------------
@@ -208,19 +242,21 @@ def parse_step_range(value: tuple[int, int] | Sequence[int] | str | None) -> tup
         match = _RANGE.match(value)
         if not match:
             raise RecallError(
-                f"step_range {value!r} is not a step range", hint='write it as "a-b", e.g. "12-20", or one step "12"'
+                f"step_range {echo_repr(value)} is not a step range",
+                hint='write it as "a-b", e.g. "12-20", or one step "12"',
             )
         a = int(match.group(1))
         b = int(match.group(2)) if match.group(2) else a
     else:
         items = list(value)
         if len(items) != 2 or not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
-            raise RecallError(f"step_range {value!r} must be two step numbers")
+            raise RecallError(f"step_range {echo_repr(value)} must be two step numbers")
         a, b = items
     if b < a:
         shown = value.strip() if isinstance(value, str) else f"{a}-{b}"
         raise RecallError(
-            f"step_range {shown!r} runs backwards", hint=f'write the lower step first: "{b}-{a}"'
+            f"step_range {shown!r} runs backwards", hint=f'write the lower step first: "{b}-{a}"',
+            did_you_mean=f"{b}-{a}",
         )
     if b < 1:
         raise RecallError(f"step_range {a}-{b} has no step: steps are numbered from 1")
@@ -238,13 +274,13 @@ def parse_at(value: str | None) -> int | None:
         return None
     hint = "write a session time as T+mm:ss with seconds 00-59, e.g. T+12:30"
     if not isinstance(value, str):
-        raise RecallError(f"at {value!r} is not a session time", hint=hint)
+        raise RecallError(f"at {echo_repr(value)} is not a session time", hint=hint)
     match = _AT.match(value)
     if not match:
-        raise RecallError(f"at {value!r} is not a session time", hint=hint)
+        raise RecallError(f"at {echo_repr(value)} is not a session time", hint=hint)
     hours, minutes, seconds = int(match.group(1) or 0), int(match.group(2)), int(match.group(3))
     if seconds > 59 or len(match.group(3)) != 2 or (match.group(1) is not None and minutes > 59):
-        raise RecallError(f"at {value!r} is not a session time", hint=hint)
+        raise RecallError(f"at {echo_repr(value)} is not a session time", hint=hint)
     return ((hours * 60 + minutes) * 60 + seconds) * 1000
 
 
@@ -254,8 +290,8 @@ def parse_package(value: str | None) -> str | None:
         return None
     hint = "give the app's package name, e.g. com.android.settings"
     if not isinstance(value, str):
-        raise RecallError(f"package {value!r} is not a package name", hint=hint)
+        raise RecallError(f"package {echo_repr(value)} is not a package name", hint=hint)
     package = value.strip()
     if len(package) > MAX_PACKAGE_CHARS or not _PACKAGE.match(package):
-        raise RecallError(f"package {value!r} is not a package name", hint=hint)
+        raise RecallError(f"package {echo_repr(value)} is not a package name", hint=hint)
     return package

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from artemis_cli.engine.clock import format_offset
+from artemis_cli.memory.recall_args import ECHO_CHARS
 from artemis_cli.memory.recall_text import safe_cut
 
 _MIN_LINE_CHARS = 24  # a line cut shorter than this is left out instead
@@ -183,8 +184,11 @@ class RecallResult:
 
     def header(self) -> str:
         what = []
-        if self.query.strip():
-            what.append(f"query={json.dumps(self.query.strip(), ensure_ascii=False)}")
+        query = self.query.strip()
+        if query:  # a long query is echoed as its start and its length (to_dict keeps it whole)
+            shown = json.dumps(query[:ECHO_CHARS], ensure_ascii=False)
+            what.append(f"query={shown}" if len(query) <= ECHO_CHARS
+                        else f"query={shown}… ({len(query):,} characters)")
         if self.at is not None:
             what.append(f"at={json.dumps(self.at.strip(), ensure_ascii=False)}")
         if self.package:
