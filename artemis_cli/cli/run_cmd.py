@@ -120,15 +120,7 @@ def with_progress(start: Callable[[dict[str, Any]], Any], *, header: str, as_jso
         from artemis_cli.operators.flash import StepReport
 
         assert isinstance(rep, StepReport)
-        cache = f"{100 * rep.cached_tokens / rep.prompt_tokens:.0f}%" if rep.prompt_tokens else "-"
-        status = {"ok": "[green]ok[/]", "finished": "[blue]finish[/]"}.get(rep.status, f"[red]{rep.status}[/]")
-        line = (
-            f"{rep.number:>4}  {rep.elapsed_s:7.1f}s  {status:<6} {escape(rep.phrase)[:70]:<70} "
-            f"tok {rep.prompt_tokens:>6} cache {cache:>4}"
-        )
-        if rep.detail and rep.status in ("error", "failed", "no_change"):
-            line += f"  [red]{escape(rep.detail[:80])}[/]"
-        progress.print(line)
+        progress.print(step_line(rep, progress.width), overflow="ellipsis", no_wrap=True)
 
     def on_notice(text: str) -> None:
         progress.print(f"[yellow]  ! {escape(text)}[/]")
@@ -138,6 +130,28 @@ def with_progress(start: Callable[[dict[str, Any]], Any], *, header: str, as_jso
         return start(callbacks)
     with progress.status("running…", spinner="dots"):
         return start(callbacks)
+
+
+#: Columns of a progress line around the action phrase: "NNNN  TTTTT.Ts  status " and
+#: " tok NNNNNN cache NNN%"; below ``_TOKENS_FROM`` columns the token figures are left out.
+_LEAD, _TOKENS, _TOKENS_FROM = 24, 22, 72
+_STATUS_STYLE = {"ok": "green", "finished": "blue"}
+
+
+def step_line(rep: Any, width: int) -> str:
+    """One progress line that fits ``width`` columns (Rich markup; device text escaped)."""
+    label = "finish" if rep.status == "finished" else rep.status
+    status = f"[{_STATUS_STYLE.get(rep.status, 'red')}]{escape(label)}[/]" + " " * max(0, 6 - len(label))
+    tokens = width >= _TOKENS_FROM
+    room = max(10, width - _LEAD - (_TOKENS if tokens else 0))
+    phrase = rep.phrase if len(rep.phrase) <= room else rep.phrase[: room - 1] + "…"
+    line = f"{rep.number:>4}  {rep.elapsed_s:7.1f}s  {status} {escape(phrase)}{' ' * (room - len(phrase))}"
+    if tokens:
+        cache = f"{100 * rep.cached_tokens / rep.prompt_tokens:.0f}%" if rep.prompt_tokens else "-"
+        line += f" tok {rep.prompt_tokens:>6} cache {cache:>4}"
+    if rep.detail and rep.status in ("error", "failed", "no_change"):
+        line += f"  [red]{escape(rep.detail[:80])}[/]"
+    return line
 
 
 def finish_command(result: Any, as_json: bool, engine: Any = None) -> None:

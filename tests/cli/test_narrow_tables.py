@@ -231,3 +231,23 @@ def test_fit_table_drops_secondary_columns_first_and_never_cuts_ids() -> None:
         assert_whole_on_one_line(text, sid)
     cramped = render(20)  # narrower than the id: the id still is not cut (the line is as wide as it)
     assert_whole_on_one_line(cramped, sid)
+
+
+def test_progress_lines_fit_the_terminal() -> None:
+    """The per-step lines of `artemis run` fit 60, 80 and 120 columns: long phrases end in an
+    ellipsis, the token figures drop below 72 columns, device text stays escaped."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from artemis_cli.cli.run_cmd import step_line
+
+    rep = SimpleNamespace(number=12, elapsed_s=3.4, status="ok", prompt_tokens=5413, cached_tokens=3950, detail="",
+                          phrase='tap LinearLayout "Network & internet · Wi-Fi, mobile data, [bold]airplane[/] mode"')
+    for width in (60, 80, 120):
+        console = Console(width=width, record=True, color_system=None)
+        console.print(step_line(rep, width), overflow="ellipsis", no_wrap=True)
+        (line,) = console.export_text().splitlines()
+        assert len(line) <= width, (width, line)
+        assert "[bold]" in line or "…" in line  # markup in device text is printed, not applied
+        assert ("tok   5413 cache  73%" in line) == (width >= 72)
