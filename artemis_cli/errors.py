@@ -54,6 +54,17 @@ class OutputError(UsageError):
         super().__init__(f"cannot write {path}: {reason}", hint=hint)
 
 
+class BundleError(UsageError):
+    """A session bundle (``sessions export --format bundle``) cannot be imported: not a bundle,
+    an unknown format version, a newer schema, or a member whose SHA-256 does not match its
+    manifest. Nothing was written."""
+
+
+class BundleConflict(BundleError):
+    """The bundle is sound, but the data dir already holds a session with its id and different
+    content. Sessions are never merged; nothing was written."""
+
+
 # --- device (exit 3) ----------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""``artemis sessions list|show|export|rm``: browse, inspect, export and remove recorded sessions."""
+"""``artemis sessions list|show|export|import|rm``: browse, inspect, export, import and remove recorded sessions."""
 
 from __future__ import annotations
 
@@ -250,7 +250,7 @@ def _show_chunks(engine: Any, session_id: str, *, as_json: bool) -> None:
 
 #: One line per paragraph: Rich wraps them to the terminal (a hard line break would be kept).
 _EXPORT_HELP = literal(
-    "Export a session: --format jsonl or maestro.\n\n"
+    "Export a session: --format jsonl, maestro or bundle.\n\n"
     "jsonl: one JSON object per step and line, in step order. Fields: session_id, task_id, number, "
     "started_at, ended_at, offset_ms, thought, action {type, args, x, y, x2, y2} (pixels on the recorded "
     "screen; password text as [redacted]), target / target_end {text, content_desc, resource_id, "
@@ -261,14 +261,18 @@ _EXPORT_HELP = literal(
     "(replay sessions: {status matched|retargeted|diverged, source_step, how, detail, ...}, else null).\n\n"
     "maestro: a Maestro flow (appId, launchApp, tapOn by id or text, inputText, back, pressKey, "
     "swipe); actions without a Maestro equivalent are written as comments. Password text is "
-    "${PASSWORD}."
+    "${PASSWORD}.\n\n"
+    "bundle: one file (a zip, -o required) holding the session's rows (session, steps, model calls, "
+    "events, notes, history chunks) and every screenshot and UI dump they refer to, with a manifest "
+    "of SHA-256 hashes. Hand it to a colleague: `artemis sessions import FILE` checks every hash and "
+    "adds the session, with its id and timestamps, to their data dir (show, prompt, replay, report)."
 )
 
 
 @app.command("export", help=_EXPORT_HELP)
 def export(
     session: Annotated[str, typer.Argument(help="Session id (a unique prefix, or 'latest').")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl | maestro")] = "jsonl",
+    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl | maestro | bundle")] = "jsonl",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (default: stdout).")] = None,
     data_dir: DataDirOpt = None,
 ) -> None:
@@ -279,8 +283,11 @@ def export(
     from artemis_cli.export import FORMATS, maestro_flow
     from artemis_cli.export.jsonl import write_jsonl
 
+    if fmt == "bundle":
+        _export_bundle(session, output, data_dir)
+        return
     if fmt not in FORMATS:
-        raise UsageError(f"unknown export format {fmt!r}", hint=f"use --format {' or '.join(FORMATS)}")
+        raise UsageError(f"unknown export format {fmt!r}", hint=f"use --format {' or '.join((*FORMATS, 'bundle'))}")
     engine = _engine(data_dir)
     if fmt == "jsonl":
         buf = io.StringIO()
@@ -298,6 +305,65 @@ def export(
     write_output(output, text, option="-o")
 
     err().print(f"Wrote {what} to {escape(str(output))}")
+
+
+def _export_bundle(session: str, output: Path | None, data_dir: Path | None) -> None:
+    from artemis_cli.cli.console import err
+    from artemis_cli.cli.output import check_output
+    from artemis_cli.engine.bundle import write_bundle
+    from artemis_cli.errors import UsageError
+
+    if output is None or str(output) == "-":
+        raise UsageError("a bundle is a binary file: it is not written to stdout",
+                         hint="pass -o FILE, e.g. -o run.artemis")
+    check_output(output, option="-o")
+    engine = _engine(data_dir)
+    rec = engine.get_session(session)
+    if engine.derived_status(rec) == "running":
+        err().print(f"[yellow]session {rec.id} is still running: the bundle holds the steps recorded so far[/]")
+    manifest = write_bundle(engine, rec.id, output)
+    counts = manifest["counts"]["rows"]
+    err().print(f"Wrote session {rec.id} ({counts.get('steps', 0)} steps, {manifest['counts']['blobs']} blobs) "
+                f"to {escape(str(output))}")
+
+
+_IMPORT_HELP = literal(
+    "Import a session bundle written by `artemis sessions export ID --format bundle -o FILE`.\n\n"
+    "Every SHA-256 of the bundle is checked before anything is written; a damaged or altered bundle, "
+    "an unknown bundle format or one written by a newer Artemis is refused (exit 2). The session keeps "
+    "its id and timestamps. Importing the same bundle again changes nothing; a different session "
+    "with the same id is never merged (exit 2)."
+)
+
+
+@app.command("import", help=_IMPORT_HELP)
+def import_(
+    bundle: Annotated[Path, typer.Argument(help="The bundle file (.artemis).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: session_id, imported, rows, blobs.")] = False,
+    data_dir: DataDirOpt = None,
+) -> None:
+    from artemis_cli.engine.bundle import import_bundle, read_manifest
+
+    manifest = read_manifest(bundle)  # a file that is no bundle fails before the data dir is opened
+    engine = _engine(data_dir, write=True)
+    result = import_bundle(engine, bundle)
+    parent = (manifest.get("session") or {}).get("parent_session")
+    orphan = bool(parent) and not list(engine.db.query("SELECT 1 AS x FROM sessions WHERE id = ?", [parent]))
+    if as_json:
+        data = {**asdict(result), "already_present": not result.imported, "data_dir": str(engine.data_dir)}
+        print(json.dumps(data, indent=2))
+        return
+    console = out()
+    if not result.imported:
+        console.print(f"Session {result.session_id} is already present in {escape(str(engine.data_dir))}: "
+                      "nothing imported", soft_wrap=False)
+        return
+    console.print(f"Imported session {result.session_id}: {result.rows} rows, {result.blobs} blobs "
+                  f"into {escape(str(engine.data_dir))}", soft_wrap=False)
+    if orphan:
+        console.print(f"its parent session {escape(str(parent))} is not in this data dir: the link was left empty",
+                      soft_wrap=False)
+    console.print(f"show it with: artemis sessions show {result.session_id}", soft_wrap=False)
 
 
 @app.command("rm")
