@@ -9,6 +9,10 @@ summaries come from the mechanical lenses (``lens: mechanical`` in the results, 
 answers are labelled ``stub-…``, never with a real model's name. The fidelity probe
 (``artemis_cli.bench.fidelity``) asks the suite's probe questions of every finished pair. Finished
 pairs are kept in a state file next to the output and skipped when the run is started again.
+
+With ``devices`` (``--devices``) the pairs run concurrently, one worker process per device
+(:mod:`artemis_cli.bench.parallel`, each pair through :func:`artemis_cli.bench.worker.run_pair_job`);
+the per-pair data dirs and the state file stay the same, and the results name each pair's device.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from artemis_cli.errors import UsageError
 from artemis_cli.memory.ledger import TranscriptLedger
 from artemis_cli.memory.modes import MEMORY_MODES, ledger_for_mode
 from artemis_cli.models.registry import build_model, reference_script
-from artemis_cli.runner import run_task
+from artemis_cli.runner import RunResult, run_task
 from artemis_cli.sim.phone import SimPhone
 
 BENCH_MODELS = ("scripted", "heuristic")
@@ -67,6 +71,9 @@ class BenchConfig:
     #: modes that get the synthetic long overhead run (it costs ~75 ms a step; the goal is transcript's)
     synthetic_modes: tuple[str, ...] = ("transcript",)
     lens: str = "mechanical"
+    #: ``--devices``: one worker process per entry ("sim", an adb serial, or "sim*N" expanded by
+    #: :func:`artemis_cli.bench.parallel.parse_devices`); None runs the pairs here, one at a time
+    devices: list[str] | None = None
 
     def check(self) -> None:
         bad = [m for m in self.modes if m not in MEMORY_MODES]
@@ -78,6 +85,10 @@ class BenchConfig:
                              hint="use scripted (the reference solutions via the fake Gemini server) or heuristic")
         if self.lens not in LENS_MODES:
             raise UsageError(f"unknown --lens {self.lens!r}", hint="use " + " or ".join(LENS_MODES))
+        if self.devices is not None:
+            from artemis_cli.bench.parallel import parse_devices
+
+            parse_devices(self.devices)  # raises UsageError on a bad entry
 
     @property
     def state_path(self) -> Path:
@@ -106,16 +117,27 @@ def lens_label(lens: str, model_kind: str) -> str:
 
 def run_pair(task: Task, mode: str, profile: Profile, model_kind: str, data_dir: Path,
              on_step: Callable[[int], None] | None = None, lens: str = "mechanical",
-             facts: list[ProbeFact] | None = None) -> dict[str, Any]:
+             facts: list[ProbeFact] | None = None, device: Any | None = None) -> dict[str, Any]:
     """Run ``task`` once in ``mode`` and return its figures. ``lens`` (:data:`LENS_MODES`):
     ``mechanical`` summarises steps and chunks with the mechanical lenses; ``server`` sends the
-    lens calls to the fake server too (its stub policy answers them)."""
+    lens calls to the fake server too (its stub policy answers them). ``device``: the phone to
+    run on (default: a fresh simulated phone with the task's sim settings)."""
+    return run_pair_result(task, mode, profile, model_kind, data_dir, on_step=on_step, lens=lens, facts=facts,
+                           device=device)[0]
+
+
+def run_pair_result(task: Task, mode: str, profile: Profile, model_kind: str, data_dir: Path,
+                    on_step: Callable[[int], None] | None = None, lens: str = "mechanical",
+                    facts: list[ProbeFact] | None = None,
+                    device: Any | None = None) -> tuple[dict[str, Any], RunResult]:
+    """:func:`run_pair`, also returning the run's :class:`RunResult` (its ``stop_reason`` says
+    whether the device went offline)."""
     from artemis_cli.models.fake_gemini import FakeGeminiServer
     from artemis_cli.models.gemini import GeminiModel
 
     engine = DataEngine.open(data_dir)
     dev_meter, model_meter = TimeMeter(), TimeMeter()
-    device = time_device(_device(task), dev_meter)
+    device = time_device(_device(task) if device is None else device, dev_meter)
     clock = StepClock(dev_meter, model_meter)
     holder: dict[str, TranscriptLedger] = {}
     budget = profile.memory.transcript.context_budget_tokens
@@ -166,7 +188,7 @@ def run_pair(task: Task, mode: str, profile: Profile, model_kind: str, data_dir:
         "device_s": round(dev_meter.seconds, 2),
         "model_s": round(model_meter.seconds, 2),
         "wall_s": round(wall, 1),
-    }
+    }, result
 
 
 # -- the whole bench --------------------------------------------------------------------------------
@@ -198,6 +220,20 @@ class Progress:
     on_step: Callable[[int], None] | None = None
     on_pair_done: Callable[[str, str, dict[str, Any] | None], None] | None = None
     on_phase: Callable[[str], None] | None = None
+    #: with ``--devices``, per device: a pair started (device, task id, mode, max steps), its step
+    #: count, and notes (a device dropped, a pair re-queued); ``on_step`` is not called then
+    on_device_start: Callable[[str, str, str, int], None] | None = None
+    on_device_step: Callable[[str, int], None] | None = None
+    on_device_note: Callable[[str, str], None] | None = None
+
+
+def state_key(config: BenchConfig) -> dict[str, Any]:
+    """What a state file's finished pairs are valid for: the same suite, model, profile, lens and
+    probe facts (a local, --devices or --ray run of the same bench share them)."""
+    probe_file = probe_path(config.suite)
+    return {"suite": str(config.suite.resolve()), "model": config.model, "profile": config.profile,
+            "lens": config.lens,
+            "probe": hashlib.sha256(probe_file.read_bytes()).hexdigest()[:16] if probe_file.is_file() else None}
 
 
 def run_bench(config: BenchConfig, progress: Progress | None = None) -> dict[str, Any]:
@@ -207,28 +243,31 @@ def run_bench(config: BenchConfig, progress: Progress | None = None) -> dict[str
     profile = load_profile(config.profile)
     probes = load_probe(config.suite)
     state = _load_state(config.state_path)
-    probe_file = probe_path(config.suite)
-    key = {"suite": str(config.suite.resolve()), "model": config.model, "profile": config.profile,
-           "lens": config.lens,
-           "probe": hashlib.sha256(probe_file.read_bytes()).hexdigest()[:16] if probe_file.is_file() else None}
+    key = state_key(config)
     if state.get("key") != key:
         state = {"key": key, "pairs": {}, "synthetic": {}}
     pairs: dict[str, Any] = state["pairs"]
     t0 = time.perf_counter()
-    for task in tasks:
-        for mode in config.modes:
-            pid = f"{task.id}|{mode}"
-            if pid in pairs:
+    extra: dict[str, Any] = {}
+    if config.devices:  # one worker process per device, the pairs concurrently
+        from artemis_cli.bench.parallel import run_suite_on_devices
+
+        extra = run_suite_on_devices(config, tasks, state, progress, save=lambda: _save_state(config.state_path, state))
+    else:
+        for task in tasks:
+            for mode in config.modes:
+                pid = f"{task.id}|{mode}"
+                if pid in pairs:
+                    if progress.on_pair_done:
+                        progress.on_pair_done(task.id, mode, None)  # resumed: kept from the earlier run
+                    continue
+                if progress.on_pair_start:
+                    progress.on_pair_start(task.id, mode, task.max_steps)
+                pairs[pid] = run_pair(task, mode, profile, config.model, config.work / f"{task.id}-{mode}",
+                                      on_step=progress.on_step, lens=config.lens, facts=probes.get(task.id))
+                _save_state(config.state_path, state)
                 if progress.on_pair_done:
-                    progress.on_pair_done(task.id, mode, None)  # resumed: kept from the earlier run
-                continue
-            if progress.on_pair_start:
-                progress.on_pair_start(task.id, mode, task.max_steps)
-            pairs[pid] = run_pair(task, mode, profile, config.model, config.work / f"{task.id}-{mode}",
-                                  on_step=progress.on_step, lens=config.lens, facts=probes.get(task.id))
-            _save_state(config.state_path, state)
-            if progress.on_pair_done:
-                progress.on_pair_done(task.id, mode, pairs[pid])
+                    progress.on_pair_done(task.id, mode, pairs[pid])
     synthetic: dict[str, Any] = state["synthetic"]
     for mode in [m for m in config.modes if m in config.synthetic_modes]:
         sk = f"overhead|{mode}|{config.synthetic_steps}"
@@ -244,7 +283,7 @@ def run_bench(config: BenchConfig, progress: Progress | None = None) -> dict[str
             progress.on_phase(f"recall latency on a synthetic {config.recall_steps}-step session")
         synthetic[rk] = recall_latency(config.recall_steps, config.work / "recall-10k")
         _save_state(config.state_path, state)
-    return assemble(config, tasks, state, time.perf_counter() - t0)
+    return {**assemble(config, tasks, state, time.perf_counter() - t0), **extra}
 
 
 def assemble(config: BenchConfig, tasks: list[Task], state: dict[str, Any], wall_s: float) -> dict[str, Any]:

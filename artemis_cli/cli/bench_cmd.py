@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from artemis_cli.cli.helptext import literal
 from artemis_cli.errors import UsageError
 
 app = typer.Typer(help="Frozen long-task benchmark: memory modes side by side.", no_args_is_help=True)
@@ -31,6 +32,9 @@ def run(
     recall_steps: Annotated[int, typer.Option("--recall-steps", min=10, help="Size of the synthetic recall session.")] = 10_000,
     fresh: Annotated[bool, typer.Option("--fresh", help="Ignore finished pairs from an earlier run.")] = False,
     lens: Annotated[str, typer.Option("--lens", help="mechanical (default: step and chunk summaries from the mechanical lenses) | server (lens calls go to the fake server; its stub text is labelled stub-…).")] = "mechanical",
+    devices: Annotated[str | None, typer.Option("--devices", help="Run the pairs concurrently, one worker process per device: a comma list of adb serials, sim (a fresh simulated phone per pair, with the task's world and seed) and sim*N (N of them), e.g. sim*2 or SERIAL,SERIAL. A device that drops has its pair re-queued once on another device.")] = None,
+    ray_address: Annotated[str | None, typer.Option("--ray", metavar="ADDRESS", help=literal("Run the pairs on a Ray cluster, one actor per phone on the host that owns it: auto (the cluster this machine joined with `ray start`, or RAY_ADDRESS), local (start Ray here with this machine's phones) or the head's HOST:PORT. Needs pip install 'artemis-cli[ray]'; see docs/scale.md."))] = None,
+    devices_file: Annotated[Path | None, typer.Option("--devices-file", help="With --ray: cluster.yaml naming each host's address, adb_port and phones (default: ask every node's adb server). See docs/scale.md.")] = None,
 ) -> None:
     """Run every task in every memory mode (resumable: finished pairs are kept and skipped)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -46,8 +50,15 @@ def run(
 
     check_output(out, option="--out")  # before the run, not after it
     config = BenchConfig(suite=suite, out=out, modes=_split(memory) or [], model=model, profile=profile,
-                         tasks=_split(tasks), synthetic_steps=synthetic_steps, recall_steps=recall_steps, lens=lens)
+                         tasks=_split(tasks), synthetic_steps=synthetic_steps, recall_steps=recall_steps, lens=lens,
+                         devices=_split(devices) if devices is not None else None)
+    if config.devices is not None and not config.devices:
+        raise UsageError("--devices is empty", hint="e.g. --devices sim*2 or --devices SERIAL,SERIAL")
     config.check()
+    if devices_file is not None and ray_address is None:
+        raise UsageError("--devices-file needs --ray", hint="e.g. --ray auto --devices-file cluster.yaml (docs/scale.md)")
+    if ray_address is not None and config.devices is not None:
+        raise UsageError("--ray and --devices do not mix", hint="with --ray the phones come from the cluster (--devices-file)")
     if fresh and config.state_path.exists():
         config.state_path.unlink()
     n_pairs = len(load_suite(suite, only=config.tasks)) * len(config.modes)
@@ -66,20 +77,68 @@ def run(
                 con.print(f"[dim]resumed: {escape(task_id)} · {mode} (kept from the earlier run)[/dim]")
             else:
                 ok = "[green]ok[/green]" if row["success"] else "[red]FAILED[/red]"
-                con.print(f"{escape(task_id)} · {mode}: {ok} {row['steps']} steps in {row['wall_s']} s")
+                where = f"{escape(str(row['device']))}: " if row.get("device") else ""
+                again = (f" [yellow](attempt {row['attempts']}, re-queued from {escape(str(row['requeued_from']))})"
+                         "[/yellow]" if row.get("requeued_from") else "")
+                con.print(f"{where}{escape(task_id)} · {mode}: {ok} {row['steps']} steps in {row['wall_s']} s{again}")
+
+        device_hooks: dict[str, Any] = {}
+        if config.devices:  # one line per device: device, current pair, step
+            from artemis_cli.bench.parallel import parse_devices
+
+            names = [d.name for d in parse_devices(config.devices)]
+            if con.is_terminal:
+                bars.update(steps_bar, visible=False)
+                dev_bars = {n: bars.add_task(escape(f"{n} · idle"), total=1) for n in names}
+
+                def dev_start(dev: str, task_id: str, mode: str, max_steps: int) -> None:
+                    bars.reset(dev_bars[dev], total=max_steps, description=escape(f"{dev} · {task_id} · {mode}"))
+
+                def dev_step(dev: str, n: int) -> None:
+                    bars.update(dev_bars[dev], completed=n)
+            else:
+                def dev_start(dev: str, task_id: str, mode: str, max_steps: int) -> None:
+                    con.print(f"{escape(dev)}: {escape(task_id)} · {mode} started (max {max_steps} steps)")
+
+                def dev_step(dev: str, n: int) -> None:
+                    pass
+
+            def dev_note(dev: str, text: str) -> None:
+                con.print(f"[yellow]{escape(dev)}: {escape(text)}[/yellow]")
+
+            device_hooks = {"on_device_start": dev_start, "on_device_step": dev_step, "on_device_note": dev_note}
 
         def phase(text: str) -> None:
             bars.reset(steps_bar, total=synthetic_steps if "synthetic" in text and "recall" not in text else 1,
                        description=escape(text))
 
-        results = run_bench(config, BenchProgress(on_pair_start=pair_start, on_step=lambda n: bars.update(
-            steps_bar, completed=n), on_pair_done=pair_done, on_phase=phase))
+        def phase_shown(text: str) -> None:
+            bars.update(steps_bar, visible=True)
+            phase(text)
+
+        bench_progress = BenchProgress(on_pair_start=pair_start, on_step=lambda n: bars.update(
+            steps_bar, completed=n), on_pair_done=pair_done, on_phase=phase_shown, **device_hooks)
+        if ray_address is not None:  # one actor per phone on a Ray cluster (docs/scale.md)
+            from artemis_cli.bench.ray_backend import run_bench_ray
+
+            bench_progress.on_device_note = bench_progress.on_device_note or (
+                lambda dev, text: con.print(f"[yellow]{escape(dev)}: {escape(text)}[/yellow]"))
+            results = run_bench_ray(config, ray_address, devices_file, bench_progress)
+        else:
+            results = run_bench(config, bench_progress)
     validate_results(results)
     write_output(out, json.dumps(results, indent=2), option="--out")
     chart = out.with_suffix(".svg")
     write_output(chart, svg_chart(results), option="--out")
     print_results(results, con)
     con.print(f"Results: {escape(str(out))} (schema-valid) · chart: {escape(str(chart))}")
+    unfinished = results.get("unfinished") or []
+    if unfinished:
+        for u in unfinished:
+            con.print(f"[red]not finished: {escape(u['task'])} · {u['mode']} ({escape(u['reason'])})[/red]")
+        con.print(f"[red]{len(unfinished)} pair(s) did not finish; run the same command again to retry them "
+                  "(finished pairs are kept).[/red]")
+        raise typer.Exit(3)
 
 
 def _load(path: Path) -> dict[str, Any]:
