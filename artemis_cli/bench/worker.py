@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from artemis_cli.errors import DeviceOffline
+from artemis_cli.errors import DeviceError, DeviceOffline
 
 if TYPE_CHECKING:
     from artemis_cli.bench.runner import BenchConfig
@@ -89,6 +89,7 @@ def run_pair_job(job: PairJob, device: str, work_dir: Path,
         from artemis_cli.device.select import resolve_device
 
         phone = resolve_device(device, backend="adb")
+        reset_served_sim(phone, task)
     row, result = run_pair_result(task, job.mode, profile, job.model_kind, Path(work_dir), on_step=on_step,
                                   lens=job.lens, facts=facts, device=phone)
     row = {**row, "session_id": result.session_id, "device": device, "cpu_s": round(cpu_seconds() - cpu0, 3)}
@@ -96,6 +97,21 @@ def run_pair_job(job: PairJob, device: str, work_dir: Path,
         raise PairInterrupted(f"device {device!r} went offline during {task.id} · {job.mode}: {result.message}",
                               row, hint="the pair is re-queued on another device")
     return row
+
+
+SIM_MODEL = "Artemis Sim"
+
+
+def reset_served_sim(phone: Any, task: Any) -> None:
+    """A simulated phone served over adb (``artemis sim serve``) starts the pair as the task's
+    ``sim:`` settings say (world, seed, pop-ups), as the in-process one does; a real phone is
+    left as it is (its state is the phone's)."""
+    if phone.shell("getprop ro.product.model").strip() != SIM_MODEL or task.sim is None:
+        return
+    popups = "--popups" if task.sim.popups else "--no-popups"
+    out = phone.shell(f"artemis-sim reset --world {task.sim.world} --seed {int(task.sim.seed)} {popups}")
+    if not out.startswith("reset to"):
+        raise DeviceError(f"the served sim would not reset to the task's world: {out.strip()[:200]}")
 
 
 def jobs_for(config: BenchConfig) -> list[PairJob]:

@@ -56,6 +56,7 @@ class SimPhone:
             raise UsageError(f"unknown sim world {world!r}", hint=f"worlds: {', '.join(sorted(WORLDS))}")
         if not (200 <= width <= 4000 and 300 <= height <= 6000):
             raise UsageError(f"unsupported sim screen size {width}x{height}")
+        self._shop_password = shop_password
         self.world = world
         self.seed = seed
         self.shuffle_windows = shuffle_windows
@@ -91,6 +92,16 @@ class SimPhone:
         self._png: OrderedDict[str, bytes] = OrderedDict()
 
     # ==== Device protocol ========================================================================
+
+    def reset_to(self, world: str, seed: int, popups: bool) -> None:
+        """Start over as a fresh phone of ``world`` with ``seed`` (what a task's ``sim:`` settings
+        ask for), keeping the screen size, the shop password and the fault injector: a served
+        sim (``artemis sim serve``) runs one task after another this way, as a real phone would be
+        wiped between runs. ``artemis-sim reset`` in the sim's shell calls it."""
+        faults = self.faults
+        type(self).__init__(self, world=world, seed=seed, width=self.width, height=self.height, popups=popups,
+                            shop_password=self._shop_password, shuffle_windows=self.shuffle_windows)
+        self.faults = faults
     def info(self) -> DeviceInfo:
         serial = "sim" if self.world == "default" else f"sim:{self.world}"
         return DeviceInfo(serial=serial, kind="sim", model="Artemis Sim", width=self.width, height=self.height,

@@ -201,7 +201,7 @@ class Shell:
         self.system = SystemCommands(phone)
         self.commands: dict[str, Command] = {
             **self.device.table(), **self.files.table(), **self.system.table(),
-            "sh": self.sh, "exit": self.exit_, "toybox": self.toybox,
+            "sh": self.sh, "exit": self.exit_, "toybox": self.toybox, "artemis-sim": self.artemis_sim,
         }
         self.stdin_readers: dict[str, StdinTest] = {
             **self.files.stdin_readers(), "sh": lambda a: "-c" not in a,
@@ -330,6 +330,30 @@ class Shell:
         except ValueError:
             return ShellResult(b"", 1, f"{SH}: exit: {args[0]}: bad number\n".encode(), exited=True)
         return ShellResult(b"", code, exited=True)
+
+    def artemis_sim(self, args: list[str], _: bytes) -> ShellResult:
+        """``artemis-sim reset --world W --seed S [--popups|--no-popups]``: the simulated phone
+        starts over as that world (only the simulated phone has this command)."""
+        usage = "usage: artemis-sim reset --world WORLD --seed N [--popups|--no-popups]\n"
+        if not args or args[0] != "reset":
+            return err(usage, 2)
+        world, seed, popups = self.phone.world, self.phone.seed, False
+        rest = args[1:]
+        try:
+            while rest:
+                flag = rest.pop(0)
+                if flag == "--world":
+                    world = rest.pop(0)
+                elif flag == "--seed":
+                    seed = int(rest.pop(0))
+                elif flag in ("--popups", "--no-popups"):
+                    popups = flag == "--popups"
+                else:
+                    return err(f"artemis-sim: unknown option {flag}\n" + usage, 2)
+        except (IndexError, ValueError):
+            return err(usage, 2)
+        self.phone.reset_to(world, seed, popups)  # an unknown world is a UsageError: a shell error
+        return out(f"reset to world {world} seed {seed}\n")
 
     def toybox(self, args: list[str], stdin: bytes) -> ShellResult:
         if not args:
