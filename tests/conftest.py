@@ -85,6 +85,7 @@ def _phone(task: str | Task, world: str | None = None) -> SimPhone:
     opts = t.sim.model_dump() if t.sim is not None else {}
     recorded_world = opts.pop("world", "default")
     seed = opts.pop("seed", 0)
+    opts.pop("latency", None)  # a device-latency profile wraps the phone (device.select), not a SimPhone option
     return SimPhone(world=world or recorded_world, seed=seed, **{k: v for k, v in opts.items() if v is not None})
 
 

@@ -21,14 +21,17 @@ def serve(
     faults: Annotated[str | None, typer.Option("--faults", help="e.g. 'idle_state:0.2,drop:0.05,latency_ms:30'. Kinds: idle_state, null_root, stale_dump, garbage_xml, empty_hierarchy, screencap_fail, drop (probabilities), latency_ms:N, popup_storm.")] = None,
     adb_keyboard: Annotated[bool, typer.Option("--adb-keyboard", help="Pretend uiautomator2's AdbKeyboard IME is installed.")] = False,
     popups: Annotated[bool, typer.Option("--popups/--no-popups", help="Promotion pop-ups now and then.")] = True,
+    latency: Annotated[str, typer.Option("--latency", help="Device-latency profile charged to every shell command and uiautomator2 call, as a real phone takes them: off (default), pixel (a 1080x2400 phone: screencap -p 1.2 s, uiautomator dump 1.6 s, input 0.2 s, ...), fast (pixel / 10). Jitter seeded by --seed.")] = "off",
 ) -> None:
     """Serve the simulated phone as an adbd until Ctrl-C; then `adb connect HOST:PORT`."""
     from artemis_cli.cli.console import escape, out
     from artemis_cli.sim.adbd import SimAdbd
+    from artemis_cli.sim.latency import Latency
     from artemis_cli.sim.phone import SimPhone
 
+    profile = Latency(latency, seed)  # a bad name is a UsageError before anything listens
     phone = SimPhone(world=world, seed=seed, faults=faults, popups=popups)
-    adbd = SimAdbd(phone, host=host, port=port, adb_keyboard=adb_keyboard).start()
+    adbd = SimAdbd(phone, host=host, port=port, adb_keyboard=adb_keyboard, latency=profile).start()
     # A plain flag, not threading.Event: Event.set() in a signal handler can deadlock when the
     # signal lands while the main thread holds the Event's own lock inside wait().
     stopping: list[int] = []
@@ -39,7 +42,9 @@ def serve(
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         con = out()
-        con.print(f"Simulated phone (world {escape(world)}, seed {seed}) listening on {adbd.serial}", markup=False)
+        extra = f", latency {profile.profile}" if profile.active else ""
+        con.print(f"Simulated phone (world {escape(world)}, seed {seed}{extra}) listening on {adbd.serial}",
+                  markup=False)
         con.print(f"Connect with: adb connect {adbd.serial}", markup=False)
         con.print("Press Ctrl-C to stop.", markup=False)
         con.file.flush()

@@ -14,7 +14,7 @@ success:                        # checked after the run, never shown to the mode
   - finished: {success: false}  # how the model called finish (false: the task must be refused)
 inject: [{at_step: 5, text: Use the quick settings panel instead}]
 reference: [...]                # see below
-sim: {world: default, seed: 0, popups: true, faults: null}   # faults e.g. "drop:0.1,garbage_xml:0.2": artemis_cli/sim/faults.py
+sim: {world: default, seed: 0, popups: true, faults: null, latency: off}   # faults e.g. "drop:0.1,garbage_xml:0.2": artemis_cli/sim/faults.py; latency off/pixel/fast: artemis_cli/sim/latency.py
                                 # shop_password_env: NAME — the Shop's password is $NAME (default artemis123)
 tags: [settings]
 description: free text
@@ -405,6 +405,10 @@ class SimOptions(StrictModel):
     seed: Int = Field(default=0, ge=0)
     popups: Annotated[bool, Strict()] = True
     faults: NonEmpty | None = None
+    #: Device-latency profile (artemis_cli/sim/latency.py): off, pixel or fast (YAML reads a bare
+    #: ``off`` as false: that means off too).
+    latency: Annotated[Literal["off", "pixel", "fast"],
+                       BeforeValidator(lambda v: "off" if v is False else v)] = "off"
     #: The variable holding the Shop's password: the task (and so the session) names it, never
     #: holds it, like every secret (SPEC §5 invariant 5).
     shop_password_env: EnvName | None = None

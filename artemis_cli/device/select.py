@@ -98,7 +98,13 @@ def _make_sim(world: str, seed: int, options: dict[str, Any] | None) -> Device:
         from artemis_cli.sim.phone import SimPhone
     except ImportError as e:
         raise DeviceNotFound(f"the simulated phone is not available: {e}") from e
-    phone: Device = SimPhone(world=world, seed=seed, **(options or {}))
+    opts = dict(options or {})
+    latency = opts.pop("latency", None)  # a task's sim.latency: charged per call (sim/latency.py)
+    phone: Device = SimPhone(world=world, seed=seed, **opts)
+    if latency not in (None, "off"):
+        from artemis_cli.sim.latency import Latency, charge_device
+
+        charge_device(phone, Latency(latency, seed))
     return phone
 
 

@@ -99,6 +99,7 @@ def _record(engine: DataEngine, name: str) -> RunResult:
     task = load_task(TASKS / name)
     opts = task.sim.model_dump() if task.sim is not None else {}
     world, seed = opts.pop("world", "default"), opts.pop("seed", 0)
+    opts.pop("latency", None)
     phone = SimPhone(world=world, seed=seed, **{k: v for k, v in opts.items() if v is not None})
     result = run_task(task, load_profile("flash"), phone, ScriptedModel(reference_script(task)), engine,
                       real_time=False)

@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from artemis_cli.sim.latency import Latency
 from artemis_cli.sim.phone import SimPhone
 from artemis_cli.sim.shell import ShellResult, err, out
 
@@ -59,6 +60,7 @@ class DeviceSide:
     u2: U2State = field(default_factory=U2State)
     on_reboot: Callable[[], None] | None = None  # set by SimAdbd: drop everything, come back later
     rebooting: bool = False  # between a reboot request and the connections dropping
+    latency: Latency = field(default_factory=Latency)  # the profile each call pays (sim/latency.py)
 
     def __post_init__(self) -> None:
         sh = self.phone.sh

@@ -5,7 +5,8 @@
 
 Transport faults for reconnect tests: ``drop(seconds)`` closes every connection and refuses new
 ones for ``seconds``; the ``drop:P`` fault (from ``--faults``) does the same, seeded, before a
-service with probability P.  ``latency_ms:N`` delays every service.
+service with probability P.  ``latency_ms:N`` delays every service.  ``latency="pixel"`` charges
+each shell command and uiautomator2 call what a real phone takes (artemis_cli/sim/latency.py).
 
 ``reboot()`` (the ``reboot:`` service, ``adb reboot``, or ``adb shell reboot``) restarts the phone
 (settings, app data and files survive; apps and the screen start over on the launcher), drops
@@ -31,6 +32,7 @@ from artemis_cli.sim.adbd.device_shell import DeviceSide
 from artemis_cli.sim.adbd.packets import banner
 from artemis_cli.sim.adbd.services import Services
 from artemis_cli.sim.faults import FaultSpec
+from artemis_cli.sim.latency import Latency
 from artemis_cli.sim.phone import SimPhone
 from artemis_cli.sim.shell_system import PROPS_BASE
 
@@ -92,7 +94,9 @@ class TransportFaults:
 class SimAdbd:
     def __init__(self, phone: SimPhone, host: str = "127.0.0.1", port: int = 0, *,
                  adb_keyboard: bool = False, u2_can_start: bool = True,
-                 reboot_seconds: tuple[float, float] | None = None) -> None:
+                 reboot_seconds: tuple[float, float] | None = None, latency: Latency | str | None = None) -> None:
+        """``latency``: a device-latency profile (a Latency, or a profile name seeded with the
+        phone's seed) charged on the wire to every shell command and uiautomator2 call."""
         if port in EMULATOR_PORTS:
             raise UsageError(f"port {port} is in 5555-5585, which the adb server probes as emulators",
                              hint="choose another port, e.g. --port 7555")
@@ -102,7 +106,8 @@ class SimAdbd:
         self.host = host
         self.port = port
         self.device = DeviceSide(phone, adb_keyboard=adb_keyboard, u2_can_start=u2_can_start,
-                                 on_reboot=self.reboot)
+                                 on_reboot=self.reboot,
+                                 latency=latency if isinstance(latency, Latency) else Latency(latency, phone.seed))
         self.reboot_seconds = reboot_window(reboot_seconds)
         self._reboot_rng = random.Random(f"artemis-adbd-reboot|{phone.seed}")
         self.reboots = 0

@@ -123,6 +123,7 @@ def run_command(io: ShellIO, device: DeviceSide, command: str) -> None:
         if io.stream.closed:
             return  # the host went away: nobody to answer
         stdin = b"".join(chunks)
+    device.latency.charge_shell(command)  # outside the phone's lock: other streams run meanwhile
     res = device.run(command, stdin=stdin)
     if device.rebooting:  # `reboot`: the connection drops before anything else arrives
         io.stream.wait_closed()
@@ -152,6 +153,7 @@ def run_interactive(io: ShellIO, device: DeviceSide) -> None:
                 io.exit(status)
                 return
             if text:
+                device.latency.charge_shell(text)
                 res = device.run(text, status=status)
                 if isinstance(io, V2IO) and not io.pty:
                     io.out(res.stdout)
@@ -165,6 +167,7 @@ def run_interactive(io: ShellIO, device: DeviceSide) -> None:
             if prompt:
                 io.out(PROMPT)
     if buf.strip() and isinstance(io, V2IO):  # a last line without a newline still runs at EOF
+        device.latency.charge_shell(buf.decode("utf-8", "replace").strip())
         res = device.run(buf.decode("utf-8", "replace").strip(), status=status)
         io.out(res.stdout if not io.pty else res.output)
         if not io.pty:

@@ -112,6 +112,7 @@ class U2Server:
             fn = self.methods.get(req["method"])
             if fn is None:
                 raise RpcError(-32601, f"Method not found: {req['method']}")
+            self.device.latency.charge_rpc(req["method"])  # no lock held: concurrent calls overlap
             params = req.get("params")
             args = params if isinstance(params, list) else ([] if params is None else [params])
             if isinstance(params, dict):
