@@ -265,6 +265,7 @@ def build_loop(
         user_inbox=user_inbox,
         real_time=real_time,
         settle_s=(profile.settle_ms or 0) / 1000,
+        settle_max_s=profile.settle_max_ms / 1000,
         on_step=callbacks.on_step,
         on_notice=callbacks.on_notice,
     )

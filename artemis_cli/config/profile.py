@@ -186,6 +186,8 @@ class Profile(StrictModel):
     max_steps: Int | None = Field(default=None, ge=1, le=10000)
     step_delay_ms: Int = Field(default=0, ge=0)
     settle_ms: Int = Field(default=0, ge=0)
+    #: after an action, watch the screen until it stops changing, at most this long (0: only settle_ms)
+    settle_max_ms: Int = Field(default=2000, ge=0, le=60000)
 
     _files: list[Path] = PrivateAttr(default_factory=list)
 

@@ -8,12 +8,15 @@ getprop) are idempotent and are retried.
 
 from __future__ import annotations
 
+import io
 import re
+import struct
 import time
 from collections.abc import Callable
 from typing import Literal, overload
 
 import adbutils
+from PIL import Image
 
 from artemis_cli.device.adb_link import (
     adb_server_reachable,
@@ -55,7 +58,8 @@ from artemis_cli.errors import (
 )
 from artemis_cli.perception.png import PNG_SIGNATURE, png_size
 
-__all__ = ["AdbDevice", "DumpKind", "DumpOutcome", "classify_dump_output", "png_size"]
+__all__ = ["AdbDevice", "DumpKind", "DumpOutcome", "RawFrameError", "classify_dump_output", "decode_raw_screencap",
+           "png_size"]
 
 PNG_MAGIC = PNG_SIGNATURE
 # pre-Nougat `shell:` runs in a pty that turns every \n into \r\n
@@ -64,16 +68,84 @@ DUMP_PATH = "/data/local/tmp/artemis_window_dump.xml"
 _PACKAGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")
 #: Deletes one ``clear_text`` sends at most (a command line stays well under the shell's limit).
 MAX_CLEAR_CHARS = 2000
+#: `screencap` (no -p) pixel formats (android PixelFormat / HAL_PIXEL_FORMAT) decoded on the host:
+#: format -> (bytes per pixel, PIL raw mode, PIL image mode)
+RAW_FORMATS: dict[int, tuple[int, str, str]] = {
+    1: (4, "RGBA", "RGBA"),  # RGBA_8888
+    2: (4, "RGBX", "RGB"),  # RGBX_8888: the 4th byte is padding
+    3: (3, "RGB", "RGB"),  # RGB_888
+    5: (4, "BGRA", "RGBA"),  # BGRA_8888
+}
+MAX_RAW_SIDE = 16384
+ScreencapMode = Literal["auto", "raw", "png"]
 IME_HINT = (
     "install uiautomator2's AdbKeyboard with `python -m uiautomator2 init`, or use the u2 backend "
     "(--backend u2)"
 )
 
 
+class RawFrameError(ValueError):
+    """`screencap` output that is not a frame this host can decode."""
+
+    def __init__(self, message: str, *, transient: bool) -> None:
+        super().__init__(message)
+        self.transient = transient  # True: a failed capture (text, nothing); False: a format/size we cannot use
+
+
+def decode_raw_screencap(data: bytes) -> Image.Image:
+    """The image in raw `screencap` output: a header of little-endian u32 width, height, format
+    and (Android 9+) a colour space, then width*height pixels. Raises RawFrameError."""
+    if len(data) < 12:
+        raise RawFrameError(f"{len(data)} bytes is too short for a raw frame: {data[:60]!r}", transient=True)
+    w, h, fmt = struct.unpack_from("<III", data, 0)
+    if not (0 < w <= MAX_RAW_SIDE and 0 < h <= MAX_RAW_SIDE):
+        raise RawFrameError(f"not a raw frame header (size {w}x{h}): {data[:60]!r}", transient=True)
+    spec = RAW_FORMATS.get(fmt)
+    if spec is None:
+        raise RawFrameError(f"raw pixel format {fmt} is not decoded here", transient=False)
+    bpp, raw_mode, mode = spec
+    body = w * h * bpp
+    for header in (16, 12):  # 16: width, height, format, colour space (Android 9+); 12: before that
+        if len(data) == header + body:
+            pixels = data[header:]
+            break
+    else:
+        raise RawFrameError(
+            f"raw frame {w}x{h} format {fmt} needs {body} pixel bytes + a 12/16-byte header, got {len(data)}"
+            " (a pty that rewrites line endings?)", transient=False,
+        )
+    if raw_mode == mode:  # shares the buffer, no copy
+        return Image.frombuffer(mode, (w, h), pixels, "raw", raw_mode, 0, 1)
+    return Image.frombytes(mode, (w, h), pixels, "raw", raw_mode)
+
+
+def encode_png_fast(img: Image.Image) -> bytes:
+    """Lossless PNG of ``img``; an alpha channel that is opaque everywhere is dropped (same pixels)."""
+    if img.mode == "RGBA" and img.getchannel("A").getextrema() == (255, 255):
+        img = img.convert("RGB")
+    buf = io.BytesIO()
+    img.save(buf, format="PNG", compress_level=1)
+    return buf.getvalue()
+
+
 class AdbDevice:
-    """A device reached through the adb server at ``host:port``; see module docstring."""
+    """A device reached through the adb server at ``host:port``; see module docstring.
+
+    Screenshots: ``screencap_mode`` "raw" reads raw `screencap` frames and encodes the PNG on the
+    host (lossless; over USB often faster than the phone's own PNG encoder); "png" runs
+    `screencap -p`; "auto" (default) times one raw capture and one `screencap -p` on a local
+    (USB/emulator) device and keeps the faster for the session (``capture_ms``), and uses
+    `screencap -p` for network (`adb connect`) devices, where moving ~4 bytes/pixel costs more
+    than encoding on the phone. Output that is not a usable raw
+    frame falls back to `screencap -p` for that capture; a frame the host cannot use (unknown pixel
+    format, a size mangled by a pty) turns raw off for the session. ``last_capture`` says which
+    path the latest screenshot took.
+    """
 
     kind: Literal["adb"] = "adb"
+    #: every command opens its own adb connection: observe() may overlap screenshot, dump and
+    #: current app
+    concurrent_reads: bool = True
 
     def __init__(
         self,
@@ -88,6 +160,7 @@ class AdbDevice:
         auto_connect: bool = True,
         dump_path: str = DUMP_PATH,
         screencap_retries: int = 1,
+        screencap_mode: ScreencapMode = "auto",
     ) -> None:
         self.serial = serial
         self.host = host
@@ -99,6 +172,13 @@ class AdbDevice:
         self.screencap_retries = max(0, screencap_retries)
         self._sleep = sleep
         self._info: DeviceInfo | None = None
+        self.screencap_mode = screencap_mode
+        self.raw_screencap = screencap_mode == "raw" or (screencap_mode == "auto" and not is_network_serial(serial))
+        # auto on a local device: the first capture is raw, the next the phone's PNG, both timed
+        self._probe: str | None = "raw" if screencap_mode == "auto" and self.raw_screencap else None
+        self.capture_ms: dict[str, float] = {}  # the probe's timings (auto)
+        self.last_capture: str | None = None  # "raw" | "png" | "png-fallback: <why>"
+        self.last_capture_lossless = True  # both paths are lossless
         self.fallback_reason: str | None = None  # set by resolve_device when u2 failed
         if not adb_server_reachable(host, port):
             raise server_unreachable(host, port, serial)
@@ -173,6 +253,40 @@ class AdbDevice:
         return self._info
 
     def screenshot(self) -> bytes:
+        use_raw = self.raw_screencap and self._probe != "png"
+        t0 = time.perf_counter()
+        png = self._raw_shot() if use_raw else self._screencap_png()
+        if not use_raw:
+            self.last_capture = "png"
+        if self._probe is not None:  # auto: time one capture each way, then keep the faster
+            ms = (time.perf_counter() - t0) * 1000
+            if self.last_capture in ("raw", "png"):
+                self.capture_ms[self.last_capture] = round(ms, 3)
+            if not self.raw_screencap:
+                self._probe = None  # raw is unusable here: nothing to compare
+            elif self._probe == "raw" and self.last_capture == "raw":
+                self._probe = "png"
+            elif self._probe == "png":
+                self._probe = None
+                self.raw_screencap = self.capture_ms.get("raw", ms + 1) <= ms
+        return png
+
+    def _raw_shot(self) -> bytes:
+        data = self._run("screencap", what="screencap", idempotent=True, raw=True)
+        try:
+            png = encode_png_fast(decode_raw_screencap(data))
+        except RawFrameError as e:
+            if not e.transient:
+                self.raw_screencap = False  # the same thing would happen every time
+            reason = str(e)
+        else:
+            self.last_capture = "raw"
+            return png
+        png = self._screencap_png()
+        self.last_capture = f"png-fallback: {reason}"
+        return png
+
+    def _screencap_png(self) -> bytes:
         data = b""
         for attempt in range(self.screencap_retries + 1):  # "Capturing failed." is often transient
             if attempt:
@@ -246,6 +360,15 @@ class AdbDevice:
         if code is None:
             raise UsageError(f"unknown key {name!r}; allowed: {', '.join(KEY_NAMES)}")
         self._action(f"input keyevent {code}", f"key {name}")
+
+    def keys(self, names: list[str]) -> None:
+        """Press several of KEY_NAMES in order with one ``input keyevent A B C`` (one round trip)."""
+        codes = [KEYCODES.get(n) for n in names]
+        bad = [n for n, c in zip(names, codes, strict=True) if c is None]
+        if bad:
+            raise UsageError(f"unknown key {bad[0]!r}; allowed: {', '.join(KEY_NAMES)}")
+        if codes:
+            self._action("input keyevent " + " ".join(str(c) for c in codes), "keys " + " ".join(names))
 
     def launch(self, package: str) -> None:
         if not _PACKAGE_RE.match(package):

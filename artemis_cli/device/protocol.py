@@ -35,7 +35,15 @@ class DeviceInfo:
 
 @runtime_checkable
 class Device(Protocol):
-    """Synchronous device interface. Coordinates are always physical pixels."""
+    """Synchronous device interface. Coordinates are always physical pixels.
+
+    Optional attributes (read with ``getattr`` and a default, so they are not protocol members
+    and every existing device still matches): ``concurrent_reads: bool`` (default False) - the
+    backend lets screenshot, hierarchy and current_app run at the same time from different
+    threads (adb and u2 do; the in-process sim phone does not); ``last_capture: str | None`` -
+    how the latest screenshot was taken; ``last_capture_lossless: bool`` (default True) - False
+    when that capture was lossy (uiautomator2's JPEG).
+    """
 
     def info(self) -> DeviceInfo: ...
 

@@ -60,7 +60,17 @@ def _check_coords(*values: int) -> list[int]:
 
 
 class U2Device:
+    """Screenshots are the server's JPEG (``takeScreenshot``, quality 80: the fastest capture it
+    has, but lossy: ``last_capture_lossless`` is False) re-encoded as PNG; dumps are the server's
+    own (``dumpWindowHierarchy``). ``last_capture`` says which path the latest screenshot took."""
+
     kind: Literal["u2"] = "u2"
+    #: uiautomator2 sends each JSON-RPC call on a fresh HTTP connection through adb (core.py
+    #: ``_http_request`` opens an ``AdbHTTPConnection`` per request; no shared session), and
+    #: ``app_current`` is an adb shell call: observe() may overlap screenshot, dump and current app
+    concurrent_reads: bool = True
+    last_capture: str | None = None  # "u2-jpeg" | "png" (screencap -p when the server gave none)
+    last_capture_lossless: bool = True
 
     def __init__(
         self,
@@ -161,10 +171,12 @@ class U2Device:
                     raise ScreenshotError(f"device {self.serial!r}: unreadable screenshot from uiautomator2: {e}") from e
                 buf = io.BytesIO()
                 img.convert("RGB").save(buf, format="PNG", compress_level=1)
+                self.last_capture, self.last_capture_lossless = "u2-jpeg", False
                 return buf.getvalue()
             with self._wrap("screencap", ScreenshotError):
                 data = self._d.adb_device.shell(["screencap", "-p"], encoding=None)
             if isinstance(data, bytes) and data.startswith(PNG_MAGIC):
+                self.last_capture, self.last_capture_lossless = "png", True
                 return data
             raise ScreenshotError(
                 f"device {self.serial!r}: screenshot failed (uiautomator2 gave none; screencap said "
@@ -237,6 +249,16 @@ class U2Device:
             raise UsageError(f"unknown key {name!r}; allowed: {', '.join(KEY_NAMES)}")
         with self._wrap(f"key {name}"):
             self._d.press(code)
+
+    def keys(self, names: list[str]) -> None:
+        """Press several of KEY_NAMES in order with one ``input keyevent A B C`` (one round trip)."""
+        codes = [KEYCODES.get(n) for n in names]
+        bad = [n for n, c in zip(names, codes, strict=True) if c is None]
+        if bad:
+            raise UsageError(f"unknown key {bad[0]!r}; allowed: {', '.join(KEY_NAMES)}")
+        if codes:
+            with self._wrap("keys " + " ".join(names)):
+                self._d.shell("input keyevent " + " ".join(str(c) for c in codes))
 
     def launch(self, package: str) -> None:
         from artemis_cli.device.adb import _PACKAGE_RE

@@ -34,7 +34,7 @@ from artemis_cli.models.base import FunctionResponse, Message, Model, ModelReque
 from artemis_cli.operators.act import ActionResult, PlannedAction, execute
 from artemis_cli.operators.compression import Compressor
 from artemis_cli.operators.memory_tools import MemoryTools
-from artemis_cli.operators.observe import Observation, observe
+from artemis_cli.operators.observe import Observation, observe, settle
 from artemis_cli.operators.outcome import ActionOutcome, assess
 from artemis_cli.operators.prompts import observation_text
 from artemis_cli.operators.recording import StepWriter
@@ -100,7 +100,11 @@ class FlashLoop:
     #: Lines the user typed during the run (stdin), taken at the start of the next step.
     user_inbox: Callable[[], list[str]] | None = None
     real_time: bool = True
+    #: the floor: always wait this long after an action before observing
     settle_s: float = 0.0
+    #: then watch the screen until it stops changing, at most this long from the action's end
+    #: (0: fixed settle only); not in fast (simulated, real_time=False) runs
+    settle_max_s: float = 2.0
     on_step: Callable[[StepReport], None] | None = None
     on_notice: Callable[[str], None] | None = None
     t0: float = field(default_factory=time.monotonic)
@@ -344,10 +348,13 @@ class FlashLoop:
                     self._event(number, "device_fault", {"what": "action", "detail": str(exc)})
                     result = ActionResult("error", f"connection dropped during the action; effect unknown ({exc})")
                 if result.status != "finished":
-                    if self.settle_s:
-                        self._sleep(self.settle_s)
+                    def take(n: int = number) -> Observation:
+                        return self.observe(n)
+
                     try:
-                        post = self.observe(number)
+                        post = settle(self.device, take, floor_s=self.settle_s,
+                                      max_s=self.settle_max_s, watch=self.real_time and self.settle_max_s > 0,
+                                      sleep=self._sleep).obs
                     except DeviceOffline as exc:
                         post = None
                         out.stop_reason, out.stop_message = "device_offline", str(exc)

@@ -3,15 +3,26 @@
 Capture failures (including a dump with unparseable or empty content) are retried a bounded
 number of times with backoff; a dropped connection gets its own reconnect budget; a device that
 stays away raises DeviceOffline to the runner, which stops the session as resumable.
+
+The three reads (screenshot, hierarchy, current app) run concurrently on devices whose
+connections allow it (``device.concurrent_reads``: adb and u2 open a connection per request);
+an observation then costs about its slowest read, not the sum. The in-process sim phone is not
+thread-safe and is read sequentially. Either way each read keeps its own retries, problems are
+reported in the same order (screenshot, hierarchy, current app) from the calling thread, and the
+reconnect budget is shared by the whole observation. ``Observation.timings`` records what ran.
+
+:func:`settle` watches the screen after an action instead of sleeping a fixed time.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from artemis_cli.device.protocol import Device
 from artemis_cli.errors import DeviceOffline, HierarchyError, HierarchyParseError, ScreenshotError
@@ -36,6 +47,20 @@ class Observation:
     captured_at: float  # monotonic seconds
     problems: list[str] = field(default_factory=list)
     _element_list: str | None = None
+    #: milliseconds per read that ran ("screenshot", "hierarchy", "current_app", retries
+    #: included) and "total" for the whole observation
+    timings: dict[str, float] = field(default_factory=dict)
+    #: whether the reads overlapped (device.concurrent_reads)
+    concurrent: bool = False
+    #: how the screenshot was taken, when the backend says (device.last_capture), e.g. "raw",
+    #: "png", "png-fallback: …", "u2-jpeg"; None for backends that do not record it
+    capture_path: str | None = None
+    #: False when the backend's capture was lossy (uiautomator2's JPEG)
+    capture_lossless: bool = True
+    #: set on a post-action observation: how long the screen was waited for ("watch") or slept
+    #: ("fixed"), in ms
+    settle_ms: float | None = None
+    settle_mode: str | None = None
 
     @property
     def xml_sha(self) -> str:
@@ -54,6 +79,12 @@ class Observation:
 T = TypeVar("T")
 
 _EMPTY_XML = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\" />"
+_READS = ("screenshot", "hierarchy", "current_app")
+
+
+def concurrent_reads(device: Device) -> bool:
+    """Whether ``device`` allows its reads to overlap (an optional attribute; default False)."""
+    return bool(getattr(device, "concurrent_reads", False))
 
 
 def observe(
@@ -67,6 +98,7 @@ def observe(
     max_backoff_s: float = 2.0,
     sleep: Callable[[float], None] = time.sleep,
     on_problem: Callable[[str, str], None] | None = None,
+    concurrent: bool | None = None,
 ) -> Observation:
     """Capture and parse the current screen.
 
@@ -75,10 +107,31 @@ def observe(
     observation carries the last parsed tree (else an empty one) and a problem note (the model
     still gets the screenshot). DeviceOffline is retried ``offline_retries`` times with backoff
     (a reconnect window of a few seconds, counted per failure across the whole observation) and
-    re-raised when the device stays away.
+    re-raised when the device stays away. ``concurrent`` (default: the device's
+    ``concurrent_reads``) overlaps the three reads.
     """
+    t_start = time.perf_counter()
+    parallel = concurrent_reads(device) if concurrent is None else concurrent
     problems: list[str] = []
+    budget_lock = threading.Lock()
     offline = {"left": offline_retries}
+    # (read, what, detail) in the order they happened per read; reported from this thread
+    reported: dict[str, list[tuple[str, str]]] = {name: [] for name in _READS}
+    timings: dict[str, float] = {}
+    abort = threading.Event()  # a read gave up for good: the others stop retrying
+
+    def note(read: str, what: str, detail: str) -> None:
+        if parallel:
+            reported[read].append((what, detail))
+        elif on_problem:
+            on_problem(what, detail)
+
+    def flush_notes() -> None:
+        if parallel and on_problem:
+            for name in _READS:
+                for what, detail in reported[name]:
+                    on_problem(what, detail)
+                reported[name].clear()
 
     def attempt(what: str, fn: Callable[[], T]) -> T:
         delay = backoff_s
@@ -87,49 +140,58 @@ def observe(
             try:
                 return fn()
             except (HierarchyError, ScreenshotError, DeviceOffline, HierarchyParseError) as exc:
-                if on_problem:
-                    on_problem(what, f"{type(exc).__name__}: {exc}")
+                note(what, what, f"{type(exc).__name__}: {exc}")
                 if isinstance(exc, DeviceOffline):
-                    offline["left"] -= 1
-                    if offline["left"] < 0:
+                    with budget_lock:
+                        offline["left"] -= 1
+                        exhausted = offline["left"] < 0
+                    if exhausted:
+                        abort.set()
                         raise
                 else:
                     tries += 1
                     if tries > retries:
                         raise
+                if abort.is_set():
+                    raise
                 sleep(delay)
                 delay = min(delay * 2, max_backoff_s)
 
-    png = attempt("screenshot", device.screenshot)
-    shot = png_size(png)
-    if shot is not None and shot != screen and shot == (screen[1], screen[0]):
-        # rotated since DeviceInfo was read: screencap, the dump's bounds and input taps all use
-        # the rotated frame, so this observation does too (the model is told the size it sees)
-        screen = shot
-    last_empty: tuple[str, UITree] | None = None
+    def timed(name: str, fn: Callable[[], T]) -> T:
+        t0 = time.perf_counter()
+        try:
+            return fn()
+        finally:
+            timings[name] = round((time.perf_counter() - t0) * 1000, 3)
 
-    def dump_and_parse() -> tuple[str, UITree]:
-        nonlocal last_empty
+    capture: dict[str, Any] = {}
+
+    def shoot() -> bytes:
+        try:
+            png = attempt("screenshot", device.screenshot)
+        except BaseException:
+            abort.set()  # no observation without a screenshot
+            raise
+        capture["path"] = getattr(device, "last_capture", None)
+        capture["lossless"] = bool(getattr(device, "last_capture_lossless", True))
+        return png
+
+    last_empty: list[tuple[str, UITree]] = []
+
+    def dump_and_parse(size: tuple[int, int]) -> tuple[str, UITree]:
         xml = device.hierarchy()
-        tree = parse_hierarchy(xml, screen_size=screen)
+        tree = parse_hierarchy(xml, screen_size=size)
         if not tree.nodes:
-            last_empty = (xml, tree)
+            last_empty[:] = [(xml, tree)]
             raise HierarchyError("the UI hierarchy dump holds no nodes")
         return xml, tree
 
-    try:
-        xml, tree = attempt("hierarchy", dump_and_parse)
-    except HierarchyError as exc:
-        if last_empty is not None:
-            xml, tree = last_empty
-            problems.append("UI hierarchy empty (no nodes in the dump); only the screenshot is current")
-        else:
-            problems.append(f"UI hierarchy unavailable ({exc}); only the screenshot is current")
-            xml, tree = _EMPTY_XML, parse_hierarchy(_EMPTY_XML, screen_size=screen)
-    except HierarchyParseError as exc:
-        problems.append(f"UI hierarchy unreadable ({exc}); only the screenshot is current")
-        xml, tree = _EMPTY_XML, parse_hierarchy(_EMPTY_XML, screen_size=screen)
-    space = CoordinateSpace(screen[0], screen[1], coordinates)  # type: ignore[arg-type]
+    def dump(size: tuple[int, int]) -> tuple[str, UITree] | Exception:
+        """The parsed dump, or the HierarchyError/HierarchyParseError that ended its retries."""
+        try:
+            return attempt("hierarchy", lambda: dump_and_parse(size))
+        except (HierarchyError, HierarchyParseError) as exc:
+            return exc
 
     def current_app() -> str | None:
         try:
@@ -139,7 +201,63 @@ def observe(
         except Exception:
             return None
 
-    hint = attempt("current_app", current_app)
+    def rotated(png: bytes) -> tuple[int, int]:
+        shot = png_size(png)
+        if shot is not None and shot != screen and shot == (screen[1], screen[0]):
+            # rotated since DeviceInfo was read: screencap, the dump's bounds and input taps all use
+            # the rotated frame, so this observation does too (the model is told the size it sees)
+            return shot
+        return screen
+
+    if parallel:
+        with ThreadPoolExecutor(max_workers=3, thread_name_prefix="observe") as pool:
+            futures: dict[str, Future[Any]] = {
+                "screenshot": pool.submit(timed, "screenshot", shoot),
+                "hierarchy": pool.submit(timed, "hierarchy", lambda: dump(screen)),
+                "current_app": pool.submit(timed, "current_app", lambda: attempt("current_app", current_app)),
+            }
+            # wait for every read (a failed one must not leave the others running unseen)
+            errors = [f.exception() for f in futures.values()]
+        flush_notes()
+        for exc in errors:
+            if exc is not None:
+                raise exc
+        png = futures["screenshot"].result()
+        new_screen = rotated(png)
+        dumped = futures["hierarchy"].result()
+        if new_screen != screen and not isinstance(dumped, Exception):
+            xml0 = dumped[0]
+            dumped = (xml0, parse_hierarchy(xml0, screen_size=new_screen))
+        elif new_screen != screen and last_empty:
+            xml0 = last_empty[0][0]
+            last_empty[:] = [(xml0, parse_hierarchy(xml0, screen_size=new_screen))]
+        screen = new_screen
+        hint = futures["current_app"].result()
+    else:
+        png = timed("screenshot", shoot)
+        screen = rotated(png)
+        dumped = timed("hierarchy", lambda: dump(screen))
+        hint = None  # read below, after the dump, as before
+
+    if isinstance(dumped, HierarchyError):
+        if last_empty:
+            xml, tree = last_empty[0]
+            problems.append("UI hierarchy empty (no nodes in the dump); only the screenshot is current")
+        else:
+            problems.append(f"UI hierarchy unavailable ({dumped}); only the screenshot is current")
+            xml, tree = _EMPTY_XML, parse_hierarchy(_EMPTY_XML, screen_size=screen)
+    elif isinstance(dumped, HierarchyParseError):
+        problems.append(f"UI hierarchy unreadable ({dumped}); only the screenshot is current")
+        xml, tree = _EMPTY_XML, parse_hierarchy(_EMPTY_XML, screen_size=screen)
+    elif isinstance(dumped, Exception):
+        raise dumped
+    else:
+        xml, tree = dumped
+    space = CoordinateSpace(screen[0], screen[1], coordinates)  # type: ignore[arg-type]
+
+    if not parallel:
+        hint = timed("current_app", lambda: attempt("current_app", current_app))
+    timings["total"] = round((time.perf_counter() - t_start) * 1000, 3)
     return Observation(
         png=png,
         xml=xml,
@@ -150,4 +268,79 @@ def observe(
         space=space,
         captured_at=time.monotonic(),
         problems=problems,
+        timings=timings,
+        concurrent=parallel,
+        capture_path=capture.get("path"),
+        capture_lossless=capture.get("lossless", True),
     )
+
+
+@dataclass
+class SettleResult:
+    obs: Observation
+    mode: str  # "watch" | "fixed"
+    settle_ms: float
+    captures: int = 0  # cheap screenshots taken while watching
+    stable: bool = True  # False: the bound was reached while the screen still changed
+
+
+def settle(
+    device: Device,
+    take: Callable[[], Observation],
+    *,
+    floor_s: float = 0.0,
+    max_s: float = 2.0,
+    watch: bool = True,
+    poll_s: float = 0.05,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> SettleResult:
+    """The post-action observation, taken once the screen has stopped changing.
+
+    Sleeps ``floor_s`` first (a user's fixed settle time). With ``watch`` and ``max_s > 0`` the
+    observation ``take()`` makes is then confirmed by one cheap screenshot: an equal dHash means
+    the screen was already still and that observation is kept (the usual case: one extra
+    screenshot, no extra observation). Otherwise screenshots are polled until two in a row are
+    equal, and the screen is observed again; all bounded by ``max_s`` from the start (a screen
+    still changing then is observed once more, as it is). Without ``watch`` (or ``max_s`` 0)
+    this is the fixed sleep then ``take()``. A failing cheap capture ends the watching (the
+    observation stands).
+    """
+    t0 = clock()
+    if floor_s > 0:
+        sleep(floor_s)
+    obs = take()
+    if not watch or max_s <= 0:
+        return _settled(obs, "fixed", (clock() - t0) * 1000, 0, True)
+    deadline = t0 + max(max_s, floor_s)
+    captures = 0
+    previous: str | None = None
+    stable = False
+    while True:
+        if clock() >= deadline:
+            break
+        try:
+            shot = dhash_hex(device.screenshot())
+        except (ScreenshotError, DeviceOffline):
+            stable = True  # cannot watch: the observation stands as taken
+            break
+        captures += 1
+        if shot == obs.dhash:
+            stable = True
+            break
+        if shot == previous:  # stopped changing since the observation: observe it again
+            obs = take()
+            previous = None
+            continue
+        previous = shot
+        if poll_s > 0:
+            sleep(poll_s)
+    if not stable:
+        obs = take()  # the bound: observe the screen as it is now
+    return _settled(obs, "watch", (clock() - t0) * 1000, captures, stable)
+
+
+def _settled(obs: Observation, mode: str, ms: float, captures: int, stable: bool) -> SettleResult:
+    obs.settle_ms = round(ms, 3)
+    obs.settle_mode = mode
+    return SettleResult(obs, mode, obs.settle_ms, captures, stable)

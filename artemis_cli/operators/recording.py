@@ -196,6 +196,12 @@ class StepWriter:
                 "post_foreground_app": post.foreground if post is not None else None,
                 "post_observed": post is not None,
                 "dhash_distance": hamming(pre.dhash, post.dhash) if post is not None else None,
+                # device time: the pre-step observation's calls (ms), how the screenshot was taken,
+                # and how long the screen took to settle after the action (watch | fixed)
+                "observe_ms": pre.timings or None,
+                "capture_path": pre.capture_path,
+                "settle_ms": post.settle_ms if post is not None else None,
+                "settle_mode": post.settle_mode if post is not None else None,
             },
         )
         stored = self.engine.record_step(record, blobs=blobs, events=events or [])
