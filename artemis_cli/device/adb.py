@@ -361,15 +361,6 @@ class AdbDevice:
             raise UsageError(f"unknown key {name!r}; allowed: {', '.join(KEY_NAMES)}")
         self._action(f"input keyevent {code}", f"key {name}")
 
-    def keys(self, names: list[str]) -> None:
-        """Press several of KEY_NAMES in order with one ``input keyevent A B C`` (one round trip)."""
-        codes = [KEYCODES.get(n) for n in names]
-        bad = [n for n, c in zip(names, codes, strict=True) if c is None]
-        if bad:
-            raise UsageError(f"unknown key {bad[0]!r}; allowed: {', '.join(KEY_NAMES)}")
-        if codes:
-            self._action("input keyevent " + " ".join(str(c) for c in codes), "keys " + " ".join(names))
-
     def launch(self, package: str) -> None:
         if not _PACKAGE_RE.match(package):
             raise UsageError(f"not a package name: {package!r}")

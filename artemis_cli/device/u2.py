@@ -250,16 +250,6 @@ class U2Device:
         with self._wrap(f"key {name}"):
             self._d.press(code)
 
-    def keys(self, names: list[str]) -> None:
-        """Press several of KEY_NAMES in order with one ``input keyevent A B C`` (one round trip)."""
-        codes = [KEYCODES.get(n) for n in names]
-        bad = [n for n, c in zip(names, codes, strict=True) if c is None]
-        if bad:
-            raise UsageError(f"unknown key {bad[0]!r}; allowed: {', '.join(KEY_NAMES)}")
-        if codes:
-            with self._wrap("keys " + " ".join(names)):
-                self._d.shell("input keyevent " + " ".join(str(c) for c in codes))
-
     def launch(self, package: str) -> None:
         from artemis_cli.device.adb import _PACKAGE_RE
 

@@ -133,22 +133,3 @@ def test_sim_adbd_serves_raw_frames_to_the_adb_backend(sim_device: SimDevice) ->
     # an `adb connect` device: auto keeps the phone's own PNG (the raw transfer costs more there)
     auto = AdbDevice(sim_device.serial, port=sim_device.adb.port, sleep=lambda s: None)
     assert auto.screenshot() == sim_device.phone.render_png() and auto.last_capture == "png"
-
-
-# --- fewer round trips -------------------------------------------------------------------------
-
-
-def test_several_keys_go_in_one_input_keyevent(dev: Callable[[FakeShell], AdbDevice]) -> None:
-    shell = FakeShell()
-    d = dev(shell)
-    d.keys(["back", "back", "home"])
-    d.keys([])
-    assert shell.commands == ["input keyevent 4 4 3"]
-
-
-@needs_adb
-def test_sim_adbd_presses_several_keys_from_one_command(sim_device: SimDevice) -> None:
-    d = AdbDevice(sim_device.serial, port=sim_device.adb.port, sleep=lambda s: None)
-    d.launch("com.android.settings")
-    d.keys(["back", "home"])
-    assert sim_device.phone.current_package() == "com.android.launcher3"
