@@ -36,9 +36,6 @@ LIST_TIMEOUT_S = 10.0
 CALL_TIMEOUT_S = 60.0
 #: Served model names shown when the model asked for is not among them.
 MAX_SERVED_SHOWN = 10
-#: Roles each loop runs (the planner and validator only in the Pro loop).
-LOOP_ROLES = {"flash": ("operator", "visual_lens", "chunk_lens"),
-              "pro": ("operator", "planner", "validator", "visual_lens", "chunk_lens")}
 
 PING_TOOL = "report_ok"
 PING_PROMPT = f"Call the {PING_TOOL} tool."
@@ -123,8 +120,8 @@ def plan(model: str | None, base_url: str | None, profile_name: str | None) -> P
     (doctor then checks exactly what it always did, without the network)."""
     if model is None and base_url is None and profile_name is None:
         return None
-    from artemis_cli.models.openai_provider import BASE_URL_ENV, DEFAULT_KEY_ENV, check_base_url
-    from artemis_cli.models.registry import OPENAI_PREFIX
+    from artemis_cli.models.openai_provider import DEFAULT_KEY_ENV, check_base_url
+    from artemis_cli.models.registry import OPENAI_PREFIX, openai_endpoint, roles_in_use
 
     name: str | None = None
     if model is not None:
@@ -140,7 +137,6 @@ def plan(model: str | None, base_url: str | None, profile_name: str | None) -> P
         from artemis_cli.config.profile import load_profile
 
         profile = load_profile(profile_name)
-    env_url = os.environ.get(BASE_URL_ENV, "").strip() or None
     endpoints: dict[tuple[str | None, str], Endpoint] = {}
 
     def endpoint(where: str | None, key_env: str | None) -> Endpoint:
@@ -154,22 +150,21 @@ def plan(model: str | None, base_url: str | None, profile_name: str | None) -> P
 
     operator: Any = getattr(getattr(profile, "models", None), "operator", None)
     own = operator is not None and operator.provider == "openai"
-    if name is not None:  # as `artemis run --model openai:NAME` resolves it (registry.openai_model)
-        where = url or (operator.base_url if own else None) or env_url
-        ep = endpoint(where, operator.api_key_env if own else None)
+    if name is not None:  # as `artemis run --model openai:NAME` resolves it
+        ep = endpoint(*openai_endpoint(operator, url))
         ep.use(name, operator.tool_calls if own else "native", "--model")
     elif url is not None:  # --base-url alone: is it up, and what does it serve?
         endpoint(url, None).users.append("--base-url")
     notes: list[Row] = []
     gemini_roles: list[str] = []
     if profile is not None:
-        roles = LOOP_ROLES.get(str(profile.loop), LOOP_ROLES["pro"])
+        roles = ["operator", *roles_in_use(profile)]
         for role in roles:
             settings = getattr(profile.models, role)
             if settings.provider != "openai":
                 gemini_roles.append(role)
                 continue
-            ep = endpoint(settings.base_url or env_url, settings.api_key_env)
+            ep = endpoint(*openai_endpoint(settings))
             ep.use(settings.model, settings.tool_calls, role)
             for fallback in settings.fallback:
                 ep.use(fallback, None, f"{role} fallback")

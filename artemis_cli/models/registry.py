@@ -75,17 +75,27 @@ def wire_options(role: Any) -> Any:
                        max_image_side=getattr(role, "max_image_side", None))
 
 
+def openai_endpoint(role: Any, base_url: str | None = None) -> tuple[str | None, str | None]:
+    """(base URL, key variable) an OpenAI-compatible model for ``role`` talks to: ``base_url``,
+    else the role's own (when its provider is openai), else ``$ARTEMIS_OPENAI_BASE_URL``, else
+    None (api.openai.com); the role's ``api_key_env`` (None: OPENAI_API_KEY)."""
+    from artemis_cli.models.openai_provider import BASE_URL_ENV
+
+    own = role is not None and getattr(role, "provider", "gemini") == "openai"
+    url = base_url or (role.base_url if own else None) or os.environ.get(BASE_URL_ENV, "").strip() or None
+    return url, role.api_key_env if own else None
+
+
 def openai_model(role: Any, *, model: str | None = None, base_url: str | None = None,
                  serves_all_roles: bool = False) -> Model:
     """An ``OpenAIModel`` for a profile role (``model`` / ``base_url`` override the role's). The
     endpoint: ``base_url``, else the role's, else ``$ARTEMIS_OPENAI_BASE_URL``, else api.openai.com."""
-    from artemis_cli.models.openai_provider import BASE_URL_ENV, OpenAIModel
+    from artemis_cli.models.openai_provider import OpenAIModel
 
     own = getattr(role, "provider", "gemini") == "openai"
     chain = [model] if model else list(role.chain)
-    url = base_url or (role.base_url if own else None) or os.environ.get(BASE_URL_ENV, "").strip() or None
-    return OpenAIModel(chain, base_url=url, api_key_env=role.api_key_env if own else None,
-                       options=wire_options(role) if own else None,
+    url, key_env = openai_endpoint(role, base_url)
+    return OpenAIModel(chain, base_url=url, api_key_env=key_env, options=wire_options(role) if own else None,
                        timeout_s=timeout_s(OPENAI_TIMEOUT_ENV, DEFAULT_OPENAI_TIMEOUT_S),
                        serves_all_roles=serves_all_roles)
 
@@ -187,8 +197,12 @@ def check_role_models(operator: Model, profile: Any, *, lenses: bool = True) -> 
     """Build every role model the run will use (the lenses when ``lenses``; the Pro agents on the
     Pro loop), so a role that cannot run (a Gemini role without a key, an unset api_key_env)
     stops the run before a session is created."""
-    roles = ["visual_lens", "chunk_lens"] if lenses else []
-    if getattr(profile, "loop", "flash") == "pro":
-        roles += ["planner", "validator"]
-    for role in roles:
+    for role in roles_in_use(profile, lenses=lenses):
         role_model(operator, profile, role)
+
+
+def roles_in_use(profile: Any, *, lenses: bool = True) -> list[str]:
+    """The roles beside the operator that a run of ``profile`` calls: the Pro loop's planner and
+    validator (its failure analyzer and checker run on them), then the two lenses."""
+    roles = ["planner", "validator"] if getattr(profile, "loop", "flash") == "pro" else []
+    return roles + (["visual_lens", "chunk_lens"] if lenses else [])
