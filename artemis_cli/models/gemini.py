@@ -35,7 +35,7 @@ import copy
 import os
 import time
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any
 
 from google import genai
 from google.genai import errors as genai_errors
@@ -65,9 +65,10 @@ from artemis_cli.models.retry import (
     RETRYABLE_STATUS,
     TIMEOUT_ERRORS,
     Failure,
-    backoff_delay,
     is_auth_failure,
+    raise_with_attempts,
     retry_delay_from_details,
+    send_along_chain,
 )
 
 API_KEY_ENV_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -365,11 +366,6 @@ class GeminiModel:
             )
         return Failure(False, "invalid_request", self._scrub(f"{type(exc).__name__}: {exc}"))
 
-    @staticmethod
-    def _raise(error: ArtemisError, attempts: list[CallAttempt]) -> NoReturn:
-        error.attempts = list(attempts)  # type: ignore[attr-defined]
-        raise error from None
-
     # -- the protocol --
 
     def generate(self, request: ModelRequest) -> ModelResponse:
@@ -380,72 +376,43 @@ class GeminiModel:
             raise ModelRequestError(f"Cannot build the Gemini request: {self._scrub(str(exc))}") from None
         attempts: list[CallAttempt] = []
         started = time.monotonic()
-        last: Failure | None = None
-        tried: list[str] = []
-        for model in self.chain:
-            tried.append(model)
-            for retry_index in range(self.max_retries + 1):
-                t0 = time.monotonic()
-                try:
-                    response = self._client.models.generate_content(
-                        model=model, contents=contents, config=configs[model]
-                    )
-                except Exception as exc:
-                    latency = (time.monotonic() - t0) * 1000
-                    failure = self._classify(exc)
-                    attempts.append(CallAttempt(model, "error", failure.error_class, latency))
-                    if failure.auth:
-                        self._raise(
-                            ModelAuthError(
-                                f"Gemini rejected the API key ({failure.description})",
-                                hint=self._key_hint(),
-                            ),
-                            attempts,
-                        )
-                    if not failure.retryable:
-                        self._raise(
-                            ModelRequestError(
-                                f"Gemini rejected the request to {model}: {failure.description}"
-                            ),
-                            attempts,
-                        )
-                    last = failure
-                    if retry_index < self.max_retries:
-                        self._sleep(
-                            backoff_delay(
-                                retry_index,
-                                base_s=self.backoff_s,
-                                max_s=self.max_backoff_s,
-                                server_delay_s=failure.retry_delay_s,
-                            )
-                        )
-                    continue
-                latency = (time.monotonic() - t0) * 1000
-                usage = usage_from_sdk(response.usage_metadata)
-                try:
-                    message = message_from_response(response)
-                except ModelOutputError as exc:
-                    attempts.append(CallAttempt(model, "error", exc.reason, latency, usage))
-                    self._raise(ModelOutputError(f"{exc} (model {model})", reason=exc.reason,
-                                                 finish_message=exc.finish_message), attempts)
-                except ModelRefused as exc:
-                    attempts.append(CallAttempt(model, "error", exc.reason, latency, usage))
-                    self._raise(ModelRefused(f"{exc} (model {model})", reason=exc.reason), attempts)
-                attempts.append(CallAttempt(model, "ok", None, latency, usage))
-                return ModelResponse(
-                    message=message,
-                    usage=usage,
-                    # what answered: the service names the model version (a stub says it is one)
-                    model=getattr(response, "model_version", None) or model,
-                    latency_ms=(time.monotonic() - started) * 1000,
-                    attempts=attempts,
-                )
-        assert last is not None
-        self._raise(
-            ModelUnavailable(
+
+        def rejected(model: str, failure: Failure) -> ArtemisError:
+            if failure.auth:
+                return ModelAuthError(f"Gemini rejected the API key ({failure.description})", hint=self._key_hint())
+            return ModelRequestError(f"Gemini rejected the request to {model}: {failure.description}")
+
+        def unavailable(tried: list[str], last: Failure) -> ArtemisError:
+            return ModelUnavailable(
                 f"Gemini unavailable: tried {', '.join(tried)} ({len(attempts)} attempts); "
                 f"last error {last.error_class}: {last.description}",
                 hint="Retry later, or use --model heuristic to run offline.",
-            ),
-            attempts,
+            )
+
+        answered = send_along_chain(
+            self.chain,
+            lambda model: self._client.models.generate_content(model=model, contents=contents, config=configs[model]),
+            self._classify, attempts=attempts, rejected=rejected, unavailable=unavailable,
+            max_retries=self.max_retries, backoff_s=self.backoff_s, max_backoff_s=self.max_backoff_s,
+            sleep=self._sleep,
+        )
+        model, response, latency = answered.model, answered.response, answered.latency_ms
+        usage = usage_from_sdk(response.usage_metadata)
+        try:
+            message = message_from_response(response)
+        except ModelOutputError as exc:
+            attempts.append(CallAttempt(model, "error", exc.reason, latency, usage))
+            raise_with_attempts(ModelOutputError(f"{exc} (model {model})", reason=exc.reason,
+                                                 finish_message=exc.finish_message), attempts)
+        except ModelRefused as exc:
+            attempts.append(CallAttempt(model, "error", exc.reason, latency, usage))
+            raise_with_attempts(ModelRefused(f"{exc} (model {model})", reason=exc.reason), attempts)
+        attempts.append(CallAttempt(model, "ok", None, latency, usage))
+        return ModelResponse(
+            message=message,
+            usage=usage,
+            # what answered: the service names the model version (a stub says it is one)
+            model=getattr(response, "model_version", None) or model,
+            latency_ms=(time.monotonic() - started) * 1000,
+            attempts=attempts,
         )

@@ -24,7 +24,7 @@ import os
 import re
 import time
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any
 from urllib.parse import urlsplit
 
 from artemis_cli.errors import (
@@ -49,7 +49,8 @@ from artemis_cli.models.retry import (
     RETRYABLE_STATUS,
     TIMEOUT_ERRORS,
     Failure,
-    backoff_delay,
+    raise_with_attempts,
+    send_along_chain,
 )
 
 _STATUS_PREFIX_RE = re.compile(r"^Error code: \d+ - ")
@@ -213,11 +214,6 @@ class OpenAIModel:
                                        f"({type(cause).__name__}: {cause})"))
         return Failure(False, "invalid_request", self._scrub(f"{type(exc).__name__}: {exc}"))
 
-    @staticmethod
-    def _raise(error: ArtemisError, attempts: list[CallAttempt]) -> NoReturn:
-        error.attempts = list(attempts)  # type: ignore[attr-defined]
-        raise error from None
-
     # -- the protocol --
 
     def render(self, request: ModelRequest, model: str | None = None) -> dict[str, Any]:
@@ -232,49 +228,37 @@ class OpenAIModel:
         digest = wire_hash(body)
         attempts: list[CallAttempt] = []
         started = time.monotonic()
-        last: Failure | None = None
-        tried: list[str] = []
-        for model in self.chain:
-            tried.append(model)
-            for retry_index in range(self.max_retries + 1):
-                t0 = time.monotonic()
-                try:
-                    completion = self._client.chat.completions.create(**{**body, "model": model})
-                except Exception as exc:
-                    latency = (time.monotonic() - t0) * 1000
-                    failure = self._classify(exc)
-                    attempts.append(CallAttempt(model, "error", failure.error_class, latency, wire_hash=digest))
-                    if failure.auth:
-                        self._raise(ModelAuthError(f"the server rejected the API key ({failure.description})",
-                                                   hint=self._key_hint()), attempts)
-                    if not failure.retryable:
-                        hint = (f"`artemis doctor --base-url {self.base_url or ''}` lists the models it serves"
-                                if failure.error_class == "http_404" else None)
-                        self._raise(ModelRequestError(f"the server rejected the request to {model}: "
-                                                      f"{failure.description}", hint=hint), attempts)
-                    last = failure
-                    if retry_index < self.max_retries:
-                        self._sleep(backoff_delay(retry_index, base_s=self.backoff_s, max_s=self.max_backoff_s,
-                                                  server_delay_s=failure.retry_delay_s))
-                    continue
-                latency = (time.monotonic() - t0) * 1000
-                usage = usage_from_completion(completion)
-                try:
-                    message = message_from_completion(completion, request, self.options)
-                except ModelOutputError as exc:
-                    attempts.append(CallAttempt(model, "error", exc.reason, latency, usage, digest))
-                    self._raise(ModelOutputError(f"{exc} (model {model})", reason=exc.reason,
+
+        def rejected(model: str, failure: Failure) -> ArtemisError:
+            if failure.auth:
+                return ModelAuthError(f"the server rejected the API key ({failure.description})", hint=self._key_hint())
+            hint = (f"`artemis doctor --base-url {self.base_url or ''}` lists the models it serves"
+                    if failure.error_class == "http_404" else None)
+            return ModelRequestError(f"the server rejected the request to {model}: {failure.description}", hint=hint)
+
+        def unavailable(tried: list[str], last: Failure) -> ArtemisError:
+            return ModelUnavailable(
+                f"the OpenAI-compatible endpoint is unavailable: tried {', '.join(tried)} ({len(attempts)} attempts); "
+                f"last error {last.error_class}: {last.description}",
+                hint="check the server is running (artemis doctor), retry later, or use --model heuristic to run "
+                     "offline.")
+
+        answered = send_along_chain(
+            self.chain, lambda model: self._client.chat.completions.create(**{**body, "model": model}),
+            self._classify, attempts=attempts, rejected=rejected, unavailable=unavailable,
+            max_retries=self.max_retries, backoff_s=self.backoff_s, max_backoff_s=self.max_backoff_s,
+            sleep=self._sleep, wire_hash=digest)
+        model, completion, latency = answered.model, answered.response, answered.latency_ms
+        usage = usage_from_completion(completion)
+        try:
+            message = message_from_completion(completion, request, self.options)
+        except ModelOutputError as exc:
+            attempts.append(CallAttempt(model, "error", exc.reason, latency, usage, digest))
+            raise_with_attempts(ModelOutputError(f"{exc} (model {model})", reason=exc.reason,
                                                  finish_message=exc.finish_message), attempts)
-                except ModelRefused as exc:
-                    attempts.append(CallAttempt(model, "error", exc.reason, latency, usage, digest))
-                    self._raise(ModelRefused(f"{exc} (model {model})", reason=exc.reason), attempts)
-                attempts.append(CallAttempt(model, "ok", None, latency, usage, digest))
-                return ModelResponse(message=message, usage=usage,
-                                     model=str(getattr(completion, "model", None) or model),
-                                     latency_ms=(time.monotonic() - started) * 1000, attempts=attempts)
-        assert last is not None
-        self._raise(ModelUnavailable(
-            f"the OpenAI-compatible endpoint is unavailable: tried {', '.join(tried)} ({len(attempts)} attempts); "
-            f"last error {last.error_class}: {last.description}",
-            hint="check the server is running (artemis doctor), retry later, or use --model heuristic to run offline.",
-        ), attempts)
+        except ModelRefused as exc:
+            attempts.append(CallAttempt(model, "error", exc.reason, latency, usage, digest))
+            raise_with_attempts(ModelRefused(f"{exc} (model {model})", reason=exc.reason), attempts)
+        attempts.append(CallAttempt(model, "ok", None, latency, usage, digest))
+        return ModelResponse(message=message, usage=usage, model=str(getattr(completion, "model", None) or model),
+                             latency_ms=(time.monotonic() - started) * 1000, attempts=attempts)

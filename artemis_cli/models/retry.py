@@ -1,4 +1,5 @@
-"""Classification of model-call failures and the backoff between retries (SPEC §8).
+"""Classification of model-call failures, the backoff between retries, and the walk along a
+fallback chain that both providers share (``send_along_chain``; SPEC §8).
 
 Retryable: HTTP 408/429/500/502/503/504, timeouts and connection failures. Everything else the
 service rejects (400, 401, 403, 404, other 4xx) is a request error: never retried and never
@@ -10,8 +11,15 @@ from __future__ import annotations
 
 import importlib
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, NoReturn, TypeVar
+
+from artemis_cli.errors import ArtemisError
+from artemis_cli.models.base import CallAttempt
+
+R = TypeVar("R")
 
 RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 
@@ -104,3 +112,61 @@ def backoff_delay(
     if server_delay_s is not None:
         return max(0.0, min(server_delay_s, max_s))
     return max(0.0, min(base_s * (2**retry_index), max_s))
+
+
+def raise_with_attempts(error: ArtemisError, attempts: list[CallAttempt]) -> NoReturn:
+    """Raise ``error`` carrying every HTTP attempt made so far (callers record them)."""
+    error.attempts = list(attempts)  # type: ignore[attr-defined]
+    raise error from None
+
+
+@dataclass(frozen=True)
+class Answered(Generic[R]):
+    """The first HTTP call along a chain that the service answered."""
+
+    model: str
+    response: R
+    latency_ms: float
+
+
+def send_along_chain(
+    chain: list[str],
+    send: Callable[[str], R],
+    classify: Callable[[BaseException], Failure],
+    *,
+    attempts: list[CallAttempt],
+    rejected: Callable[[str, Failure], ArtemisError],
+    unavailable: Callable[[list[str], Failure], ArtemisError],
+    max_retries: int,
+    backoff_s: float,
+    max_backoff_s: float,
+    sleep: Callable[[float], None],
+    wire_hash: str | None = None,
+) -> Answered[R]:
+    """``send(model)`` for each model of ``chain`` in turn, each retried ``max_retries`` times on
+    retryable failures with backoff (the server's delay wins, capped). A failure that is not
+    retryable (or a rejected key) raises ``rejected(model, failure)`` at once; when every model
+    kept failing, ``unavailable(tried, last_failure)``. Failed attempts are appended to
+    ``attempts``; the answered one is the caller's to record (it still has to be read)."""
+    last: Failure | None = None
+    tried: list[str] = []
+    for model in chain:
+        tried.append(model)
+        for retry_index in range(max_retries + 1):
+            t0 = time.monotonic()
+            try:
+                response = send(model)
+            except Exception as exc:
+                failure = classify(exc)
+                attempts.append(CallAttempt(model, "error", failure.error_class, (time.monotonic() - t0) * 1000,
+                                            wire_hash=wire_hash))
+                if failure.auth or not failure.retryable:
+                    raise_with_attempts(rejected(model, failure), attempts)
+                last = failure
+                if retry_index < max_retries:
+                    sleep(backoff_delay(retry_index, base_s=backoff_s, max_s=max_backoff_s,
+                                        server_delay_s=failure.retry_delay_s))
+                continue
+            return Answered(model, response, (time.monotonic() - t0) * 1000)
+    assert last is not None
+    raise_with_attempts(unavailable(tried, last), attempts)
