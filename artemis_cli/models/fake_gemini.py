@@ -79,7 +79,6 @@ from __future__ import annotations
 import base64
 import json
 import secrets
-from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -117,7 +116,7 @@ from artemis_cli.models.fake_gemini_wire import (
     request_blocks,
     rpc_status,
 )
-from artemis_cli.models.fake_http import FakeHTTPServer, QueuedFault, read_body
+from artemis_cli.models.fake_http import FakeHTTPServer, JSONHandler, QueuedFault
 
 __all__ = [  # the wire names are re-exported: tests and benchmarks import them from here
     "CONTENT_LENGTH_RE",
@@ -328,61 +327,16 @@ class FakeGeminiServer(FakeHTTPServer[FakeRequest]):
 
 
 def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        # A garbage request line is answered with a status line and headers, not HTTP/0.9 style.
-        default_request_version = "HTTP/1.1"
+    class Handler(JSONHandler):
         server_version = "FakeGemini/1.0"
+        content_type = "application/json; charset=UTF-8"
 
-        def log_message(self, format: str, *args: Any) -> None:  # quiet
-            return
-
-        def _send(self, code: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode("utf-8")
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json; charset=UTF-8")
-            self.send_header("Content-Length", str(len(data)))
-            if self.close_connection:
-                self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(data)
-
-        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-            """http.server's own errors (bad request line, unsupported method, ...) as JSON."""
-            self.close_connection = True
-            text = message or self.responses.get(code, ("Error",))[0]
-            self._send(code, error_body(code, rpc_status(code), text))
-
-        def _read_body(self) -> bytes:
-            return read_body(self)
-
-        def do_GET(self) -> None:
-            self._answer(self._handle_get)
-
-        def do_POST(self) -> None:
-            self._answer(self._handle_post)
+        def error_body(self, code: int, message: str) -> dict[str, Any]:
+            return error_body(code, rpc_status(code), message)
 
         def _handle_get(self) -> None:
             self._read_body()
             self._send(404, error_body(404, "NOT_FOUND", "Only POST :generateContent is served here."))
-
-        def _answer(self, handle: Callable[[], None]) -> None:
-            try:
-                handle()
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True
-                return
-            except BadFraming as exc:
-                self.close_connection = True
-                self._send_quietly(exc.code, error_body(exc.code, rpc_status(exc.code), str(exc)))
-            except Exception as exc:  # last line of defence: answer, don't die
-                self._send_quietly(500, error_body(500, "INTERNAL", f"fake server error: {type(exc).__name__}"))
-
-        def _send_quietly(self, code: int, body: dict[str, Any]) -> None:
-            try:
-                self._send(code, body)
-            except OSError:
-                self.close_connection = True
 
         def _handle_post(self) -> None:
             raw = self._read_body()

@@ -5,6 +5,7 @@ errors). Each server adds its protocol: the handler, validation, the policy and 
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from collections.abc import Callable
@@ -170,3 +171,75 @@ def read_body(handler: BaseHTTPRequestHandler) -> bytes:
     if len(raw) < length:
         raise BadFraming(400, f"Incomplete request body: {len(raw)} of {length} bytes.")
     return raw
+
+
+class JSONHandler(BaseHTTPRequestHandler):
+    """A fake server's request handler: JSON answers (the subclass says in which error shape),
+    bad framing answered with a 4xx and the connection closed, http.server's own errors as JSON,
+    a hang-up is no error, and anything unexpected a 500 rather than a dead thread. Subclasses
+    implement ``error_body``, ``_handle_get`` and ``_handle_post``."""
+
+    protocol_version = "HTTP/1.1"
+    # A garbage request line is answered with a status line and headers, not HTTP/0.9 style.
+    default_request_version = "HTTP/1.1"
+    content_type = "application/json"
+
+    def error_body(self, code: int, message: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def known_error(self, exc: Exception) -> tuple[int, dict[str, Any]] | None:
+        """The answer to an error the protocol raises on purpose (None: not one)."""
+        return None
+
+    def _handle_get(self) -> None:
+        raise NotImplementedError
+
+    def _handle_post(self) -> None:
+        raise NotImplementedError
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def _send(self, code: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode("utf-8")
+        self.send_response(code)
+        self.send_header("Content-Type", self.content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own errors (bad request line, unsupported method, ...) as JSON."""
+        self.close_connection = True
+        self._send(code, self.error_body(code, message or self.responses.get(code, ("Error",))[0]))
+
+    def _read_body(self) -> bytes:
+        return read_body(self)
+
+    def do_GET(self) -> None:
+        self._answer(self._handle_get)
+
+    def do_POST(self) -> None:
+        self._answer(self._handle_post)
+
+    def _answer(self, handle: Callable[[], None]) -> None:
+        try:
+            handle()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except BadFraming as exc:
+            self.close_connection = True
+            self._send_quietly(exc.code, self.error_body(exc.code, str(exc)))
+        except Exception as exc:  # last line of defence: answer, don't die
+            known = self.known_error(exc)
+            self._send_quietly(*(known or (500, self.error_body(500, f"fake server error: {type(exc).__name__}"))))
+
+    def _send_quietly(self, code: int, body: dict[str, Any]) -> None:
+        try:
+            self._send(code, body)
+        except OSError:
+            self.close_connection = True

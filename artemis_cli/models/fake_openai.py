@@ -49,16 +49,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import secrets
 import threading
 import time
-from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from artemis_cli.models.fake_gemini_wire import BadFraming, CacheRecord
-from artemis_cli.models.fake_http import FakeHTTPServer, read_body
+from artemis_cli.models.fake_gemini_wire import CacheRecord
+from artemis_cli.models.fake_http import FakeHTTPServer, JSONHandler
 from artemis_cli.models.fake_openai_policies import gemini_policy, heuristic_rest_policy
 from artemis_cli.models.fake_openai_wire import (
     BLOCK_TOKENS,
@@ -206,59 +204,14 @@ class FakeOpenAIServer(FakeHTTPServer[FakeOpenAIRequest]):
 
 
 def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        default_request_version = "HTTP/1.1"
+    class Handler(JSONHandler):
         server_version = "FakeOpenAI/1.0"
 
-        def log_message(self, format: str, *args: Any) -> None:  # quiet
-            return
+        def error_body(self, code: int, message: str) -> dict[str, Any]:
+            return openai_error_body(message, type="invalid_request_error" if code < 500 else "server_error")
 
-        def _send(self, code: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(body).encode("utf-8")
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            if self.close_connection:
-                self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(data)
-
-        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-            self.close_connection = True
-            text = message or self.responses.get(code, ("Error",))[0]
-            self._send(code, openai_error_body(text, type="invalid_request_error" if code < 500 else "server_error"))
-
-        def _read_body(self) -> bytes:
-            return read_body(self)
-
-        def do_GET(self) -> None:
-            self._answer(self._handle_get)
-
-        def do_POST(self) -> None:
-            self._answer(self._handle_post)
-
-        def _answer(self, handle: Callable[[], None]) -> None:
-            try:
-                handle()
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True
-            except BadFraming as exc:
-                self.close_connection = True
-                self._send_quietly(exc.code, openai_error_body(str(exc)))
-            except OpenAIError as exc:
-                self._send_quietly(exc.code, exc.body())
-            except Exception as exc:  # last line of defence: answer, don't die
-                self._send_quietly(500, openai_error_body(f"fake server error: {type(exc).__name__}",
-                                                          type="server_error"))
-
-        def _send_quietly(self, code: int, body: dict[str, Any]) -> None:
-            try:
-                self._send(code, body)
-            except OSError:
-                self.close_connection = True
+        def known_error(self, exc: Exception) -> tuple[int, dict[str, Any]] | None:
+            return (exc.code, exc.body()) if isinstance(exc, OpenAIError) else None
 
         def _check_auth(self) -> None:
             auth = self.headers.get("Authorization", "")
