@@ -33,13 +33,13 @@ from artemis_cli.bench.synthetic import overhead_run, recall_latency
 from artemis_cli.bench.timing import StepClock, TimeMeter, time_device, time_model
 from artemis_cli.config.profile import Profile, load_profile
 from artemis_cli.config.task import SimOptions, Task
+from artemis_cli.device.protocol import Device
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.errors import UsageError
 from artemis_cli.memory.ledger import TranscriptLedger
 from artemis_cli.memory.modes import MEMORY_MODES, ledger_for_mode
 from artemis_cli.models.registry import build_model, reference_script
 from artemis_cli.runner import RunResult, run_task
-from artemis_cli.sim.phone import SimPhone
 
 BENCH_MODELS = ("scripted", "heuristic")
 #: ``--lens``: ``mechanical`` (default) summarises steps and chunks with the mechanical lenses,
@@ -102,10 +102,10 @@ class BenchConfig:
 # -- one pair -------------------------------------------------------------------------------------
 
 
-def _device(task: Task) -> SimPhone:
-    sim = task.sim or SimOptions()
-    return SimPhone(world=sim.world, seed=sim.seed, popups=sim.popups, faults=sim.faults,
-                    shop_password_env=sim.shop_password_env)
+def _device(task: Task) -> Device:
+    from artemis_cli.device.select import sim_for
+
+    return sim_for(task.sim or SimOptions())
 
 
 def lens_label(lens: str, model_kind: str) -> str:

@@ -93,6 +93,14 @@ def parse_sim_spec(spec: str) -> str | None:
     return None
 
 
+def sim_for(sim: Any) -> Device:
+    """The simulated phone a task's ``sim:`` settings describe (``config.task.SimOptions``): its
+    world, seed, pop-ups, faults and shop password variable, and its latency profile charged."""
+    opts = sim.model_dump()
+    world, seed = opts.pop("world"), opts.pop("seed")
+    return _make_sim(world, seed, {k: v for k, v in opts.items() if v is not None})
+
+
 def _make_sim(world: str, seed: int, options: dict[str, Any] | None) -> Device:
     try:
         from artemis_cli.sim.phone import SimPhone
