@@ -15,6 +15,7 @@ from artemis_cli.device.protocol import KEY_NAMES, DeviceInfo
 from artemis_cli.errors import DeviceOffline, HierarchyError, ScreenshotError, ShellError, UsageError
 from artemis_cli.sim import widgets as W
 from artemis_cli.sim.faults import IDLE_STATE_MSG, NULL_ROOT_MSG, FaultInjector, parse_faults
+from artemis_cli.sim.gestures import CALL_GAP_MS, DOUBLE_TAP_GAP_MS, TapTracker, TouchClock
 from artemis_cli.sim.hierarchy_xml import dump, dump_u2, window_order
 from artemis_cli.sim.keyboard import KeyboardState, keyboard_top, layout
 from artemis_cli.sim.popup import PopupSchedule, popup_window
@@ -79,6 +80,8 @@ class SimPhone:
         self.kb = KeyboardState()
         self.ignored: list[str] = []
         self.actions = 0
+        self.touch = TouchClock()  # when each tap lands (sim/gestures.py): a double tap or two taps
+        self.taps = TapTracker()
         self._batch = 0  # > 0 inside one_action(): inputs count as one action at its end
         self._batched = False
         self.closed = False
@@ -137,6 +140,14 @@ class SimPhone:
     def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None:
         self._enter()
         self.do_swipe(x1, y1, x2, y2, duration_ms)
+
+    def double_tap(self, x: int, y: int) -> None:
+        self._enter()
+        self.do_double_tap(x, y)
+
+    def drag(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 1000) -> None:
+        self._enter()
+        self.do_drag(x1, y1, x2, y2)
 
     def type_text(self, text: str) -> None:
         self._enter()
@@ -283,9 +294,37 @@ class SimPhone:
             self.note_ignored(f"tap {x},{y} outside the screen")
             return
         target = self._hit(x, y)  # a key of the keyboard, a navigation-bar button, a widget
-        if target is not None and target.enabled and target.on_tap is not None:
+        win = self._window_at(x, y)
+        dbl = W.deepest_with(win.root, x, y, "on_double") if win is not None else None
+        if dbl is not None and target is not None and W.area(target.bounds) < W.area(dbl.bounds):
+            dbl = None  # a button inside takes the touches: the double-tap listener never sees them
+        if self.taps.tap(self.touch.now(), x, y) and dbl is not None and dbl.on_double is not None:
+            dbl.on_double()  # the second tap of a double tap (GestureDetector.onDoubleTap)
+        elif target is not None and target.enabled and target.on_tap is not None:
             target.on_tap()
         self._after_action()
+
+    def do_double_tap(self, x: int, y: int) -> None:
+        """Two taps ``DOUBLE_TAP_GAP_MS`` apart: a double tap where something listens for one."""
+        with self.one_action():
+            self.do_tap(x, y)
+            self.touch.advance(DOUBLE_TAP_GAP_MS)
+            self.do_tap(x, y)
+
+    def do_drag(self, x1: int, y1: int, x2: int, y2: int) -> None:
+        """Press, hold past the long-press timeout, move, release (``input draganddrop``)."""
+        if self._screen_off(f"drag {x1},{y1}->{x2},{y2}"):
+            return
+        self.taps.forget()
+        win = self._window_at(x1, y1) if 0 <= x1 < self.width and 0 <= y1 < self.height else None
+        src = W.deepest_with(win.root, x1, y1, "on_drag") if win is not None else None
+        if src is not None and src.on_drag is not None:
+            src.on_drag(x2, y2)
+            self._after_action()
+            return
+        with self.one_action():  # the hold is a long press; the move that follows drags nothing
+            self.do_long_press(x1, y1)
+            self.note_ignored(f"drag {x1},{y1}->{x2},{y2}: nothing draggable there")
 
     def do_long_press(self, x: int, y: int) -> None:
         if self._screen_off(f"long press {x},{y}"):
@@ -522,6 +561,8 @@ class SimPhone:
     def _enter(self) -> None:
         if self.closed:
             raise DeviceOffline("sim device is closed")
+        self.touch.arrive()
+        self.touch.advance(CALL_GAP_MS)  # one protocol call after another: an agent's steps
         self.faults.device_call()
 
     # ==== queries ==================================================================================

@@ -12,6 +12,7 @@ import struct
 from typing import TYPE_CHECKING
 
 from artemis_cli.sim.faults import IDLE_STATE_MSG, NULL_ROOT_MSG
+from artemis_cli.sim.gestures import INPUT_START_MS
 from artemis_cli.sim.shell import Command, ShellResult, err, out
 from artemis_cli.sim.vfs import FsError
 
@@ -54,7 +55,8 @@ _CODE_CHAR.update({29 + i: chr(ord("a") + i) for i in range(26)})
 _INPUT_USAGE = ("Usage: input [<source>] [-d DISPLAY_ID] <command> [<arg>...]\n\nThe commands and default "
                 "sources are:\n      text <string> (Default: keyboard)\n      keyevent [--longpress|--doubletap]"
                 " <key code number or name> ... (Default: keyboard)\n      tap <x> <y> (Default: touchscreen)\n"
-                "      swipe <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n")
+                "      swipe <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n"
+                "      draganddrop <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n")
 
 
 class DeviceCommands:
@@ -120,12 +122,16 @@ class DeviceCommands:
             return err(_INPUT_USAGE, 1)
         sub, rest = args[0], args[1:]
         p = self.phone
+        p.touch.advance(INPUT_START_MS)  # each `input` is an app_process start (sim/gestures.py)
         try:
             if sub == "tap" and len(rest) == 2:
                 p.do_tap(_num(rest[0]), _num(rest[1]))
             elif sub == "swipe" and len(rest) in (4, 5):
                 x1, y1, x2, y2 = (_num(v) for v in rest[:4])
                 p.do_swipe(x1, y1, x2, y2, _num(rest[4]) if len(rest) == 5 else 300)
+            elif sub == "draganddrop" and len(rest) in (4, 5):
+                x1, y1, x2, y2 = (_num(v) for v in rest[:4])
+                p.do_drag(x1, y1, x2, y2)
             elif sub == "text" and rest:
                 p.do_type(" ".join(rest).replace("%s", " "))
             elif sub == "keyevent" and rest:
@@ -268,6 +274,8 @@ class DeviceCommands:
             return out("ACTIVITY MANAGER ACTIVITIES (dumpsys activity activities)\n"
                        f"    mResumedActivity: ActivityRecord{{{wid[::-1]} u0 {pkg}/.MainActivity t12}}\n"
                        f"  ResumedActivity: ActivityRecord{{{wid[::-1]} u0 {pkg}/.MainActivity t12}}\n")
+        if service == "input_method":
+            return out(self._input_method())
         if service == "battery":
             return out("Current Battery Service state:\n  AC powered: true\n  level: 100\n  scale: 100\n")
         if service == "power":
@@ -294,6 +302,16 @@ class DeviceCommands:
                 f"  mFocusedApp=ActivityRecord{{{wid[::-1]} u0 {pkg}/.MainActivity t12}}\n"
                 f"  mInputMethodWindow=Window{{1c2d3e4 u0 InputMethod}} "
                 f"visible={str(self.phone.keyboard_visible()).lower()}\n")
+
+    def _input_method(self) -> str:
+        """Android 14's ``dumpsys input_method`` (the lines a reader looks at)."""
+        shown = str(self.phone.keyboard_visible()).lower()
+        ime = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME"
+        return ("Current Input Method Manager state:\n  Input Methods: mMethodMapUpdateCount=2\n"
+                f"  mCurMethodId={ime}\n"
+                f"  mCurFocusedWindowClient=ClientState{{{self._focus()[1]} mUid=10123 mPid=2345}}\n"
+                f"  mInputShown={shown}\n  mSystemReady=true mInteractive={str(self.phone.screen_on).lower()}\n"
+                f"  mImeWindowVis={'0x3' if shown == 'true' else '0x0'}\n  mCurrentUserId=0\n")
 
     def _power(self) -> str:
         on = self.phone.screen_on

@@ -35,7 +35,16 @@ class SystemCommands:
     def table(self) -> dict[str, Command]:
         return {"settings": self.settings, "getprop": self.getprop, "pm": self.pm, "content": self.content,
                 "id": self.id_, "whoami": lambda a, i: out("shell\n"), "date": self.date,
-                "sleep": lambda a, i: out(""), "true": lambda a, i: out(""), "false": lambda a, i: out("", 1)}
+                "sleep": self.sleep, "true": lambda a, i: out(""), "false": lambda a, i: out("", 1)}
+
+    def sleep(self, args: list[str], _: bytes) -> ShellResult:
+        """``sleep N``: returns at once, but the phone's touch clock moves N seconds (sim/gestures.py)."""
+        try:
+            seconds = float(args[0]) if args else 0.0
+        except ValueError:
+            return err(f"sleep: invalid number '{args[0]}'\n", 1)
+        self.phone.touch.advance(seconds * 1000.0)
+        return out("")
 
     def settings(self, args: list[str], _: bytes) -> ShellResult:
         a = list(args)

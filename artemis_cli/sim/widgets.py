@@ -54,6 +54,8 @@ class Widget:
     on_tap: Action | None = None
     on_long: Action | None = None
     on_scroll: Callable[[int], None] | None = None
+    on_double: Action | None = None  # a double tap (two taps within DOUBLE_TAP_TIMEOUT_MS)
+    on_drag: Callable[[int, int], None] | None = None  # press, hold, move: dropped at (x, y)
     field_key: str | None = None
 
     @property
@@ -126,6 +128,16 @@ def hit(root: Widget, x: int, y: int) -> Widget | None:
         if not contains(node.bounds, x, y):
             continue
         if best is None or area(node.bounds) <= area(best.bounds):
+            best = node
+    return best
+
+
+def deepest_with(root: Widget, x: int, y: int, attr: str) -> Widget | None:
+    """Smallest widget containing the point whose behaviour ``attr`` (``on_double``, ``on_drag``) is set."""
+    best: Widget | None = None
+    for node in root.walk():
+        if (getattr(node, attr) is not None and contains(node.bounds, x, y)
+                and (best is None or area(node.bounds) <= area(best.bounds))):
             best = node
     return best
 

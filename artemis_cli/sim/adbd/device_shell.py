@@ -84,6 +84,7 @@ class DeviceSide:
     def run(self, command: str, *, stdin: bytes = b"", status: int = 0) -> ShellResult:
         """Run a command line in the phone's shell (``status`` is ``$?`` at the start)."""
         with self.lock:
+            self.phone.touch.arrive()  # its taps are timed from when it reached the phone (sim/gestures.py)
             return self.phone.sh.run(command, stdin=stdin, status=status)
 
     def reads_stdin(self, command: str) -> bool:

@@ -113,6 +113,7 @@ class U2Server:
             if fn is None:
                 raise RpcError(-32601, f"Method not found: {req['method']}")
             self.device.latency.charge_rpc(req["method"])  # no lock held: concurrent calls overlap
+            self.device.phone.touch.arrive()  # taps are timed as they reach the phone (sim/gestures.py)
             params = req.get("params")
             args = params if isinstance(params, list) else ([] if params is None else [params])
             if isinstance(params, dict):
@@ -184,7 +185,10 @@ class U2Server:
         return True
 
     def drag(self, sx: int, sy: int, ex: int, ey: int, steps: int = 100) -> bool:
-        return self.swipe(sx, sy, ex, ey, steps)
+        """UiDevice.drag: touch down, hold for the long-press timeout, move, up (a drag, not a swipe)."""
+        with self.device.lock:
+            self.device.phone.do_drag(int(sx), int(sy), int(ex), int(ey))
+        return True
 
     def swipe_points(self, points: list[int], steps: int = 100) -> bool:
         if len(points) < 4:

@@ -1,4 +1,5 @@
-"""Notes (com.artemis.notes): list, new note, view/edit, delete."""
+"""Notes (com.artemis.notes): list, new note, view/edit, delete; a note is reordered by dragging it
+(press, hold, move: a swipe scrolls the list instead)."""
 
 from __future__ import annotations
 
@@ -97,8 +98,10 @@ class NotesApp(App):
         for n in self.notes:
             def make(y: int, n: Note = n) -> Widget:
                 preview = n.body.replace("\n", " ")
-                return ui.row(y, rh, n.title or "(untitled)", summary=preview or " ", rid="note_item",
-                              on_tap=lambda: self.open_editor(n.id), desc=n.title)
+                row = ui.row(y, rh, n.title or "(untitled)", summary=preview or " ", rid="note_item",
+                             on_tap=lambda: self.open_editor(n.id), desc=n.title)
+                row.on_drag = lambda _x, y2, n=n: self.move_note(n.id, (y2 - t + self.ui_state.scroll.get("notes", 0)) // rh)
+                return row
             rows.append((rh, make))
         kids = [bar]
         if not rows:
@@ -107,6 +110,14 @@ class NotesApp(App):
         kids.append(ui.vlist((0, t, ui.w, ui.h), "notes", rows, rid="notes_list", bottom_pad=ui.fab_clearance))
         kids.append(ui.fab("New note", lambda: self.open_editor(None), rid="new_note", label="New note"))
         return kids
+
+    def move_note(self, nid: int, slot: int) -> None:
+        """A note dropped on row ``slot`` of the list (clamped) takes that place."""
+        n = self.find(nid)
+        if n is None:
+            return
+        self.notes.remove(n)
+        self.notes.insert(max(0, min(slot, len(self.notes))), n)
 
     def edit_screen(self, ui: Ui) -> list[Widget]:
         specs: list[tuple[str, str, str, Callable[[], None] | None]] = [("Save", "save", "Save note", self.save)]

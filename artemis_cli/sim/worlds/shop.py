@@ -56,6 +56,7 @@ class ShopApp(App):
         self.user: str | None = None
         self.cart: dict[int, int] = {}  # product id -> quantity, insertion ordered
         self.orders: list[Order] = []
+        self.liked: set[int] = set()  # double-tapping a product (not its button) likes it, again unlikes it
         super().__init__(ctx)
 
     def reset_ui(self) -> None:
@@ -152,16 +153,22 @@ class ShopApp(App):
     def product_row(self, ui: Ui, y: int, h: int, pid: int, name: str, price: int) -> Widget:
         pad = ui.px(48)
         bx = ui.w - pad - ui.px(330)
-        kids = [ui.text((pad, y + ui.px(20), bx - ui.px(20), y + ui.px(110)), name, size=46, rid="product_name"),
+        liked = pid in self.liked
+        name_right = bx - ui.px(200) if liked else bx - ui.px(20)
+        kids = [ui.text((pad, y + ui.px(20), name_right, y + ui.px(110)), name, size=46, rid="product_name"),
                 ui.text((pad, y + ui.px(110), ui.px(420), y + ui.px(190)), money(price), size=40, color="muted",
                         rid="product_price")]
         q = self.cart.get(pid, 0)
         if q:
             kids.append(ui.text((ui.px(420), y + ui.px(110), bx - ui.px(20), y + ui.px(190)), f"In cart: {q}",
                                 size=36, color="accent", rid="product_in_cart"))
+        if liked:
+            kids.append(ui.text((name_right, y + ui.px(20), bx - ui.px(20), y + ui.px(110)), "Liked", size=36,
+                                color="accent", rid="product_liked"))
         kids.append(ui.button((bx, y + ui.px(55), ui.w - pad, y + ui.px(165)), "Add to cart",
                               lambda: self.add(pid), rid="add_to_cart", desc=f"Add {name} to cart", size=38))
-        return Widget(W.LINEAR, (0, y, ui.w, y + h), rid=ui.rid("product_item"), children=kids, kind="row")
+        return Widget(W.LINEAR, (0, y, ui.w, y + h), rid=ui.rid("product_item"), children=kids, kind="row",
+                      on_double=lambda: self.liked.symmetric_difference_update({pid}))
 
     def cart_screen(self, ui: Ui) -> list[Widget]:
         bar = ui.app_bar("Cart", up=self.go_back)
@@ -247,4 +254,5 @@ class ShopApp(App):
     def snapshot(self) -> dict[str, object]:
         return {"screen": self.current_screen, "user": self.user,
                 "cart": {PRODUCTS[p - 1][0]: q for p, q in self.cart.items()},
-                "orders": [o.number for o in self.orders], "error": self.error}
+                "orders": [o.number for o in self.orders], "error": self.error,
+                **({"liked": [PRODUCTS[p - 1][0] for p in sorted(self.liked)]} if self.liked else {})}
