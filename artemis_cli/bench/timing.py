@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-DEVICE_METHODS = ("info", "screenshot", "hierarchy", "tap", "long_press", "swipe", "type_text", "key", "launch",
-                  "current_app", "shell")
+DEVICE_METHODS = ("info", "screenshot", "hierarchy", "tap", "long_press", "swipe", "double_tap", "drag",
+                  "type_text", "key", "launch", "current_app", "shell")
 
 
 @dataclass

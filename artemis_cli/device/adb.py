@@ -355,6 +355,29 @@ class AdbDevice:
             f"input swipe {int(x1)} {int(y1)} {int(x2)} {int(y2)} {int(duration_ms)}", "swipe"
         )
 
+    def double_tap(self, x: int, y: int) -> None:
+        """Both taps in ONE shell command: the second ``input`` starts as soon as the first ends
+        (an app_process start, about 100-250 ms), inside Android's 300 ms double-tap timeout; two
+        ``adb shell`` round trips would add the transport's delay and often miss it."""
+        x, y = int(x), int(y)
+        self._action(f"input tap {x} {y}; input tap {x} {y}", "double tap")
+
+    def drag(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 1000) -> None:
+        """``input draganddrop`` (Android 7.0, API 24, and later): DOWN, a hold of the long-press
+        timeout, the move over ``duration_ms``, UP, in one process, so the phone does the timing.
+        ``input swipe`` moves at once (a scroll, not a drag) and ``input motionevent`` (Android 11+)
+        starts a process per event, leaving the hold to the host; neither is a drag everywhere."""
+        sdk = self.info().sdk
+        if sdk is not None and sdk < 24:
+            raise ShellError(
+                f"device {self.serial!r}: drag needs `input draganddrop` (Android 7.0, API 24); this "
+                f"device runs API {sdk}",
+                hint="use the u2 backend (its drag holds before it moves) or long_press then swipe",
+            )
+        self._action(
+            f"input draganddrop {int(x1)} {int(y1)} {int(x2)} {int(y2)} {max(1, int(duration_ms))}", "drag"
+        )
+
     def key(self, name: str) -> None:
         code = KEYCODES.get(name)
         if code is None:

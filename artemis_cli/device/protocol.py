@@ -61,6 +61,15 @@ class Device(Protocol):
 
     def swipe(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 300) -> None: ...
 
+    def double_tap(self, x: int, y: int) -> None:
+        """Two taps close enough in time (Android: within 300 ms) to be one double tap."""
+        ...
+
+    def drag(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 1000) -> None:
+        """Press at (x1, y1), hold past the long-press timeout, move to (x2, y2) in ``duration_ms``,
+        release: what reorders a list item or moves an icon (a swipe moves at once and scrolls)."""
+        ...
+
     def type_text(self, text: str) -> None:
         """Type into the focused field. Raises TextInputError when it cannot do so faithfully."""
         ...

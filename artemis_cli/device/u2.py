@@ -228,6 +228,19 @@ class U2Device:
         with self._wrap("swipe"):
             self._d.swipe(x1, y1, x2, y2, duration=max(duration_ms, 10) / 1000)
 
+    def double_tap(self, x: int, y: int) -> None:
+        """uiautomator2's double_click: touch down/up, 0.1 s, a click (injectInputEvent + click RPCs)."""
+        x, y = _check_coords(x, y)
+        with self._wrap("double tap"):
+            self._d.double_click(x, y, duration=0.1)
+
+    def drag(self, x1: int, y1: int, x2: int, y2: int, duration_ms: int = 1000) -> None:
+        """uiautomator2's drag: the server's UiDevice.drag, which holds for the long-press timeout
+        before it moves (a swipe does not)."""
+        x1, y1, x2, y2 = _check_coords(x1, y1, x2, y2)
+        with self._wrap("drag"):
+            self._d.drag(x1, y1, x2, y2, duration=max(duration_ms, 10) / 1000)
+
     def type_text(self, text: str) -> None:
         for piece in split_lines_for_ime(text):
             if piece is None:

@@ -201,7 +201,8 @@ class Latency:
 #: In-process SimPhone methods and the backend call each stands for (uiautomator2's, the default
 #: backend: screenshot = takeScreenshot, hierarchy = dumpWindowHierarchy, current_app = dumpsys).
 _IN_PROCESS = {"screenshot": "u2_screenshot", "hierarchy": "u2_dump", "current_app": "dumpsys",
-               "tap": "u2_input", "long_press": "u2_input", "swipe": "u2_input", "type_text": "u2_input",
+               "tap": "u2_input", "long_press": "u2_input", "swipe": "u2_input", "double_tap": "u2_input",
+               "drag": "u2_input", "type_text": "u2_input",
                "key": "u2_input", "clear_text": "u2_input", "launch": "am_start", "shell": "shell"}
 
 
