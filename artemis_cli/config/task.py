@@ -139,7 +139,8 @@ Point = Annotated[tuple[Coordinate, Coordinate], Field(strict=False), BeforeVali
 Direction = Literal["up", "down", "left", "right"]
 KeyName = Literal["back", "home", "enter", "recents", "delete"]
 
-ACTIONS = ("tap", "long_press", "type", "swipe", "key", "launch", "wait", "note", "finish")
+ACTIONS = ("tap", "double_tap", "long_press", "type", "swipe", "scroll", "drag", "key", "launch", "wait", "note",
+           "finish")
 CHECK_KINDS = ("shell", "visible", "not_visible", "app", "answer", "finished")
 COMPARATORS = ("equals", "contains", "matches")
 
@@ -230,6 +231,25 @@ class SwipeSpec(StrictModel):
         return self
 
 
+class ScrollSpec(StrictModel):
+    """``scroll: down`` is read as ``{direction: down}``: the content's direction (what to see)."""
+
+    direction: Direction
+    on: Selector | None = None
+    to_end: Annotated[bool, Strict()] = False
+
+    @classmethod
+    def _prepare(cls, data: Any) -> Any:
+        return {"direction": data} if isinstance(data, str) else data
+
+
+class DragSpec(StrictModel):
+    """``drag: {from: {text: A}, to: {text: B}}``; either end may be a point ``{x: …, y: …}``."""
+
+    from_: Selector = Field(alias="from")
+    to: Selector
+
+
 class NoteSpec(StrictModel):
     key: NonEmpty
     content: Text
@@ -244,9 +264,12 @@ class ReferenceAction(StrictModel):
     """One step of a known solution: exactly one of the fields is set; ``kind`` names it."""
 
     tap: Selector | None = None
+    double_tap: Selector | None = None
     long_press: Selector | None = None
     type: TypeSpec | None = None
     swipe: SwipeSpec | None = None
+    scroll: ScrollSpec | None = None
+    drag: DragSpec | None = None
     key: KeyName | None = None
     launch: NonEmpty | None = None
     wait: float | None = Field(default=None, ge=0, le=3600)

@@ -49,6 +49,7 @@ from artemis_cli.engine.records import SessionRecord, StepRecord
 from artemis_cli.errors import HierarchyParseError
 from artemis_cli.export.maestro_select import choose_selector, matches, regex_literal
 from artemis_cli.memory.ledger_lines import action_phrase
+from artemis_cli.operators.tools import MAX_SCROLLS
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.structure import TreeStructure
 from artemis_cli.perception.types import Target, UITree
@@ -192,12 +193,12 @@ def _step(engine: DataEngine, step: StepRecord, size: tuple[int, int], app_id: s
     out.popup = dismissed_popup(step, app_id)
     if t == "launch_app":
         out.commands.append({"launchApp": {"appId": a.get("package") or a.get("app"), "stopApp": False}})
-    elif t in ("tap", "long_press"):
+    elif t in ("tap", "double_tap", "long_press"):
         sel = _selector(step, _tree(engine, step, size), size)
         if out.popup:
             sel = {**sel, "optional": True}
             out.comment = "pop-up dismissal: optional (the pop-up may not show on replay)"
-        out.commands.append({"tapOn" if t == "tap" else "longPressOn": sel})
+        out.commands.append({{"tap": "tapOn", "double_tap": "doubleTapOn"}.get(t, "longPressOn"): sel})
     elif t == "type_text":
         secret = bool(a.get("redacted") or (step.target or {}).get("password"))
         if "index" in a and step.x is not None:
@@ -222,8 +223,16 @@ def _step(engine: DataEngine, step: StepRecord, size: tuple[int, int], app_id: s
             out.commands.append({"pressKey": _KEYS[key]})
         else:
             out.comment = f"press_key {key!r} has no Maestro equivalent"
-    elif t == "swipe" and step.x is not None and step.x2 is not None:
-        out.commands.append({"swipe": {"start": _pct(step.x, step.y, size), "end": _pct(step.x2, step.y2, size)}})
+    elif t in ("swipe", "scroll") and step.x is not None and step.x2 is not None:
+        swipe = {"swipe": {"start": _pct(step.x, step.y, size), "end": _pct(step.x2, step.y2, size)}}
+        if t == "scroll" and a.get("to_end"):  # Maestro's own `scroll` only goes down the screen's middle
+            out.commands.append({"repeat": {"times": MAX_SCROLLS, "commands": [swipe]}})
+            out.comment = f"scroll to the end: the recorded swipe, {MAX_SCROLLS} times (more does nothing)"
+        else:
+            out.commands.append(swipe)
+    elif t == "drag":
+        out.comment = (f"drag has no Maestro equivalent (press and hold at ({step.x},{step.y}), move to "
+                       f"({step.x2},{step.y2}), release)")
     elif t == "finish":
         pass  # the label says it all: "finish success=true answer=…"
     else:

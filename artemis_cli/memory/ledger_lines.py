@@ -162,8 +162,9 @@ def action_phrase(step: StepRecord) -> str:
     """What the step did, with the element semantics of its coordinates."""
     kind = step.action_type
     args = step.action_args
-    screen = _screen(step) if kind in ("tap", "long_press", "swipe", "type_text", "type", "input_text") else None
-    if kind in ("tap", "long_press"):
+    pointed = ("tap", "double_tap", "long_press", "swipe", "scroll", "drag", "type_text", "type", "input_text")
+    screen = _screen(step) if kind in pointed else None
+    if kind in ("tap", "double_tap", "long_press"):
         where = _at(step.target, step.x, step.y, screen)
         return f"{kind} {where}" if where else kind
     if kind == "swipe":
@@ -177,6 +178,16 @@ def action_phrase(step: StepRecord) -> str:
         if end:
             parts.append(f"to {end}")
         return " ".join(parts)
+    if kind == "scroll":  # the content's direction; where the finger went is swipe's business
+        phrase = f"scroll {_flat(str(args.get('direction', '')), 20)}"
+        if "index" in args:
+            inside = _at(step.target, step.x, step.y, screen)
+            phrase += f" in {inside}" if inside else ""
+        return phrase + (" to the end" if args.get("to_end") else "")
+    if kind == "drag":
+        start = _at(step.target, step.x, step.y, screen)
+        end = _at(step.target_end, step.x2, step.y2, screen)
+        return "drag" + (f" {start}" if start else "") + (f" to {end}" if end else "")
     if kind in ("type_text", "type", "input_text"):
         phrase = f"type {quote(_typed_text(step))}"
         where = _at(step.target, step.x, step.y, screen)

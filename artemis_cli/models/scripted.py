@@ -185,10 +185,24 @@ class ScriptPlayer:
     def _call_for(
         self, kind: str, value: Any, elements: list[ParsedElement], view: ConversationView
     ) -> FunctionCall:
-        if kind in ("tap", "long_press"):
+        if kind in ("tap", "double_tap", "long_press"):
             return FunctionCall(kind, self._target(value, elements, view))
+        if kind == "scroll":
+            spec = {"direction": value} if isinstance(value, str) else value
+            args: dict[str, Any] = {"direction": spec["direction"]}
+            if spec.get("on"):
+                args.update(self._target(spec["on"], elements, view))
+            if spec.get("to_end"):
+                args["to_end"] = True
+            return FunctionCall("scroll", args)
+        if kind == "drag":
+            src = self._target(value["from"], elements, view)
+            dst = self._target(value["to"], elements, view)
+            args = {"index": src["index"]} if "index" in src else {"x1": src["x"], "y1": src["y"]}
+            args.update({"to_index": dst["index"]} if "index" in dst else {"x2": dst["x"], "y2": dst["y"]})
+            return FunctionCall("drag", args)
         if kind == "type":
-            args: dict[str, Any] = {"text": str(value["text"])}
+            args = {"text": str(value["text"])}
             if value.get("into"):
                 args.update(self._target(value["into"], elements, view))
             if value.get("clear"):

@@ -3,7 +3,8 @@
 ``plan_action`` resolves indices and model coordinates against the observation the model saw
 (raising ToolCallError — sent back to the model — for an index or point that does not exist);
 ``execute`` performs it. Every coordinate is enriched by hit testing before it is recorded,
-swipe ends included.
+swipe, scroll and drag ends included. ``scroll`` names the content's direction (``scroll down``
+shows what is below: the finger moves up), ``swipe`` the finger's.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from artemis_cli.device.protocol import Device
 from artemis_cli.engine.records import ResultStatus
 from artemis_cli.errors import DeviceError, DeviceOffline
 from artemis_cli.operators.observe import Observation
-from artemis_cli.operators.tools import ToolCall, ToolCallError
+from artemis_cli.operators.outcome import VISUAL_CHANGE_MIN
+from artemis_cli.operators.tools import MAX_SCROLLS, ToolCall, ToolCallError
 from artemis_cli.operators.typing import Probe, TypingTrace, type_into
+from artemis_cli.perception.dhash import dhash_hex, hamming
 from artemis_cli.perception.hittest import hit_test, target_for_element
 from artemis_cli.perception.types import Element, Target, UITree
 
@@ -36,6 +39,7 @@ class PlannedAction:
     target_end: Target | None = None
     element: Element | None = None
     secret: str | None = None  # the real text for a password field; never recorded
+    pre_dhash: str | None = None  # scroll to_end: the screen's dHash before the first swipe
 
     @property
     def recorded_args(self) -> dict[str, Any]:
@@ -44,8 +48,14 @@ class PlannedAction:
     def phrase(self) -> str:
         """One-line description for progress output and ledgers."""
         t = self.target.describe() if self.target.label_source != "none" else ""
-        if self.type in ("tap", "long_press"):
+        if self.type in ("tap", "double_tap", "long_press"):
             return f"{self.type} {t or f'({self.x},{self.y})'}"
+        if self.type == "scroll":
+            inside = f" in {t}" if "index" in self.args and t else ""
+            return f"scroll {self.args.get('direction')}{inside}" + (" to the end" if self.args.get("to_end") else "")
+        if self.type == "drag":
+            end = self.target_end.describe() if self.target_end and self.target_end.label_source != "none" else ""
+            return f"drag {t or f'({self.x},{self.y})'} to {end or f'({self.x2},{self.y2})'}"
         if self.type == "swipe":
             d = self.args.get("direction")
             return f"swipe {d}" if d else f"swipe ({self.x},{self.y})->({self.x2},{self.y2})"
@@ -68,6 +78,9 @@ class ActionResult:
     detail: str = ""
     #: What ``type_text`` saw of its field (``operators.typing``); read by ``outcome.assess``.
     typing: TypingTrace | None = None
+    #: scroll to_end: swipes made, and whether the content stopped moving within MAX_SCROLLS
+    swipes: int | None = None
+    at_end: bool | None = None
 
 
 def _element(obs: Observation, index: int) -> Element:
@@ -99,6 +112,34 @@ def _swipe_vector(direction: str, box: tuple[int, int, int, int]) -> tuple[int, 
     }[direction]
 
 
+#: scroll: the finger moves against the content (``scroll down`` = the finger moves up)
+_FINGER = {"down": "up", "up": "down", "right": "left", "left": "right"}
+
+
+def _scroll_box(obs: Observation, index: int | None) -> tuple[int, int, int, int]:
+    """Where a scroll swipes: inside element ``index``, else the largest scrollable element listed,
+    else the screen's middle (between the app bar and the navigation area)."""
+    if index is not None:
+        b = _element(obs, index).node.bounds
+        return (b.left, b.top, b.right, b.bottom)
+    scrollable = [e.node.bounds for e in obs.elements if e.node.scrollable]
+    if scrollable:
+        b = max(scrollable, key=lambda r: r.area)
+        return (b.left, b.top, b.right, b.bottom)
+    w, h = obs.space.width, obs.space.height
+    return (0, int(h * 0.15), w, int(h * 0.85))
+
+
+def _end(obs: Observation, a: dict[str, Any], index_key: str, x_key: str, y_key: str) -> tuple[int, int, Target]:
+    """One end of a drag: the element's point (what it reaches there) or the point's hit test."""
+    if index_key in a:
+        el = _element(obs, a[index_key])
+        x, y = el.center
+        return x, y, _reached(obs, el, x, y)
+    x, y = _point(obs, a[x_key], a[y_key])
+    return x, y, hit_test(obs.tree, x, y)
+
+
 def _reached(obs: Observation, el: Element, x: int, y: int) -> Target:
     """The target of a tap on element ``el`` at its point: the element, unless something else
     takes touches there (a text listed for reading that no tap can reach, over a sheet's dismiss
@@ -113,7 +154,17 @@ def _reached(obs: Observation, el: Element, x: int, y: int) -> Target:
 def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = None) -> PlannedAction:
     a = call.args
     name = call.name
-    if name in ("tap", "long_press"):
+    if name == "scroll":
+        x1, y1, x2, y2 = _swipe_vector(_FINGER[a["direction"]], _scroll_box(obs, a.get("index")))
+        return PlannedAction(
+            name, dict(a), x1, y1, x2, y2, target=hit_test(obs.tree, x1, y1), target_end=hit_test(obs.tree, x2, y2),
+            pre_dhash=obs.dhash if a.get("to_end") else None,
+        )
+    if name == "drag":
+        x1, y1, t1 = _end(obs, a, "index", "x1", "y1")
+        x2, y2, t2 = _end(obs, a, "to_index", "x2", "y2")
+        return PlannedAction(name, dict(a), x1, y1, x2, y2, target=t1, target_end=t2)
+    if name in ("tap", "double_tap", "long_press"):
         if "index" in a:
             el = _element(obs, a["index"])
             x, y = el.center
@@ -170,6 +221,22 @@ def resolve_package(app: str, packages: list[str]) -> str:
     raise ToolCallError(f"no installed app matches {app!r}; give its package name")
 
 
+def _scroll_to_end(action: PlannedAction, device: Device) -> ActionResult:
+    """Swipe until two screenshots in a row have the same dHash, give or take what counts as no
+    visible change (a lossy capture's noise), at most MAX_SCROLLS times. The first swipe is
+    compared with the screen the action was planned on."""
+    last = action.pre_dhash
+    for n in range(1, MAX_SCROLLS + 1):
+        device.swipe(action.x, action.y, action.x2, action.y2)  # type: ignore[arg-type]
+        now = dhash_hex(device.screenshot())
+        if last is not None and hamming(now, last) < VISUAL_CHANGE_MIN:
+            moved = n - 1
+            return ActionResult("ok", f"scrolled {moved} time(s); the content stopped moving", swipes=n, at_end=True)
+        last = now
+    return ActionResult("ok", f"scrolled {MAX_SCROLLS} times; the content was still moving", swipes=MAX_SCROLLS,
+                        at_end=False)
+
+
 def execute(
     action: PlannedAction, device: Device, *, real_time: bool = True, pre: UITree | None = None,
     probe: Probe | None = None,
@@ -189,6 +256,14 @@ def execute(
         elif t == "long_press":
             device.long_press(action.x, action.y)  # type: ignore[arg-type]
         elif t == "swipe":
+            device.swipe(action.x, action.y, action.x2, action.y2)  # type: ignore[arg-type]
+        elif t == "double_tap":
+            device.double_tap(action.x, action.y)  # type: ignore[arg-type]
+        elif t == "drag":
+            device.drag(action.x, action.y, action.x2, action.y2)  # type: ignore[arg-type]
+        elif t == "scroll":
+            if action.args.get("to_end"):
+                return _scroll_to_end(action, device)
             device.swipe(action.x, action.y, action.x2, action.y2)  # type: ignore[arg-type]
         elif t == "type_text":
             status, detail, trace = type_into(action, device, pre=pre, probe=probe)

@@ -5,7 +5,8 @@ says what changed: the screen or not (UI structure, and the screenshot's dHash f
 cannot show), the state of switches and check boxes, the text a typed-into field now shows,
 windows that opened or closed, the app in front. Its ``status`` is the step's result status:
 
-* ``ok``: the intended effect was seen — the screen changed after a tap, swipe, key or wait;
+* ``ok``: the intended effect was seen — the screen changed after a tap, double tap, swipe,
+  scroll (the content moved), drag, key or wait;
   typed text shows in its field; the launched app is in front;
 * ``no_change``: the action ran and nothing visible changed;
 * ``failed``: the intended effect demonstrably did not happen (typed text that did not land, a
@@ -361,6 +362,11 @@ def assess(action: Any, result: Any, pre: Observation, post: Observation | None)
     notes += [f"window {w} closed" for w in out.windows_closed]
     if out.app_after and out.app_before != out.app_after:
         notes.append(f"app now {out.app_after}")
+    swipes = getattr(result, "swipes", None)
+    if action.type == "scroll" and swipes is not None:  # to_end: how far it went (act._scroll_to_end)
+        moved = swipes - 1 if getattr(result, "at_end", False) else swipes
+        end = "reached the end" if getattr(result, "at_end", False) else "the content was still moving"
+        notes.append(f"scrolled {moved} time{'s' if moved != 1 else ''}, {end}")
     if result.status == "error":
         out.status, out.detail = "error", result.detail
     elif action.type == "type_text":

@@ -16,10 +16,14 @@ from artemis_cli.device.protocol import KEY_NAMES
 from artemis_cli.memory.recall_args import RECALL_HISTORY_DESCRIPTION, RECALL_HISTORY_PARAMETERS
 from artemis_cli.models.base import FunctionCall, ToolDecl
 
-ACTION_TOOLS = ("tap", "long_press", "swipe", "type_text", "press_key", "launch_app", "wait", "finish")
+ACTION_TOOLS = (
+    "tap", "double_tap", "long_press", "scroll", "swipe", "drag", "type_text", "press_key", "launch_app", "wait", "finish",
+)
 MEMORY_TOOLS = ("save_note", "read_note", "recall_history")
 DIRECTIONS = ("up", "down", "left", "right")
 MAX_WAIT_S = 10.0
+#: Swipes a ``scroll`` with ``to_end`` makes at most before it gives up on the content stopping.
+MAX_SCROLLS = 10
 
 
 class ToolCallError(Exception):
@@ -62,18 +66,55 @@ def tool_declarations(coordinates: str = "pixels") -> list[ToolDecl]:
     )
     return [
         ToolDecl("tap", f"Tap an element by index (preferred) or a point. {space}", _obj(dict(_POINT))),
+        ToolDecl(
+            "double_tap",
+            f"Tap twice quickly on an element by index or a point (zoom a photo or map, select a word). {space}",
+            _obj(dict(_POINT)),
+        ),
         ToolDecl("long_press", f"Long-press an element by index or a point. {space}", _obj(dict(_POINT))),
         ToolDecl(
+            "scroll",
+            "Scroll content to see more of it. `direction` is where the content you want is: 'down' "
+            "shows what is below (the finger moves up), 'up' what is above, 'right' what is to the "
+            "right. Inside the scrollable element `index`, else the screen's main scrollable area. "
+            f"`to_end: true` keeps scrolling until the content stops moving (at most {MAX_SCROLLS} swipes).",
+            _obj(
+                {
+                    "direction": {"type": "string", "enum": list(DIRECTIONS)},
+                    "index": {"type": "integer", "description": "Scrollable element to scroll inside."},
+                    "to_end": {"type": "boolean", "description": "Scroll until the content stops moving."},
+                },
+                ["direction"],
+            ),
+        ),
+        ToolDecl(
             "swipe",
-            "Swipe. `direction` is the way the finger moves: 'up' scrolls a list to reveal what is "
-            "below, 'down' reveals what is above. Optionally inside element `index`, or give "
-            f"x1,y1,x2,y2 explicitly. {space}",
+            "Move the finger quickly across the screen (pages, carousels, dismissing a card, pulling "
+            "down the notification shade). `direction` is the way the FINGER moves, the opposite of "
+            "`scroll`'s: 'up' reveals what is below. To see more of a list, use `scroll`. Optionally "
+            f"inside element `index`, or give x1,y1,x2,y2 explicitly. {space}",
             _obj(
                 {
                     "direction": {"type": "string", "enum": list(DIRECTIONS)},
                     "index": {"type": "integer"},
                     "x1": {"type": "number"},
                     "y1": {"type": "number"},
+                    "x2": {"type": "number"},
+                    "y2": {"type": "number"},
+                }
+            ),
+        ),
+        ToolDecl(
+            "drag",
+            "Press, hold, then move to a destination and release: reorder a list item, move a "
+            "slider, drag an icon. From element `index` or point x1,y1 to element `to_index` or "
+            f"point x2,y2. {space}",
+            _obj(
+                {
+                    "index": {"type": "integer", "description": "Element to drag."},
+                    "x1": {"type": "number"},
+                    "y1": {"type": "number"},
+                    "to_index": {"type": "integer", "description": "Element to drop it on."},
                     "x2": {"type": "number"},
                     "y2": {"type": "number"},
                 }
@@ -180,6 +221,17 @@ def _point_args(args: dict[str, Any]) -> dict[str, Any]:
     return {"x": x, "y": y}
 
 
+def _end_args(args: dict[str, Any], index_key: str, x_key: str, y_key: str, which: str) -> dict[str, Any]:
+    """One end of a drag: an element index (preferred) or a point."""
+    index = _int(args, index_key)
+    x, y = _num(args, x_key), _num(args, y_key)
+    if index is not None:
+        return {index_key: index}
+    if x is None or y is None:
+        raise ToolCallError(f"give the drag's {which}: `{index_key}` (preferred) or both `{x_key}` and `{y_key}`")
+    return {x_key: x, y_key: y}
+
+
 def validate_call(call: FunctionCall) -> ToolCall:
     """Check a call's name and argument types; return it normalised or raise ToolCallError."""
     name = call.name
@@ -188,8 +240,20 @@ def validate_call(call: FunctionCall) -> ToolCall:
     if name not in known:
         raise ToolCallError(f"unknown tool {name!r}; available tools: {', '.join(known)}")
     out: dict[str, Any]
-    if name in ("tap", "long_press"):
+    if name in ("tap", "double_tap", "long_press"):
         out = _point_args(args)
+    elif name == "scroll":
+        direction = _str(args, "direction")
+        if direction not in DIRECTIONS:
+            raise ToolCallError(f"`direction` must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+        out = {"direction": direction}
+        index = _int(args, "index")
+        if index is not None:
+            out["index"] = index
+        if _bool(args, "to_end"):
+            out["to_end"] = True
+    elif name == "drag":
+        out = _end_args(args, "index", "x1", "y1", "from") | _end_args(args, "to_index", "x2", "y2", "to")
     elif name == "swipe":
         direction = _str(args, "direction", required=False)
         index = _int(args, "index")

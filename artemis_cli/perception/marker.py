@@ -1,5 +1,6 @@
-"""Draw the action on the pre-action screenshot: red ring + dot for a tap, double ring for a long
-press, red arrow for a swipe.  Sizes scale with the screen's shorter side."""
+"""Draw the action on the pre-action screenshot: red ring + dot for a tap, two rings side by side
+for a double tap, concentric rings for a long press, a red arrow for a swipe or scroll (the
+finger's way), an arrow from a held ring for a drag.  Sizes scale with the screen's shorter side."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from artemis_cli.perception.dhash import load_png
 __all__ = ["MARKER_COLOR", "draw_action_marker"]
 
 MARKER_COLOR = (255, 32, 32, 255)
-_TAP_KINDS = {"tap", "click", "double_tap", "type", "input_text"}
+_TAP_KINDS = {"tap", "click", "type", "input_text"}
+_DOUBLE_KINDS = {"double_tap", "double_click"}
 _LONG_KINDS = {"long_press", "long_click", "long_tap"}
 _SWIPE_KINDS = {"swipe", "drag", "scroll", "fling"}
 
@@ -41,8 +43,9 @@ def _arrow(
 def draw_action_marker(png: bytes, kind: str, points: list[tuple[int, int]]) -> bytes:
     """Return a new PNG (same size) with the action drawn at ``points`` (device pixels).
 
-    tap-like kinds: ring + dot at the first point; long_press: two rings + dot; swipe-like kinds:
-    arrow from the first to the second point (a dot at the start as well).  Unknown kinds with
+    tap-like kinds: ring + dot at the first point; double_tap: two overlapping rings side by side +
+    dot; long_press: two concentric rings + dot; swipe-like kinds: arrow from the first to the
+    second point (a dot at the start as well; a drag adds a ring there, its hold).  Unknown kinds with
     points get a tap marker; no points leaves the picture unchanged.  Raises ScreenshotError for
     bytes that are not a PNG.
     """
@@ -59,7 +62,13 @@ def draw_action_marker(png: bytes, kind: str, points: list[tuple[int, int]]) -> 
         x, y = pts[0]
         if kind in _SWIPE_KINDS and len(pts) >= 2:
             _dot(draw, x, y, 10 * unit)
+            if kind == "drag":  # the hold before the move
+                _ring(draw, x, y, radius, width)
             _arrow(draw, pts[0], pts[1], width, head=36 * unit)
+        elif kind in _DOUBLE_KINDS:
+            _ring(draw, round(x - radius * 0.45), y, radius, width)
+            _ring(draw, round(x + radius * 0.45), y, radius, width)
+            _dot(draw, x, y, 10 * unit)
         elif kind in _LONG_KINDS:
             _ring(draw, x, y, radius, width)
             _ring(draw, x, y, radius * 1.6, width)

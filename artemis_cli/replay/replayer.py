@@ -56,7 +56,8 @@ By = Literal["semantics", "coordinates"]
 BY_CHOICES: tuple[str, ...] = ("semantics", "coordinates")
 REPLAY_MODEL_LABEL = "replay (no model)"
 
-_POINTED = {"tap", "long_press"}
+_POINTED = {"tap", "double_tap", "long_press"}
+_STROKES = {"swipe", "scroll"}  # replayed along the recorded (scaled) line
 _NO_DEVICE_ACTION = {"finish", "wait", "save_note", "none", "recall_history"}
 
 
@@ -152,8 +153,13 @@ class PlanStep:
 def describe_locator(step: StepRecord, by: str) -> str:
     t = Target.from_dict(step.target)
     at = f"({step.x},{step.y})" if step.x is not None else ""
-    if step.action_type == "swipe":
-        return f"swipe {at}->({step.x2},{step.y2}) scaled"
+    if step.action_type in _STROKES:
+        return f"{step.action_type} {at}->({step.x2},{step.y2}) scaled"
+    if step.action_type == "drag":
+        end = Target.from_dict(step.target_end) if step.target_end else Target()
+        if by == "coordinates" or (t.label_source == "none" and end.label_source == "none"):
+            return f"drag {at}->({step.x2},{step.y2}) scaled"
+        return f"drag by {t.describe() or at} to {end.describe() or f'({step.x2},{step.y2})'}; else scaled"
     if step.action_type in _POINTED or (step.action_type == "type_text" and "index" in step.action_args):
         if by == "coordinates" or t.label_source == "none":
             return f"at {at} scaled" if at else "(no target)"
@@ -283,6 +289,17 @@ class Replayer:
             "target not found by semantics; used the recorded coordinates"
         return _Located(TargetMatch(_element_at(obs.elements, x, y), hit_test(obs.tree, x, y), x, y, how), note)
 
+    def _drop_point(self, rec: StepRecord, obs: Observation, rec_pre: UITree | None) -> tuple[int, int, Target]:
+        """Where a replayed drag ends: the recorded end's element by semantics, else its scaled point."""
+        end = Target.from_dict(rec.target_end) if rec.target_end else None
+        if self.opts.by == "semantics" and end is not None and end.label_source != "none":
+            found = find_by_semantics(end, obs.elements, obs.tree, recorded_tree=rec_pre,
+                                      recorded_size=self.rec_size, current_size=self.size)
+            if found is not None:
+                return found.x, found.y, found.target
+        x2, y2 = scale_point(rec.x2, rec.y2, self.rec_size, self.size)  # type: ignore[arg-type]
+        return x2, y2, hit_test(obs.tree, x2, y2)
+
     def _plan_action(self, rec: StepRecord, obs: Observation, rec_pre: UITree | None) -> tuple[PlannedAction | None, _Located]:
         t = rec.action_type
         args = dict(rec.action_args)
@@ -304,13 +321,23 @@ class Replayer:
                 target = hit_test(obs.tree, fx, fy)
             action = PlannedAction(t, args, fx, fy, target=target, element=focused)
             loc = _Located(None)
-        elif t == "swipe":
+        elif t == "drag":
             if None in (rec.x, rec.y, rec.x2, rec.y2):
-                return None, _Located(None, "the recorded swipe has no coordinates")
+                return None, _Located(None, "the recorded drag has no coordinates")
+            loc = self._locate(rec, obs, rec_pre)
+            m = loc.match
+            if m is None:
+                return None, loc
+            x2, y2, end = self._drop_point(rec, obs, rec_pre)
+            action = PlannedAction(t, args, m.x, m.y, x2, y2, target=m.target, target_end=end, element=m.element)
+        elif t in _STROKES:
+            if None in (rec.x, rec.y, rec.x2, rec.y2):
+                return None, _Located(None, f"the recorded {t} has no coordinates")
             x1, y1 = scale_point(rec.x, rec.y, self.rec_size, self.size)  # type: ignore[arg-type]
             x2, y2 = scale_point(rec.x2, rec.y2, self.rec_size, self.size)  # type: ignore[arg-type]
             action = PlannedAction(t, args, x1, y1, x2, y2, target=hit_test(obs.tree, x1, y1),
-                                   target_end=hit_test(obs.tree, x2, y2))
+                                   target_end=hit_test(obs.tree, x2, y2),
+                                   pre_dhash=obs.dhash if args.get("to_end") else None)
             loc = _Located(TargetMatch(None, action.target, x1, y1, "coordinates"))
         else:
             action = PlannedAction(t, args)
@@ -497,7 +524,7 @@ class Replayer:
                 notes.append(f"the action failed: {result.detail}")
             if not check.ok or (result.status == "error" and rec.result_status != "error"):
                 status = "diverged"
-            elif rec.action_type in _NO_DEVICE_ACTION or rec.action_type in ("press_key", "launch_app", "swipe"):
+            elif rec.action_type in _NO_DEVICE_ACTION or rec.action_type in ("press_key", "launch_app", *_STROKES):
                 status = "matched" if dist is None or dist <= DHASH_MATCH_MAX else "retargeted"
             else:
                 m = loc.match

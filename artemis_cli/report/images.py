@@ -234,6 +234,12 @@ def marker_svg(kind: str, points: list[tuple[int, int]], width: int, height: int
         parts.append(f"<circle cx='{x}' cy='{y}' r='{dot:.0f}' fill='{c}'/>"
                      f"<line x1='{x}' y1='{y}' x2='{x1}' y2='{y1}' stroke='{c}' stroke-width='{stroke}'/>"
                      f"<polygon points='{x1},{y1} {lx:.0f},{ly:.0f} {rx:.0f},{ry:.0f}' fill='{c}'/>")
+        if kind == "drag":  # the hold before the move
+            parts.append(f"<circle cx='{x}' cy='{y}' r='{radius:.0f}' fill='none' stroke='{c}' stroke-width='{stroke}'/>")
+    elif kind in ("double_tap", "double_click"):
+        for cx in (round(x - radius * 0.45), round(x + radius * 0.45)):
+            parts.append(f"<circle cx='{cx}' cy='{y}' r='{radius:.0f}' fill='none' stroke='{c}' stroke-width='{stroke}'/>")
+        parts.append(f"<circle cx='{x}' cy='{y}' r='{dot:.0f}' fill='{c}'/>")
     else:
         parts.append(f"<circle cx='{x}' cy='{y}' r='{radius:.0f}' fill='none' stroke='{c}' stroke-width='{stroke}'/>")
         if kind in _LONG_KINDS:
