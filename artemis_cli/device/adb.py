@@ -34,6 +34,7 @@ from artemis_cli.device.adb_output import (
     input_command_failed,
     parse_current_app,
     parse_ime_list,
+    parse_input_shown,
     parse_sdk,
     parse_wm_size,
 )
@@ -404,6 +405,11 @@ class AdbDevice:
             out = self._run("dumpsys activity activities", what="dumpsys activity", idempotent=True)
             pkg = parse_current_app(out)
         return pkg
+
+    def keyboard_shown(self) -> bool | None:
+        """From ``dumpsys input_method`` (``uiautomator dump`` holds the active window only, never
+        the keyboard's); None when the output does not say. observe() runs it beside its other reads."""
+        return parse_input_shown(self._run("dumpsys input_method", what="dumpsys input_method", idempotent=True))
 
     def shell(self, command: str) -> str:
         """Output of ``command`` (stdout and stderr, as `adb shell` shows them).

@@ -135,3 +135,20 @@ def broadcast_result(output: str) -> int | None:
 def parse_ime_list(output: str) -> list[str]:
     """IME ids from ``ime list -s [-a]`` (one per line)."""
     return [line.strip() for line in output.splitlines() if "/" in line and " " not in line.strip()]
+
+
+_INPUT_SHOWN_RE = re.compile(r"\bmInputShown=(true|false)\b")
+_IME_VIS_RE = re.compile(r"\bmImeWindowVis=(0x[0-9a-fA-F]+|\d+)\b")
+_IME_VISIBLE = 0x2  # InputMethodService.IME_VISIBLE
+
+
+def parse_input_shown(dumpsys: str) -> bool | None:
+    """Whether the keyboard is shown, from ``dumpsys input_method``: ``mInputShown=`` (every release
+    up to Android 14), else the ``IME_VISIBLE`` bit of ``mImeWindowVis``; None when neither is there."""
+    m = _INPUT_SHOWN_RE.search(dumpsys)
+    if m:
+        return m.group(1) == "true"
+    v = _IME_VIS_RE.search(dumpsys)
+    if v:
+        return bool(int(v.group(1), 0) & _IME_VISIBLE)
+    return None

@@ -4,6 +4,11 @@ Capture failures (including a dump with unparseable or empty content) are retrie
 number of times with backoff; a dropped connection gets its own reconnect budget; a device that
 stays away raises DeviceOffline to the runner, which stops the session as resumable.
 
+Whether the keyboard is shown comes from the dump when it can say (an input method's window in
+a dump of every window), else from the device when it can (``device.keyboard_shown()``, an
+optional method: adb reads ``dumpsys input_method``; on a concurrent device it runs beside the
+other reads, so it costs no round trip of its own), else it is None.
+
 The three reads (screenshot, hierarchy, current app) run concurrently on devices whose
 connections allow it (``device.concurrent_reads``: adb and u2 open a connection per request);
 an observation then costs about its slowest read, not the sum. The in-process sim phone is not
@@ -33,6 +38,7 @@ from artemis_cli.perception.foreground import foreground_app
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.png import png_size
 from artemis_cli.perception.types import Element, UITree
+from artemis_cli.perception.windows import keyboard_in_dump
 
 
 @dataclass
@@ -61,6 +67,8 @@ class Observation:
     #: ("fixed"), in ms
     settle_ms: float | None = None
     settle_mode: str | None = None
+    #: the on-screen keyboard: shown, hidden, or None when neither the dump nor the device can say
+    keyboard_shown: bool | None = None
 
     @property
     def xml_sha(self) -> str:
@@ -201,6 +209,17 @@ def observe(
         except Exception:
             return None
 
+    ask_keyboard = getattr(device, "keyboard_shown", None)
+
+    def keyboard() -> bool | None:
+        """Optional: any failure (a dropped connection included: the other reads own the
+        reconnect budget) leaves it unknown."""
+        try:
+            shown = ask_keyboard() if callable(ask_keyboard) else None
+        except Exception:
+            return None
+        return shown if isinstance(shown, bool) else None
+
     def rotated(png: bytes) -> tuple[int, int]:
         shot = png_size(png)
         if shot is not None and shot != screen and shot == (screen[1], screen[0]):
@@ -209,13 +228,16 @@ def observe(
             return shot
         return screen
 
+    device_keyboard: bool | None = None
     if parallel:
-        with ThreadPoolExecutor(max_workers=3, thread_name_prefix="observe") as pool:
+        with ThreadPoolExecutor(max_workers=4, thread_name_prefix="observe") as pool:
             futures: dict[str, Future[Any]] = {
                 "screenshot": pool.submit(timed, "screenshot", shoot),
                 "hierarchy": pool.submit(timed, "hierarchy", lambda: dump(screen)),
                 "current_app": pool.submit(timed, "current_app", lambda: attempt("current_app", current_app)),
             }
+            if callable(ask_keyboard):
+                futures["keyboard"] = pool.submit(timed, "keyboard", keyboard)
             # wait for every read (a failed one must not leave the others running unseen)
             errors = [f.exception() for f in futures.values()]
         flush_notes()
@@ -233,6 +255,7 @@ def observe(
             last_empty[:] = [(xml0, parse_hierarchy(xml0, screen_size=new_screen))]
         screen = new_screen
         hint = futures["current_app"].result()
+        device_keyboard = futures["keyboard"].result() if "keyboard" in futures else None
     else:
         png = timed("screenshot", shoot)
         screen = rotated(png)
@@ -257,6 +280,9 @@ def observe(
 
     if not parallel:
         hint = timed("current_app", lambda: attempt("current_app", current_app))
+    shown = keyboard_in_dump(tree) if tree.nodes else None
+    if shown is None:
+        shown = device_keyboard if parallel else (timed("keyboard", keyboard) if callable(ask_keyboard) else None)
     timings["total"] = round((time.perf_counter() - t_start) * 1000, 3)
     return Observation(
         png=png,
@@ -272,6 +298,7 @@ def observe(
         concurrent=parallel,
         capture_path=capture.get("path"),
         capture_lossless=capture.get("lossless", True),
+        keyboard_shown=shown,
     )
 
 

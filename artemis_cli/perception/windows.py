@@ -43,7 +43,7 @@ from enum import IntEnum
 from artemis_cli.perception.structure import TreeStructure, is_actionable, own_label
 from artemis_cli.perception.types import Bounds, UITree
 
-__all__ = ["Layer", "Window", "is_input_method_package", "order_windows"]
+__all__ = ["Layer", "Window", "is_input_method_package", "keyboard_in_dump", "order_windows"]
 
 SYSTEM_UI = "com.android.systemui"
 _IME_PREFIXES = (
@@ -159,3 +159,16 @@ def order_windows(tree: UITree, structure: TreeStructure | None = None) -> tuple
         windows.append((int(layer), -node.bounds.area, order, window))
     windows.sort(key=lambda w: w[:3])
     return tuple(w[3] for w in windows)
+
+
+def keyboard_in_dump(tree: UITree) -> bool | None:
+    """Whether the on-screen keyboard is shown, as far as the dump can say: True when it holds an
+    input method's window; False when it holds every window (System UI's bars beside the app's, as
+    uiautomator2 dumps) and none is a keyboard; None for a dump of the active window alone (plain
+    ``uiautomator dump`` on a phone), which never shows the keyboard either way."""
+    wins = order_windows(tree)
+    if any(w.layer == Layer.IME for w in wins):
+        return True
+    if len(wins) > 1 and any(w.package == SYSTEM_UI for w in wins):
+        return False
+    return None
