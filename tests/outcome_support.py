@@ -82,3 +82,36 @@ def record_storm(engine: DataEngine, seed: int, max_steps: int = 24) -> RunResul
     phone = SimPhone(world=task.sim.world, seed=task.sim.seed, popups=True, faults="popup_storm")
     return run_task(task, load_profile("flash"), phone, ScriptedModel(reference_script(task)), engine,
                     real_time=False)
+
+
+def check_gestures(device: Device, phone: SimPhone) -> None:
+    """double_tap, drag and scroll (to the end too) through ``device`` (the sim in-process, or behind
+    its adbd through adb or uiautomator2): each one's effect happened on the phone and its outcome
+    says ``ok``; a scroll at the end of its content is ``no_change``."""
+    shop = phone.apps["com.artemis.shop"]
+    phone.do_launch("com.artemis.shop")
+    shop.user = "demo"  # logged in (the login screen is not what this checks)
+    phone.invalidate()
+    liked = act(device, "double_tap", index=index_of(look(device), rid="product_name", text="Wireless Mouse"))
+    assert liked.outcome.status == "ok", liked.outcome
+    assert shop.snapshot().get("liked") == ["Wireless Mouse"]
+    assert "Liked" in [n.text for n in liked.post.tree.nodes]
+
+    down = act(device, "scroll", direction="down")
+    assert down.action.y is not None and down.action.y2 is not None and down.action.y > down.action.y2  # finger up
+    assert down.outcome.status == "ok" and shop.ui_state.scroll["catalogue"] > 0
+    top = act(device, "scroll", direction="up", to_end=True)
+    assert top.outcome.status == "ok" and shop.ui_state.scroll["catalogue"] == 0
+    assert top.result.at_end and top.result.swipes == 2
+    assert "scrolled 1 time, reached the end" in top.outcome.summary
+    again = act(device, "scroll", direction="up", to_end=True)
+    assert again.outcome.status == "no_change" and again.result.swipes == 1
+
+    phone.do_launch("com.artemis.notes")
+    obs = look(device)
+    moved = act(device, "drag", index=index_of(obs, desc="Ideas"), to_index=index_of(obs, desc="Groceries"))
+    assert moved.outcome.status == "ok", moved.outcome
+    assert [n["title"] for n in phone.apps["com.artemis.notes"].query("notes") or []] == [
+        "Ideas", "Groceries", "Meeting notes"]
+    assert moved.action.target.content_desc == "Ideas" and moved.action.target_end is not None
+    assert moved.action.target_end.content_desc == "Groceries"
