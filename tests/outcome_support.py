@@ -90,7 +90,7 @@ def check_gestures(device: Device, phone: SimPhone) -> None:
     says ``ok``; a scroll at the end of its content is ``no_change``."""
     shop = phone.apps["com.artemis.shop"]
     phone.do_launch("com.artemis.shop")
-    shop.user = "demo"  # logged in (the login screen is not what this checks)
+    shop.user = "demo"  # type: ignore[attr-defined]  # logged in (the login screen is not what this checks)
     phone.invalidate()
     liked = act(device, "double_tap", index=index_of(look(device), rid="product_name", text="Wireless Mouse"))
     assert liked.outcome.status == "ok", liked.outcome

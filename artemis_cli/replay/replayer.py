@@ -156,10 +156,10 @@ def describe_locator(step: StepRecord, by: str) -> str:
     if step.action_type in _STROKES:
         return f"{step.action_type} {at}->({step.x2},{step.y2}) scaled"
     if step.action_type == "drag":
-        end = Target.from_dict(step.target_end) if step.target_end else Target()
+        end, to = Target.from_dict(step.target_end or {}), f"({step.x2},{step.y2})"
         if by == "coordinates" or (t.label_source == "none" and end.label_source == "none"):
-            return f"drag {at}->({step.x2},{step.y2}) scaled"
-        return f"drag by {t.describe() or at} to {end.describe() or f'({step.x2},{step.y2})'}; else scaled"
+            return f"drag {at}->{to} scaled"
+        return f"drag by {t.describe() or at} to {end.describe() or to}; else scaled"
     if step.action_type in _POINTED or (step.action_type == "type_text" and "index" in step.action_args):
         if by == "coordinates" or t.label_source == "none":
             return f"at {at} scaled" if at else "(no target)"
@@ -325,8 +325,7 @@ class Replayer:
             if None in (rec.x, rec.y, rec.x2, rec.y2):
                 return None, _Located(None, "the recorded drag has no coordinates")
             loc = self._locate(rec, obs, rec_pre)
-            m = loc.match
-            if m is None:
+            if (m := loc.match) is None:
                 return None, loc
             x2, y2, end = self._drop_point(rec, obs, rec_pre)
             action = PlannedAction(t, args, m.x, m.y, x2, y2, target=m.target, target_end=end, element=m.element)

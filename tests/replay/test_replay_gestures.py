@@ -52,7 +52,7 @@ def _phone() -> SimPhone:
 
 def _effects(phone: SimPhone) -> tuple[object, list[str]]:
     notes = [str(n["title"]) for n in phone.apps["com.artemis.notes"].query("notes") or []]
-    return phone.apps["com.artemis.shop"].snapshot().get("liked"), notes  # type: ignore[call-overload]
+    return phone.apps["com.artemis.shop"].snapshot().get("liked"), notes
 
 
 @pytest.fixture(scope="module")
