@@ -82,3 +82,18 @@ def test_no_points_and_offscreen_points_do_not_crash() -> None:
 def test_not_a_png() -> None:
     with pytest.raises(ScreenshotError):
         draw_action_marker(b"nope", "tap", [(1, 1)])
+
+
+def test_double_tap_has_two_rings_side_by_side_and_drag_a_held_ring() -> None:
+    tap = _open(draw_action_marker(_blank(), "tap", [(540, 1200)]))
+    double = _open(draw_action_marker(_blank(), "double_tap", [(540, 1200)]))
+    assert _is_red(double.getpixel((540, 1200)))  # the dot
+    # the rings' left and right edges: one ring's at x = 540 ± 40, the two rings' at 540 ± (40 + 18)
+    assert _red_near(double, 540 - 58, 1200, 3) and _red_near(double, 540 + 58, 1200, 3)
+    assert not _red_near(tap, 540 - 58, 1200, 3) and tap.tobytes() != double.tobytes()
+    long = _open(draw_action_marker(_blank(), "long_press", [(540, 1200)]))
+    assert long.tobytes() != double.tobytes()
+    drag = _open(draw_action_marker(_blank(), "drag", [(540, 2000), (540, 600)]))
+    swipe = _open(draw_action_marker(_blank(), "swipe", [(540, 2000), (540, 600)]))
+    assert _is_red(drag.getpixel((540, 1300))) and _red_near(drag, 540 + 40, 2000, 3)  # the arrow, the hold's ring
+    assert not _red_near(swipe, 540 + 40, 2000, 3)
