@@ -23,6 +23,10 @@ a list item that can be reordered follows a drag and ignores a swipe (the list s
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from artemis_cli.sim.phone import SimPhone
 
 DOUBLE_TAP_TIMEOUT_MS = 300.0
 DOUBLE_TAP_MIN_MS = 40.0
@@ -72,3 +76,47 @@ class TapTracker:
 
     def forget(self) -> None:
         self._last = None
+
+
+class Stroke:
+    """One finger's DOWN, MOVEs and UP sent one by one (uiautomator2's ``touch``, ``input
+    motionevent``), judged at UP by its timing as a phone does: held past the long-press timeout
+    before it first moved beyond ``slop`` → a drag; moved sooner → a swipe; never moved → a tap, or
+    a long press when held that long (``do_swipe`` decides by the duration)."""
+
+    def __init__(self, slop: int) -> None:
+        self.slop = slop
+        self.down_at: tuple[float, int, int] | None = None
+        self.held_ms: float | None = None
+
+    def down(self, t: float, x: int, y: int) -> None:
+        self.down_at, self.held_ms = (t, x, y), None
+
+    def move(self, t: float, x: int, y: int) -> None:
+        if self.down_at is not None and self.held_ms is None:
+            t0, x0, y0 = self.down_at
+            if max(abs(x - x0), abs(y - y0)) > self.slop:
+                self.held_ms = t - t0
+
+    def up(self, t: float) -> tuple[str, int, int, int] | None:
+        """``("drag" | "swipe", x0, y0, pressed_ms)`` for the stroke that ends, None without a DOWN."""
+        if self.down_at is None:
+            return None
+        (t0, x0, y0), held = self.down_at, self.held_ms
+        self.down_at = None
+        kind = "drag" if held is not None and held >= LONG_PRESS_TIMEOUT_MS else "swipe"
+        return kind, x0, y0, round(t - t0)
+
+    def feed(self, phone: SimPhone, event: str, x: int, y: int) -> None:
+        """One event (``down``, ``move``, ``up``) at the phone's touch time; at ``up`` the phone acts."""
+        t = phone.touch.now()
+        if event == "down":
+            self.down(t, x, y)
+        elif event == "move":
+            self.move(t, x, y)
+        elif event == "up" and (done := self.up(t)) is not None:
+            kind, x0, y0, pressed = done
+            if kind == "drag":
+                phone.do_drag(x0, y0, x, y)
+            else:
+                phone.do_swipe(x0, y0, x, y, pressed)

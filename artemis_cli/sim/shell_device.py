@@ -12,7 +12,7 @@ import struct
 from typing import TYPE_CHECKING
 
 from artemis_cli.sim.faults import IDLE_STATE_MSG, NULL_ROOT_MSG
-from artemis_cli.sim.gestures import INPUT_START_MS
+from artemis_cli.sim.gestures import INPUT_START_MS, Stroke
 from artemis_cli.sim.shell import Command, ShellResult, err, out
 from artemis_cli.sim.vfs import FsError
 
@@ -56,12 +56,16 @@ _INPUT_USAGE = ("Usage: input [<source>] [-d DISPLAY_ID] <command> [<arg>...]\n\
                 "sources are:\n      text <string> (Default: keyboard)\n      keyevent [--longpress|--doubletap]"
                 " <key code number or name> ... (Default: keyboard)\n      tap <x> <y> (Default: touchscreen)\n"
                 "      swipe <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n"
-                "      draganddrop <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n")
+                "      draganddrop <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n"
+                "      motionevent <DOWN|UP|MOVE|CANCEL> <x> <y> (Default: touchscreen)\n")
 
 
 class DeviceCommands:
     def __init__(self, phone: SimPhone) -> None:
+        from artemis_cli.sim.phone import TAP_SLOP
+
         self.phone = phone
+        self.stroke = Stroke(TAP_SLOP)  # `input motionevent` DOWN … UP, one command per event
 
     def table(self) -> dict[str, Command]:
         return {"screencap": self.screencap, "uiautomator": self.uiautomator, "input": self.input,
@@ -129,6 +133,12 @@ class DeviceCommands:
             elif sub == "swipe" and len(rest) in (4, 5):
                 x1, y1, x2, y2 = (_num(v) for v in rest[:4])
                 p.do_swipe(x1, y1, x2, y2, _num(rest[4]) if len(rest) == 5 else 300)
+            elif sub == "motionevent" and len(rest) == 3 and rest[0].upper() in ("DOWN", "MOVE", "UP", "CANCEL"):
+                event = rest[0].lower()
+                if event == "cancel":
+                    self.stroke.down_at = None
+                else:
+                    self.stroke.feed(p, event, _num(rest[1]), _num(rest[2]))
             elif sub == "draganddrop" and len(rest) in (4, 5):
                 x1, y1, x2, y2 = (_num(v) for v in rest[:4])
                 p.do_drag(x1, y1, x2, y2)

@@ -80,3 +80,20 @@ def test_keyboard_shown_over_adb_and_u2(sim_device: SimDevice, both: tuple[AdbDe
 ])
 def test_parse_input_shown(text: str, shown: bool | None) -> None:
     assert parse_input_shown(text) is shown
+
+
+def test_uiautomator2_touch_events_hold_then_move_drag_a_quick_move_does_not(sim_device: SimDevice) -> None:
+    """The real client's touch.down/move/up: held before moving is a drag, moved at once a swipe."""
+    import adbutils
+    import uiautomator2 as u2
+
+    phone = sim_device.phone
+    phone.do_launch("com.artemis.notes")
+    d = u2.connect(adbutils.AdbClient(port=sim_device.adb.port).device(sim_device.serial))
+    order = ["Groceries", "Meeting notes", "Ideas"]
+    notes = phone.apps["com.artemis.notes"]
+    ideas, groceries = 764, 364  # the rows' centres (x = 540)
+    d.touch.down(540, ideas).move(540, 560).move(540, groceries).up(540, groceries)  # no hold
+    assert [n.title for n in notes.notes] == order  # type: ignore[attr-defined]
+    d.touch.down(540, ideas).sleep(0.6).move(540, 560).move(540, groceries).up(540, groceries)
+    assert [n.title for n in notes.notes] == ["Ideas", "Groceries", "Meeting notes"]  # type: ignore[attr-defined]

@@ -112,3 +112,16 @@ def test_dumpsys_input_method_says_whether_the_keyboard_is_shown(phone: SimPhone
     assert phone.keyboard_visible()
     out = phone.shell("dumpsys input_method")
     assert "mInputShown=true" in out and "mImeWindowVis=0x3" in out
+
+
+def test_input_motionevent_held_before_moving_drags_moved_at_once_swipes(phone: SimPhone) -> None:
+    phone.launch("com.artemis.notes")
+    (x1, y1), (x2, y2) = _row(phone, "Ideas"), _row(phone, "Groceries")
+    quick = f"input motionevent DOWN {x1} {y1}; input motionevent MOVE {x2} {y2}; input motionevent UP {x2} {y2}"
+    assert phone.run(quick).exit_code == 0  # 150 ms between the events: no hold, a swipe
+    assert _notes(phone) == ["Groceries", "Meeting notes", "Ideas"]
+    held = (f"input motionevent DOWN {x1} {y1}; sleep 0.6; input motionevent MOVE {x2} {y2}; "
+            f"input motionevent UP {x2} {y2}")
+    assert phone.run(held).exit_code == 0
+    assert _notes(phone) == ["Ideas", "Groceries", "Meeting notes"]
+    assert phone.run("input motionevent SIDEWAYS 1 2").exit_code == 1

@@ -27,8 +27,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from artemis_cli.sim.gestures import Stroke
 from artemis_cli.sim.latency import Latency
-from artemis_cli.sim.phone import SimPhone
+from artemis_cli.sim.phone import TAP_SLOP, SimPhone
 from artemis_cli.sim.shell import ShellResult, err, out
 
 U2_JAR = "/data/local/tmp/u2.jar"
@@ -47,7 +48,7 @@ class U2State:
     running: bool = False
     port: int = U2_PORT
     clipboard: str = ""
-    touch_down: tuple[int, int] | None = None
+    stroke: Stroke = field(default_factory=lambda: Stroke(TAP_SLOP))  # touch.down/move/up so far
     starts: int = 0
 
 

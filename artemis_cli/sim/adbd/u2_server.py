@@ -239,13 +239,10 @@ class U2Server:
         self.device.clear_focused_field()
 
     def inject_input_event(self, action: int, x: float, y: float, meta: int = 0) -> bool:
-        if action == 0:  # ACTION_DOWN
-            self.device.u2.touch_down = (round(x), round(y))
-        elif action == 1 and self.device.u2.touch_down is not None:  # ACTION_UP
-            x0, y0 = self.device.u2.touch_down
-            self.device.u2.touch_down = None
-            with self.device.lock:
-                self.device.phone.do_swipe(x0, y0, round(x), round(y), 100)
+        """``touch.down/move/up``: one stroke, judged at ACTION_UP by its timing (sim/gestures.Stroke)."""
+        with self.device.lock:
+            self.device.u2.stroke.feed(self.device.phone, {0: "down", 2: "move", 1: "up"}.get(int(action), ""),
+                                       round(x), round(y))
         return True
 
 
