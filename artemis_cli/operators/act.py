@@ -15,7 +15,7 @@ from typing import Any
 
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.records import ResultStatus
-from artemis_cli.errors import DeviceError, DeviceOffline
+from artemis_cli.errors import DeviceError, DeviceOffline, ScreenshotError
 from artemis_cli.operators.observe import Observation
 from artemis_cli.operators.outcome import VISUAL_CHANGE_MIN
 from artemis_cli.operators.tools import MAX_SCROLLS, ToolCall, ToolCallError
@@ -78,7 +78,8 @@ class ActionResult:
     detail: str = ""
     #: What ``type_text`` saw of its field (``operators.typing``); read by ``outcome.assess``.
     typing: TypingTrace | None = None
-    #: scroll to_end: swipes made, and whether the content stopped moving within MAX_SCROLLS
+    #: scroll to_end: swipes made, and whether the content stopped moving within MAX_SCROLLS (None:
+    #: a screenshot failed, so nobody saw)
     swipes: int | None = None
     at_end: bool | None = None
 
@@ -224,11 +225,15 @@ def resolve_package(app: str, packages: list[str]) -> str:
 def _scroll_to_end(action: PlannedAction, device: Device) -> ActionResult:
     """Swipe until two screenshots in a row have the same dHash, give or take what counts as no
     visible change (a lossy capture's noise), at most MAX_SCROLLS times. The first swipe is
-    compared with the screen the action was planned on."""
+    compared with the screen the action was planned on. A screenshot that fails ends the scrolling
+    (``at_end`` None: nobody saw where the content stopped)."""
     last = action.pre_dhash
     for n in range(1, MAX_SCROLLS + 1):
         device.swipe(action.x, action.y, action.x2, action.y2)  # type: ignore[arg-type]
-        now = dhash_hex(device.screenshot())
+        try:
+            now = dhash_hex(device.screenshot())
+        except ScreenshotError as exc:
+            return ActionResult("ok", f"scrolled {n} time(s); then the screen could not be watched ({exc})", swipes=n)
         if last is not None and hamming(now, last) < VISUAL_CHANGE_MIN:
             moved = n - 1
             return ActionResult("ok", f"scrolled {moved} time(s); the content stopped moving", swipes=n, at_end=True)

@@ -364,8 +364,10 @@ def assess(action: Any, result: Any, pre: Observation, post: Observation | None)
         notes.append(f"app now {out.app_after}")
     swipes = getattr(result, "swipes", None)
     if action.type == "scroll" and swipes is not None:  # to_end: how far it went (act._scroll_to_end)
-        moved = swipes - 1 if getattr(result, "at_end", False) else swipes
-        end = "reached the end" if getattr(result, "at_end", False) else "the content was still moving"
+        at_end = getattr(result, "at_end", None)
+        moved = swipes - 1 if at_end else swipes
+        end = ("the end was not seen" if at_end is None
+               else "reached the end" if at_end else "the content was still moving")
         notes.append(f"scrolled {moved} time{'s' if moved != 1 else ''}, {end}")
     if result.status == "error":
         out.status, out.detail = "error", result.detail

@@ -8,8 +8,9 @@ import pytest
 from outcome_support import act, check_gestures, index_of, look
 
 from artemis_cli.models.base import FunctionCall
-from artemis_cli.operators.act import plan_action
+from artemis_cli.operators.act import execute, plan_action
 from artemis_cli.operators.tools import MAX_SCROLLS, ToolCallError, validate_call
+from artemis_cli.sim.faults import FaultInjector, parse_faults
 from artemis_cli.sim.phone import SimPhone
 
 
@@ -120,3 +121,15 @@ def test_keyboard_shown_comes_from_the_dump_on_the_sim() -> None:
     phone.launch("com.android.contacts")
     phone.tap(540, 344)  # "Search contacts": focus, the keyboard comes up
     assert look(phone).keyboard_shown is True
+
+
+def test_scroll_to_end_stops_when_the_screen_cannot_be_watched() -> None:
+    phone = SimPhone(popups=False)
+    phone.launch("com.android.settings")
+    pre = look(phone)
+    action = plan_action(validate_call(FunctionCall("scroll", {"direction": "down", "to_end": True})), pre)
+    phone.faults = FaultInjector(parse_faults("screencap_fail:1.0"), 0)  # from now on every capture fails
+    result = execute(action, phone, real_time=False)
+    assert result.status == "ok" and result.swipes == 1 and result.at_end is None
+    assert "could not be watched" in result.detail
+    assert phone.apps["com.android.settings"].ui_state.scroll  # the swipe happened
