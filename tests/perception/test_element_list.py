@@ -102,9 +102,10 @@ def test_render_line_details() -> None:
     lines = _render(HAND_BUILT).splitlines()
     assert all(line.startswith(f"[{i}] ") for i, line in enumerate(lines))
     assert '[1] LinearLayout "Wi-Fi · Connected to \\"Home\\"" id=row {click} @(540,320)' in lines
-    assert '[4] EditText "Email" id=email {click,long,edit,focused} @(540,500)' in lines  # hint
+    # a hint is a placeholder, never content: shown as hint="…", with no label
+    assert '[4] EditText hint="Email" id=email {click,long,edit,focused} @(540,500)' in lines
     assert any('"Log in" desc="Log in button"' in line and "{click,disabled}" in line for line in lines)
-    assert any(f'"{"A" * MAX_LABEL_CHARS}…"' in line for line in lines)
+    assert any(f'"{"A" * 100}"' in line for line in lines)  # the current screen's text is kept whole
     assert any(' View "no class" ' in line for line in lines)
     assert any('id="RCS chat with A"' in line for line in lines)
 
@@ -113,7 +114,7 @@ def _node(**kw) -> UINode:
     return UINode(path="0", depth=0, bounds=Bounds(0, 0, 100, 100), **kw)
 
 
-_label = st.text(max_size=120)
+_label = st.one_of(st.text(max_size=120), st.text(min_size=MAX_LABEL_CHARS - 5, max_size=MAX_LABEL_CHARS + 5))
 _flags_bools = st.fixed_dictionaries(
     {
         k: st.booleans()
@@ -142,11 +143,12 @@ _flags_bools = st.fixed_dictionaries(
     cls=st.sampled_from(["android.widget.Button", "", "android.widget.EditText", "a.b.C d", "X\u2028Y"]),
     flags=_flags_bools,
     borrowed=_label,
+    hint=_label,
     index=st.integers(0, 10_000),
     box=st.tuples(st.integers(0, 1079), st.integers(0, 2399), st.integers(1, 1080), st.integers(1, 2400)),
     mode=st.sampled_from(["pixels", "normalized"]),
 )
-def test_parse_element_lines_is_the_inverse(text, desc, rid, cls, flags, borrowed, index, box, mode) -> None:
+def test_parse_element_lines_is_the_inverse(text, desc, rid, cls, flags, borrowed, hint, index, box, mode) -> None:
     left, top, w, h = box
     node = UINode(
         path="0",
@@ -154,6 +156,7 @@ def test_parse_element_lines_is_the_inverse(text, desc, rid, cls, flags, borrowe
         class_name=cls,
         text=text,
         content_desc=desc,
+        hint=hint,
         resource_id=rid,
         bounds=Bounds(left, top, left + w, top + h),
         **flags,
@@ -177,6 +180,8 @@ def test_parse_element_lines_is_the_inverse(text, desc, rid, cls, flags, borrowe
     assert p.index == index
     assert p.label == cut(label)
     assert p.desc == (cut(desc) if text and desc and text != desc else "")
+    shown_hint = hint.strip() if cls == "android.widget.EditText" and hint.strip() != label.strip() else ""
+    assert p.hint == cut(shown_hint)
     expected_id = rid.split(":id/", 1)[1] if ":id/" in rid else rid
     assert p.short_id == expected_id
     assert p.short_class and " " not in p.short_class
