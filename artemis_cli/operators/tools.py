@@ -9,6 +9,7 @@ raises ``ToolCallError`` whose message is sent back to the model so it can corre
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,10 @@ ACTION_TOOLS = ("tap", "long_press", "swipe", "type_text", "press_key", "launch_
 MEMORY_TOOLS = ("save_note", "read_note", "recall_history")
 DIRECTIONS = ("up", "down", "left", "right")
 MAX_WAIT_S = 10.0
+#: An action's ``intent`` (what the model expects it to do) is kept to this many characters.
+MAX_INTENT_CHARS = 200
+INTENT_DESCRIPTION = "What you expect this action to do, in a few words (e.g. \"opens the Wi-Fi settings\")."
+_WS = re.compile(r"\s+")
 
 
 class ToolCallError(Exception):
@@ -33,6 +38,9 @@ class ToolCall:
     name: str
     args: dict[str, Any]
     call: FunctionCall
+    #: what the model said it expects the action to do (``intent``, kept out of ``args`` so it
+    #: never reaches the device or the repeated-action key); None when it gave none
+    intent: str | None = None
 
     @property
     def is_action(self) -> bool:
@@ -53,8 +61,29 @@ _POINT = {
 }
 
 
+def takes_intent(name: str) -> bool:
+    """Every action tool but ``finish`` (whose ``answer`` says it all) carries ``intent``."""
+    return name in ACTION_TOOLS and name != "finish"
+
+
+def _with_intent(decl: ToolDecl) -> ToolDecl:
+    """``decl`` with the ``intent`` property, declared required so models fill it in (a call
+    without it is still accepted: ``validate_call`` records None)."""
+    if not takes_intent(decl.name):
+        return decl
+    params = copy.deepcopy(decl.parameters)
+    params.setdefault("properties", {})["intent"] = {"type": "string", "description": INTENT_DESCRIPTION}
+    params["required"] = [*params.get("required", []), "intent"]
+    return ToolDecl(decl.name, decl.description, params)
+
+
 def tool_declarations(coordinates: str = "pixels") -> list[ToolDecl]:
-    """The tool list, in a fixed order (it is part of the byte-stable prompt prefix)."""
+    """The tool list, in a fixed order (it is part of the byte-stable prompt prefix); every
+    action tool but ``finish`` carries ``intent`` (:func:`_with_intent`)."""
+    return [_with_intent(decl) for decl in _declarations(coordinates)]
+
+
+def _declarations(coordinates: str) -> list[ToolDecl]:
     space = (
         "Coordinates are screen pixels."
         if coordinates == "pixels"
@@ -180,10 +209,23 @@ def _point_args(args: dict[str, Any]) -> dict[str, Any]:
     return {"x": x, "y": y}
 
 
+def intent_text(value: Any) -> str | None:
+    """An action's ``intent`` as stored: one line, cut to MAX_INTENT_CHARS plus "…"; None when it
+    is missing, empty or not a string (a bad intent never rejects the action it describes)."""
+    if not isinstance(value, str):
+        return None
+    text = _WS.sub(" ", value).strip()
+    if not text:
+        return None
+    return text if len(text) <= MAX_INTENT_CHARS else text[:MAX_INTENT_CHARS] + "…"
+
+
 def validate_call(call: FunctionCall) -> ToolCall:
-    """Check a call's name and argument types; return it normalised or raise ToolCallError."""
+    """Check a call's name and argument types; return it normalised or raise ToolCallError.
+    An action's ``intent`` is taken out of its args into ``ToolCall.intent``."""
     name = call.name
     args = call.args if isinstance(call.args, dict) else {}
+    intent = intent_text(args.get("intent")) if takes_intent(name) else None
     known = ACTION_TOOLS + MEMORY_TOOLS
     if name not in known:
         raise ToolCallError(f"unknown tool {name!r}; available tools: {', '.join(known)}")
@@ -243,4 +285,4 @@ def validate_call(call: FunctionCall) -> ToolCall:
             "include_images": _bool(args, "include_images"),
             "max_results": _int(args, "max_results") or 5,
         }
-    return ToolCall(name=name, args=out, call=call)
+    return ToolCall(name=name, args=out, call=call, intent=intent)
