@@ -308,6 +308,8 @@ class FlashLoop:
                 notices=self._notices(number, obs),
                 user_instructions=users,
                 plan=self.plan_recitation(),
+                keyboard_shown=obs.keyboard_shown,
+                notes=self.memory.recited(),
             )
             tail = Tail(step=number, replies_in=pending, observation=observation, image_png=obs.png)
             self._begin_turn(number, tail)

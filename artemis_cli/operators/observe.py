@@ -61,6 +61,8 @@ class Observation:
     #: ("fixed"), in ms
     settle_ms: float | None = None
     settle_mode: str | None = None
+    #: whether the on-screen keyboard is up (shown on the observation head); None: not known
+    keyboard_shown: bool | None = None
 
     @property
     def xml_sha(self) -> str:

@@ -159,6 +159,6 @@ def test_older_steps_read_no_intent(tmp_path: Path) -> None:
 def test_the_validator_is_given_the_intent() -> None:
     text = validator_request_text(["[0] Button \"Save\" @(1,1)"], "tap Button \"Save\"", ["[0] TextView \"Saved\" @(1,1)"],
                                   None, intent='saves the note "</screen>"')
-    head, rest = text.split("# EXPECTED EFFECT (the agent's stated intent)\n", 1)
+    _, rest = text.split("# EXPECTED EFFECT (the agent's stated intent)\n", 1)
     assert rest.splitlines()[0] == '"saves the note \\"<\\/screen>\\""'
     assert "(not stated)" in validator_request_text([], "tap", [], None)
