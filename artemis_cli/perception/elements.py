@@ -5,7 +5,8 @@ Line format (pinned by golden tests; :func:`parse_element_lines` is its exact in
     [{i}] {ShortClass} "{label}" desc="{content_desc}" id={short_id} {flags} @({cx},{cy})
 
 * ``"{label}"`` — text, else content-desc, else a label borrowed from descendants; omitted if
-  none. A text field's hint is never its label.
+  none. A text field's hint is never its label, nor is the text of an empty field, which Android
+  reports as the hint (``text`` = ``hint``: :func:`showing_hint`).
 * `` desc="…"`` — only when text and content-desc both exist and differ.
 * `` hint="…"`` — a text field's hint (placeholder), when it has one that differs from its label:
   a field with only a hint shows ``hint="Search"`` and no label; one with text shows both.
@@ -49,6 +50,8 @@ __all__ = [
     "ParsedElement",
     "display_hint",
     "display_label",
+    "field_text",
+    "showing_hint",
     "element_flags",
     "index_elements",
     "parse_element_lines",
@@ -74,10 +77,22 @@ FLAG_ORDER = (
 # --- indexing --------------------------------------------------------------------------------
 
 
+def showing_hint(node: UINode) -> bool:
+    """An empty text field: Android reports an empty field's hint as its text too (uiautomator
+    dumps ``text`` = ``hint``), so a field whose text is its hint holds nothing."""
+    return is_edit(node) and bool(node.hint) and node.text == node.hint
+
+
+def field_text(node: UINode) -> str:
+    """The node's text as content: "" for a text field that only shows its hint."""
+    return "" if showing_hint(node) else node.text
+
+
 def display_label(node: UINode) -> str:
     """Text, else content-desc. A text field's hint is not content: it is shown apart
-    (:func:`display_hint`)."""
-    return own_label(node)
+    (:func:`display_hint`), and an empty field's text, which Android fills with the hint, is no
+    label either."""
+    return node.content_desc if showing_hint(node) else own_label(node)
 
 
 def display_hint(node: UINode, label: str) -> str:
@@ -214,7 +229,8 @@ def render_element_line(element: Element, space: CoordinateSpace) -> str:
     label = element.label if element.label else display_label(node)
     if label:
         parts.append(_quote(label))
-    if node.text and node.content_desc and node.text != node.content_desc:
+    text = field_text(node)
+    if text and node.content_desc and text != node.content_desc:
         parts.append("desc=" + _quote(node.content_desc))
     hint = display_hint(node, label)
     if hint:

@@ -179,8 +179,10 @@ def test_parse_element_lines_is_the_inverse(text, desc, rid, cls, flags, borrowe
 
     assert p.index == index
     assert p.label == cut(label)
-    assert p.desc == (cut(desc) if text and desc and text != desc else "")
-    shown_hint = hint.strip() if cls == "android.widget.EditText" and hint.strip() != label.strip() else ""
+    edit = cls == "android.widget.EditText"
+    shown_text = "" if edit and hint and text == hint else text  # an empty field reports its hint as text
+    assert p.desc == (cut(desc) if shown_text and desc and shown_text != desc else "")
+    shown_hint = hint.strip() if edit and hint.strip() != label.strip() else ""
     assert p.hint == cut(shown_hint)
     expected_id = rid.split(":id/", 1)[1] if ":id/" in rid else rid
     assert p.short_id == expected_id
@@ -208,3 +210,33 @@ def test_parse_element_lines_is_the_inverse(text, desc, rid, cls, flags, borrowe
 def test_empty_list_renders_empty() -> None:
     assert render_element_list([], CoordinateSpace(10, 10)) == ""
     assert index_elements(UITree(rotation=0, nodes=(), screen_width=0, screen_height=0)) == []
+
+
+def test_hints_are_never_content() -> None:
+    """An empty field shows ``hint="…"`` and no label, also when Android reports the hint as its
+    text (it does for empty fields); a filled field shows its text and the hint that names it."""
+    space = CoordinateSpace(1080, 2400, "pixels")
+
+    def line(text: str = "", hint: str = "", content_desc: str = "") -> str:
+        xml = (f'<hierarchy rotation="0"><node class="android.widget.EditText" text="{text}" hint="{hint}" '
+               f'content-desc="{content_desc}" clickable="true" bounds="[0,0][100,100]"/></hierarchy>')
+        (element,) = index_elements(parse_hierarchy(xml, screen_size=(1080, 2400)))
+        return render_element_list([element], space)
+
+    assert line(hint="Search") == '[0] EditText hint="Search" {click,edit} @(50,50)'
+    assert line(text="Search", hint="Search") == '[0] EditText hint="Search" {click,edit} @(50,50)'
+    assert line(text="Search", hint="Search", content_desc="Find") == '[0] EditText "Find" hint="Search" {click,edit} @(50,50)'
+    assert line(text="pizza", hint="Search") == '[0] EditText "pizza" hint="Search" {click,edit} @(50,50)'
+    assert line(text="pizza") == '[0] EditText "pizza" {click,edit} @(50,50)'
+    (parsed,) = parse_element_lines(line(text="pizza", hint="Search"))
+    assert (parsed.label, parsed.hint) == ("pizza", "Search")
+
+
+def test_a_long_text_is_whole_up_to_the_guard() -> None:
+    space = CoordinateSpace(1080, 2400, "pixels")
+    for size, shown in ((300, 300), (MAX_LABEL_CHARS, MAX_LABEL_CHARS), (MAX_LABEL_CHARS * 3, MAX_LABEL_CHARS)):
+        xml = (f'<hierarchy rotation="0"><node class="android.widget.TextView" text="{"x" * size}" '
+               'bounds="[0,0][100,100]"/></hierarchy>')
+        (element,) = index_elements(parse_hierarchy(xml, screen_size=(1080, 2400)))
+        (parsed,) = parse_element_lines(render_element_list([element], space))
+        assert parsed.label == "x" * shown + ("…" if size > shown else "")
