@@ -50,13 +50,13 @@ __all__ = [
     "ParsedElement",
     "display_hint",
     "display_label",
-    "field_text",
-    "showing_hint",
     "element_flags",
+    "field_text",
     "index_elements",
     "parse_element_lines",
     "render_element_line",
     "render_element_list",
+    "showing_hint",
 ]
 
 MAX_LABEL_CHARS = MAX_SCREEN_TEXT_CHARS
