@@ -39,6 +39,7 @@ def step_to_dict(engine: Any, step: Any) -> dict[str, Any]:
         "started_at": step.started_at,
         "offset_ms": step.offset_ms,
         "thought": step.thought,
+        "intent": step.intent,
         "action": {
             "type": step.action_type,
             "args": step.action_args,
@@ -207,17 +208,20 @@ def show(
         if model:
             console.print(Text(ellipsize(f"model: {model}", width)))
     console.print(Text(f"goal: {rec.goal or ''}"), soft_wrap=False)
+    intents = any(s.intent for s in steps)  # the column only for sessions whose model stated them
     table = FitTable([
         Column("#", justify="right"), Column("T+", justify="right", drop=2),
         Column("action", "label", min_width=14), Column("target", "label", min_width=18),
+        *([Column("intent", "label", drop=5, min_width=14)] if intents else []),
         Column("source", drop=4), Column("result", "label", min_width=8), Column("app", "path", drop=3, min_width=12),
     ])
     for s in steps:
         t = s.target or {}
         label = t.get("text") or t.get("content_desc") or t.get("resource_id") or ""
         where = f" ({s.x},{s.y})" if s.x is not None else ""
+        intent = [(s.intent or "")[:60]] if intents else []
         table.add_row(str(s.number), f"{(s.offset_ms or 0) / 1000:.1f}s", f"{s.action_type}{where}",
-                      label[:40], s.label_source or "", s.result_status or "", s.foreground_app or "")
+                      label[:40], *intent, s.label_source or "", s.result_status or "", s.foreground_app or "")
     console.print(table.build(width))
     from artemis_cli.cli.token_table import print_tokens
 
@@ -252,7 +256,7 @@ def _show_chunks(engine: Any, session_id: str, *, as_json: bool) -> None:
 _EXPORT_HELP = literal(
     "Export a session: --format jsonl, maestro or bundle.\n\n"
     "jsonl: one JSON object per step and line, in step order. Fields: session_id, task_id, number, "
-    "started_at, ended_at, offset_ms, thought, action {type, args, x, y, x2, y2} (pixels on the recorded "
+    "started_at, ended_at, offset_ms, thought, intent, action {type, args, x, y, x2, y2} (pixels on the recorded "
     "screen; password text as [redacted]), target / target_end {text, content_desc, resource_id, "
     "class_name, bounds [l,t,r,b], label_source index|hit_test|none, element_index, password}, "
     "result {status, detail}, verdict, foreground_app, post_foreground_app, screen [w, h], "

@@ -265,6 +265,12 @@ def _m007_llm_call_wire_hash(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE llm_calls ADD COLUMN wire_hash TEXT")
 
 
+def _m008_step_intent(db: sqlite_utils.Database) -> None:
+    # Issue 22: what the model said it expected each action to do (the action tools' `intent`
+    # argument), shown beside the observed outcome. Older steps keep NULL (no intent).
+    db.execute("ALTER TABLE steps ADD COLUMN intent TEXT")
+
+
 #: Append-only. (name, function); position + 1 is the migration id.
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_core_tables", _m001_core_tables),
@@ -274,6 +280,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0005_session_leases", _m005_session_leases),
     ("0006_step_outcomes", _m006_step_outcomes),
     ("0007_llm_call_wire_hash", _m007_llm_call_wire_hash),
+    ("0008_step_intent", _m008_step_intent),
 ]
 
 

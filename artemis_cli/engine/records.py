@@ -69,6 +69,9 @@ class StepRecord:
     ended_at: str | None = None  # None: the time of record_step
     offset_ms: int | None = None  # None: started_at minus the session's started_at
     thought: str | None = None
+    #: What the model said it expected the action to do (the tool's ``intent`` argument); None
+    #: when it gave none and for steps recorded before migration 0008.
+    intent: str | None = None
     action_args: dict[str, Any] = field(default_factory=dict)
     x: int | None = None
     y: int | None = None

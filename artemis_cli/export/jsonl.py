@@ -6,6 +6,8 @@ Fields of every line (``JSONL_FIELDS``; absent values are ``null``):
 - ``number``: step number (1…n). ``started_at``, ``ended_at``: ISO-8601 UTC. ``offset_ms``: ms since
   the session started.
 - ``thought``: the operator's reasoning text (password text is never stored).
+- ``intent``: what the model said it expected the action to do (the action tool's ``intent``
+  argument); null when it gave none and for steps recorded before intents.
 - ``action``: ``{"type", "args", "x", "y", "x2", "y2"}`` — pixel coordinates on the recorded
   screen (``screen`` gives its size); typed password text appears as ``[redacted]`` with
   ``args.redacted = true``.
@@ -36,7 +38,7 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import SessionRecord, StepRecord
 
 JSONL_FIELDS: tuple[str, ...] = (
-    "session_id", "task_id", "number", "started_at", "ended_at", "offset_ms", "thought", "action", "target",
+    "session_id", "task_id", "number", "started_at", "ended_at", "offset_ms", "thought", "intent", "action", "target",
     "target_end", "result", "outcome", "verdict", "foreground_app", "post_foreground_app", "screen", "pre_screenshot",
     "post_screenshot", "ui_xml", "post_ui_xml", "pre_dhash", "post_dhash", "user_instruction", "summary",
     "replay",
@@ -53,6 +55,7 @@ def step_line(session: SessionRecord, step: StepRecord) -> dict[str, Any]:
         "ended_at": step.ended_at,
         "offset_ms": step.offset_ms,
         "thought": step.thought,
+        "intent": step.intent,
         "action": {"type": step.action_type, "args": step.action_args, "x": step.x, "y": step.y,
                    "x2": step.x2, "y2": step.y2},
         "target": step.target,

@@ -9,6 +9,11 @@ Formats (pinned by golden tests in ``tests/memory/test_ledger_lines.py``)::
     - Step 16 (T+03:40): finish success=true answer="3 alarms" -> finished
     User @ Step 16: "Also turn on Bluetooth"
 
+When the model said what it expected (the action's ``intent``), it follows the action, quoted
+and cut like screen text, so the expectation sits beside what was seen::
+
+    - Step 17 (T+03:52): tap Button "Save" (id save) @(540,1800) (intent "saves the note") -> ok
+
 Pro steps carry the validator's verdict after the result (SPEC §10.2: the Controller/Validator
 result is on every line); failure-analyzer recovery actions are indented sub-lines with the same
 element semantics as the step line::
@@ -47,7 +52,7 @@ from typing import Any
 
 from artemis_cli.engine.clock import format_offset
 from artemis_cli.engine.records import REDACTED, StepRecord
-from artemis_cli.perception.elements import ParsedElement, parse_element_lines
+from artemis_cli.perception.elements import MAX_LABEL_CHARS, ParsedElement, parse_element_lines
 from artemis_cli.perception.quoting import MAX_QUOTED_CHARS, quote_untrusted
 from artemis_cli.perception.structure import LABEL_JOIN
 from artemis_cli.perception.types import Target
@@ -57,6 +62,7 @@ __all__ = [
     "MAX_QUOTED_CHARS",
     "action_phrase",
     "describe_target",
+    "intent_phrase",
     "ledger_line",
     "ledger_lines",
     "quote",
@@ -88,8 +94,8 @@ def _needs_desc(t: Target) -> bool:
                 and t.label_source != "none")
 
 
-def _cut(text: str) -> str:
-    return text if len(text) <= MAX_QUOTED_CHARS else text[:MAX_QUOTED_CHARS] + "…"
+def _cut(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def text_repeats(target: dict[str, Any] | None, screen: list[ParsedElement] | None) -> bool:
@@ -107,9 +113,10 @@ def text_repeats(target: dict[str, Any] | None, screen: list[ParsedElement] | No
     t = Target.from_dict(target)
     if not screen or not _needs_desc(t):
         return False
-    label = _cut(t.text)
-    desc = _cut(t.content_desc)
-    return any(el.label == label and el.desc != desc for el in screen)
+    # element lists cut labels to 80 characters before issue 22, to MAX_LABEL_CHARS since
+    labels = {_cut(t.text), _cut(t.text, MAX_LABEL_CHARS)}
+    descs = {_cut(t.content_desc), _cut(t.content_desc, MAX_LABEL_CHARS)}
+    return any(el.label in labels and el.desc not in descs for el in screen)
 
 
 def describe_target(target: dict[str, Any] | None, repeats: bool = False) -> str:
@@ -257,9 +264,17 @@ def verdict_phrase(verdict: dict[str, Any] | None, limit: int | None = MAX_QUOTE
     return f"{word} {quote(reason, limit)}" if reason else word
 
 
+def intent_phrase(intent: str | None) -> str:
+    """`` (intent "opens the Wi-Fi settings")``: what the model expected the action to do, quoted
+    (a model may copy device text into it) and cut to MAX_QUOTED_CHARS; "" without one."""
+    return f" (intent {quote(intent)})" if intent else ""
+
+
 def ledger_line(step: StepRecord) -> str:
-    """``- Step N (T+mm:ss): <action with element semantics> -> <result>[; validator: <verdict>]``."""
-    line = f"- {step_header(step.number, step.offset_ms)}: {action_phrase(step)} -> {result_phrase(step)}"
+    """``- Step N (T+mm:ss): <action with element semantics>[ (intent "…")] -> <result>[; validator:
+    <verdict>]``."""
+    line = (f"- {step_header(step.number, step.offset_ms)}: {action_phrase(step)}{intent_phrase(step.intent)}"
+            f" -> {result_phrase(step)}")
     verdict = verdict_phrase(step.verdict)
     return f"{line}; validator: {verdict}" if verdict else line
 

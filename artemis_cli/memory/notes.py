@@ -32,6 +32,7 @@ __all__ = [
     "notes_written",
     "read_note",
     "readable_content",
+    "recited_notes",
     "save_note",
 ]
 
@@ -40,6 +41,11 @@ MAX_KEY_CHARS = 200
 #: reads (it can split the note), so one call cannot put megabytes into the DataEngine and recall.
 MAX_CONTENT_CHARS = 32_000
 READ_MAX_CHARS = 8000  # what read_note returns: about 2000 tokens (characters / 4)
+#: The current observation recites at most this many notes, in at most RECITE_MAX_CHARS
+#: characters, each value cut to RECITE_NOTE_CHARS (read_note gives the whole note).
+RECITE_MAX_NOTES = 10
+RECITE_MAX_CHARS = 1500
+RECITE_NOTE_CHARS = 300
 
 
 class NoteError(UsageError):
@@ -187,3 +193,26 @@ def readable_content(content: str, limit: int = READ_MAX_CHARS) -> tuple[str, bo
     line = (f"[note cut: showing the first {shown} of {len(content)} characters; "
             f"{len(content) - shown} more are not shown]")
     return f"{head}\n{line}", True
+
+
+def recited_notes(notes: list[Note], *, max_notes: int = RECITE_MAX_NOTES, max_chars: int = RECITE_MAX_CHARS,
+                  note_chars: int = RECITE_NOTE_CHARS) -> list[str]:
+    """The lines that recite ``notes`` (newest version of each key, as :func:`list_notes` gives
+    them) in the current observation: newest first, ``- "key": "value"``, key and value quoted as
+    untrusted text (a note may hold what the screen showed) and the value cut to ``note_chars``;
+    at most ``max_notes`` lines in ``max_chars`` characters, then ``(+N more: read_note)``.
+    [] when there are no notes."""
+    from artemis_cli.perception.quoting import quote_untrusted
+
+    newest = sorted(notes, key=lambda n: (n.step or 0, n.id or 0), reverse=True)
+    lines: list[str] = []
+    used = 0
+    for note in newest[:max_notes]:
+        line = f"- {quote_untrusted(note.key)}: {quote_untrusted(note.content, note_chars)}"
+        if lines and used + len(line) + 1 > max_chars:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    if len(lines) < len(newest):
+        lines.append(f"(+{len(newest) - len(lines)} more: read_note)")
+    return lines

@@ -49,7 +49,7 @@ def verdict_text(verdict: dict[str, Any] | None) -> str:
 def step_fields(step: StepRecord, ui_text: str) -> dict[str, str]:
     """The text indexed for a step, by kind (empty kinds are left out)."""
     action = " ".join(
-        [f"{action_phrase(step)} -> {result_phrase(step)}", *target_words(step.target), *target_words(step.target_end)]
+        [f"{action_phrase(step)} -> {result_phrase(step)}", step.intent or "", *target_words(step.target), *target_words(step.target_end)]
     )
     fields_ = {
         "thought": step.thought or "",

@@ -32,7 +32,7 @@ from artemis_cli.engine.clock import format_offset
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.errors import BlobMissing
 from artemis_cli.engine.records import StepRecord
-from artemis_cli.memory.ledger_lines import action_phrase, result_phrase, step_header
+from artemis_cli.memory.ledger_lines import action_phrase, intent_phrase, result_phrase, step_header
 from artemis_cli.memory.recall_args import CJK, fts_and, fts_or, fts_phrases
 from artemis_cli.memory.recall_index import STEP_KINDS, verdict_text
 from artemis_cli.memory.recall_result import RecallHit, step_runs
@@ -308,7 +308,7 @@ def _step_hit(step: StepRecord, cand: Candidate, matcher: Matcher, details: bool
                 lines.append(f"    {KIND_LABEL[kind]}: {safe_cut(flat(text), DETAIL_CHARS)}")
         if step.foreground_app:
             lines.append(f"    app: {step.foreground_app}")
-    body = f": {action_phrase(step)} -> {result_phrase(step)}" + "".join("\n" + line for line in lines)
+    body = f": {action_phrase(step)}{intent_phrase(step.intent)} -> {result_phrase(step)}" + "".join("\n" + line for line in lines)
     return RecallHit(
         kind="step",
         step=step.number,

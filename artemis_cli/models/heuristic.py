@@ -248,7 +248,7 @@ class HeuristicPolicy:
                 continue
             if "click" not in e.flags and "checked" not in e.flags and "unchecked" not in e.flags:
                 continue
-            label_tokens = set(tokens(f"{e.label or ''} {e.desc or ''}"))
+            label_tokens = set(tokens(f"{e.label or ''} {e.desc or ''} {e.hint}"))
             if not label_tokens:
                 continue
             direct = len(label_tokens & set(subject))

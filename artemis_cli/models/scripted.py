@@ -55,6 +55,8 @@ def _matches(el: ParsedElement, sel: dict[str, Any]) -> bool:
     desc = el.desc or ""
     # A container borrows its children's texts as "A · B": each part counts as its text.
     texts = {_norm(label), *(_norm(p) for p in label.split(" · "))}
+    if not label and el.hint:
+        texts.add(_norm(el.hint))  # an empty field is named by its hint
     if "text" in sel and sel["text"] is not None and _norm(str(sel["text"])) not in texts:
         return False
     if sel.get("text_contains") and _norm(str(sel["text_contains"])) not in _norm(label + " " + desc):

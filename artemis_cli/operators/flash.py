@@ -37,7 +37,7 @@ from artemis_cli.operators.memory_tools import MemoryTools
 from artemis_cli.operators.observe import Observation, observe, settle
 from artemis_cli.operators.outcome import ActionOutcome, assess
 from artemis_cli.operators.prompts import observation_text
-from artemis_cli.operators.recording import StepWriter
+from artemis_cli.operators.recording import StepWriter, stated_intent
 from artemis_cli.operators.turn import Generate, TurnResult, ordered_responses, run_turn
 from artemis_cli.operators.typing import probe_tree
 from artemis_cli.perception.types import UITree
@@ -308,6 +308,8 @@ class FlashLoop:
                 notices=self._notices(number, obs),
                 user_instructions=users,
                 plan=self.plan_recitation(),
+                keyboard_shown=obs.keyboard_shown,
+                notes=self.memory.recited(),
             )
             tail = Tail(step=number, replies_in=pending, observation=observation, image_png=obs.png)
             self._begin_turn(number, tail)
@@ -362,7 +364,7 @@ class FlashLoop:
             outcome = assess(action, result, obs, post)
             result = ActionResult(outcome.status, outcome.detail, result.typing)
             verdict, sub_events, post = self.after_action(number, obs, post, action, turn, result)
-            replies_out = self._replies(turn, outcome, verdict)
+            replies_out = self._replies(turn, outcome, verdict, stated_intent(turn, action))
             stored = self.writer.write(
                 number=number,
                 started_at=started_at,
@@ -404,9 +406,11 @@ class FlashLoop:
         return out
 
     @staticmethod
-    def _replies(turn: TurnResult, outcome: ActionOutcome, verdict: dict[str, Any] | None = None) -> list[FunctionResponse]:
+    def _replies(turn: TurnResult, outcome: ActionOutcome, verdict: dict[str, Any] | None = None,
+                 intent: str | None = None) -> list[FunctionResponse]:
         """The answers to this turn's last calls; they open the next step. The action's answer
-        says what it came to: its status, whether the screen changed, what was seen and, when
+        says what it came to: its status, whether the screen changed, what the model expected
+        (its ``intent``, beside what was seen, so the two can be compared), what was seen and, when
         it is not ``ok``, why; in the Pro loop also the validator's verdict (verdict word and
         short reason, quoted: ``progress "the switch reads ON"``)."""
         if turn.call is None:
@@ -414,6 +418,8 @@ class FlashLoop:
         reply: dict[str, Any] = {"status": outcome.status}
         if outcome.screen_changed is not None and outcome.status != "finished":
             reply["screen_changed"] = outcome.screen_changed
+        if intent:
+            reply["intended"] = intent
         if outcome.summary:
             reply["observed"] = outcome.summary
         if outcome.detail:

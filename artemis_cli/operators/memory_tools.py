@@ -14,7 +14,7 @@ from typing import Any
 
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.errors import ArtemisError
-from artemis_cli.memory.notes import read_note, readable_content, save_note
+from artemis_cli.memory.notes import list_notes, read_note, readable_content, recited_notes, save_note
 from artemis_cli.memory.recall import Recall
 from artemis_cli.operators.tools import ToolCall
 
@@ -36,6 +36,10 @@ class MemoryTools:
     enabled: bool = True
     max_results: int = 5
     max_text_tokens: int = 2000
+
+    def recited(self) -> list[str]:
+        """The saved notes as the current observation recites them (newest first, bounded)."""
+        return recited_notes(list_notes(self.engine, self.session_id))
 
     def handler(self, step: int) -> Callable[[ToolCall], dict[str, Any]]:
         def handle(call: ToolCall) -> dict[str, Any]:

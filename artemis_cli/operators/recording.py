@@ -163,6 +163,7 @@ class StepWriter:
             ended_at=now_iso(),
             offset_ms=offset_ms,
             thought=thought,
+            intent=stated_intent(turn, action),
             action_type=action.type,
             action_args=action.recorded_args,
             x=action.x,
@@ -228,3 +229,15 @@ class StepWriter:
                 )
             )
         return stored
+
+
+def stated_intent(turn: TurnResult, action: PlannedAction) -> str | None:
+    """What the turn's action was meant to do (its ``intent``), with any text meant for a
+    password field redacted, as it is stored and replied (None when the model stated none)."""
+    intent = turn.call.intent if turn.call is not None else None
+    if intent is None:
+        return None
+    for secret in [*turn.secrets, action.secret or ""]:
+        if secret:
+            intent = intent.replace(secret, REDACTED)
+    return intent

@@ -9,6 +9,7 @@ raises ``ToolCallError`` whose message is sent back to the model so it can corre
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,10 @@ DIRECTIONS = ("up", "down", "left", "right")
 MAX_WAIT_S = 10.0
 #: Swipes a ``scroll`` with ``to_end`` makes at most before it gives up on the content stopping.
 MAX_SCROLLS = 10
+#: An action's ``intent`` (what the model expects it to do) is kept to this many characters.
+MAX_INTENT_CHARS = 200
+INTENT_DESCRIPTION = "What you expect this action to do, in a few words (e.g. \"opens the Wi-Fi settings\")."
+_WS = re.compile(r"\s+")
 
 
 class ToolCallError(Exception):
@@ -37,6 +42,9 @@ class ToolCall:
     name: str
     args: dict[str, Any]
     call: FunctionCall
+    #: what the model said it expects the action to do (``intent``, kept out of ``args`` so it
+    #: never reaches the device or the repeated-action key); None when it gave none
+    intent: str | None = None
 
     @property
     def is_action(self) -> bool:
@@ -57,8 +65,29 @@ _POINT = {
 }
 
 
+def takes_intent(name: str) -> bool:
+    """Every action tool but ``finish`` (whose ``answer`` says it all) carries ``intent``."""
+    return name in ACTION_TOOLS and name != "finish"
+
+
+def _with_intent(decl: ToolDecl) -> ToolDecl:
+    """``decl`` with the ``intent`` property, declared required so models fill it in (a call
+    without it is still accepted: ``validate_call`` records None)."""
+    if not takes_intent(decl.name):
+        return decl
+    params = copy.deepcopy(decl.parameters)
+    params.setdefault("properties", {})["intent"] = {"type": "string", "description": INTENT_DESCRIPTION}
+    params["required"] = [*params.get("required", []), "intent"]
+    return ToolDecl(decl.name, decl.description, params)
+
+
 def tool_declarations(coordinates: str = "pixels") -> list[ToolDecl]:
-    """The tool list, in a fixed order (it is part of the byte-stable prompt prefix)."""
+    """The tool list, in a fixed order (it is part of the byte-stable prompt prefix); every
+    action tool but ``finish`` carries ``intent`` (:func:`_with_intent`)."""
+    return [_with_intent(decl) for decl in _declarations(coordinates)]
+
+
+def _declarations(coordinates: str) -> list[ToolDecl]:
     space = (
         "Coordinates are screen pixels."
         if coordinates == "pixels"
@@ -232,10 +261,23 @@ def _end_args(args: dict[str, Any], index_key: str, x_key: str, y_key: str, whic
     return {x_key: x, y_key: y}
 
 
+def intent_text(value: Any) -> str | None:
+    """An action's ``intent`` as stored: one line, cut to MAX_INTENT_CHARS plus "…"; None when it
+    is missing, empty or not a string (a bad intent never rejects the action it describes)."""
+    if not isinstance(value, str):
+        return None
+    text = _WS.sub(" ", value).strip()
+    if not text:
+        return None
+    return text if len(text) <= MAX_INTENT_CHARS else text[:MAX_INTENT_CHARS] + "…"
+
+
 def validate_call(call: FunctionCall) -> ToolCall:
-    """Check a call's name and argument types; return it normalised or raise ToolCallError."""
+    """Check a call's name and argument types; return it normalised or raise ToolCallError.
+    An action's ``intent`` is taken out of its args into ``ToolCall.intent``."""
     name = call.name
     args = call.args if isinstance(call.args, dict) else {}
+    intent = intent_text(args.get("intent")) if takes_intent(name) else None
     known = ACTION_TOOLS + MEMORY_TOOLS
     if name not in known:
         raise ToolCallError(f"unknown tool {name!r}; available tools: {', '.join(known)}")
@@ -307,4 +349,4 @@ def validate_call(call: FunctionCall) -> ToolCall:
             "include_images": _bool(args, "include_images"),
             "max_results": _int(args, "max_results") or 5,
         }
-    return ToolCall(name=name, args=out, call=call)
+    return ToolCall(name=name, args=out, call=call, intent=intent)

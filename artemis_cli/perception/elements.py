@@ -4,9 +4,12 @@ Line format (pinned by golden tests; :func:`parse_element_lines` is its exact in
 
     [{i}] {ShortClass} "{label}" desc="{content_desc}" id={short_id} {flags} @({cx},{cy})
 
-* ``"{label}"`` — text, else content-desc, else the hint of a text field, else a label borrowed
-  from descendants; omitted if none.
+* ``"{label}"`` — text, else content-desc, else a label borrowed from descendants; omitted if
+  none. A text field's hint is never its label, nor is the text of an empty field, which Android
+  reports as the hint (``text`` = ``hint``: :func:`showing_hint`).
 * `` desc="…"`` — only when text and content-desc both exist and differ.
+* `` hint="…"`` — a text field's hint (placeholder), when it has one that differs from its label:
+  a field with only a hint shows ``hint="Search"`` and no label; one with text shows both.
 * `` id=…`` — only with a resource id; the part after ``:id/``.  Ids that contain whitespace or
   start with a quote (Compose test tags such as ``RCS chat with A``) are JSON-quoted (never cut).
 * `` {click,…}`` — flags in the fixed order of :data:`FLAG_ORDER`; omitted when none apply.
@@ -14,7 +17,9 @@ Line format (pinned by golden tests; :func:`parse_element_lines` is its exact in
   part of the bounds, or, when something drawn over the element takes that point, the centre of
   the largest part of it left uncovered (``Element.point``).
 
-Strings are cut to 80 characters (plus "…") and written with ``json.dumps(ensure_ascii=False)``;
+Strings are kept whole up to :data:`MAX_LABEL_CHARS` (2,000 characters, a guard against
+pathological text only: this is the current screen, whose text the model may need to read;
+history lines cut to 80) plus "…", and written with ``json.dumps(ensure_ascii=False)``;
 line-separator characters JSON leaves raw (U+0085, U+2028, U+2029) and ``</`` are escaped as well
 (:mod:`artemis_cli.perception.quoting`), so device text can never break a line or close a fence.
 """
@@ -28,7 +33,7 @@ from dataclasses import dataclass
 
 from artemis_cli.perception.coords import CoordinateSpace
 from artemis_cli.perception.hittest import HitIndex
-from artemis_cli.perception.quoting import MAX_QUOTED_CHARS, quote_untrusted
+from artemis_cli.perception.quoting import MAX_SCREEN_TEXT_CHARS, quote_untrusted
 from artemis_cli.perception.structure import (
     can_borrow_label,
     is_actionable,
@@ -43,15 +48,18 @@ __all__ = [
     "FLAG_ORDER",
     "MAX_LABEL_CHARS",
     "ParsedElement",
+    "display_hint",
     "display_label",
     "element_flags",
+    "field_text",
     "index_elements",
     "parse_element_lines",
     "render_element_line",
     "render_element_list",
+    "showing_hint",
 ]
 
-MAX_LABEL_CHARS = MAX_QUOTED_CHARS
+MAX_LABEL_CHARS = MAX_SCREEN_TEXT_CHARS
 FLAG_ORDER = (
     "click",
     "long",
@@ -69,9 +77,28 @@ FLAG_ORDER = (
 # --- indexing --------------------------------------------------------------------------------
 
 
+def showing_hint(node: UINode) -> bool:
+    """An empty text field: Android reports an empty field's hint as its text too (uiautomator
+    dumps ``text`` = ``hint``), so a field whose text is its hint holds nothing."""
+    return is_edit(node) and bool(node.hint) and node.text == node.hint
+
+
+def field_text(node: UINode) -> str:
+    """The node's text as content: "" for a text field that only shows its hint."""
+    return "" if showing_hint(node) else node.text
+
+
 def display_label(node: UINode) -> str:
-    """Text, else content-desc, else (for text fields) the hint."""
-    return own_label(node) or (node.hint if is_edit(node) else "")
+    """Text, else content-desc. A text field's hint is not content: it is shown apart
+    (:func:`display_hint`), and an empty field's text, which Android fills with the hint, is no
+    label either."""
+    return node.content_desc if showing_hint(node) else own_label(node)
+
+
+def display_hint(node: UINode, label: str) -> str:
+    """A text field's hint when it says something its ``label`` does not ("" otherwise)."""
+    hint = node.hint.strip() if is_edit(node) and node.hint else ""
+    return hint if hint and hint != label.strip() else ""
 
 
 def _already_in(label: str, node: UINode) -> bool:
@@ -95,9 +122,8 @@ def index_elements(tree: UITree) -> list[Element]:
 
     Worth showing: actionable (click, long-click, check, scroll, focusable text field) or carrying
     text/content-desc.  A plain text node is dropped when its nearest actionable ancestor is shown
-    and that ancestor's label, as rendered (cut to 80 characters), already shows the text as its
-    own line would (cut to 80 characters too): a mail row whose subject fills the 80 characters
-    keeps its date as an element of its own.  An actionable node without a label of its own
+    and that ancestor's label, as rendered (cut to MAX_LABEL_CHARS), already shows the text as its
+    own line would (cut the same way).  An actionable node without a label of its own
     borrows one from its descendants (``Element.label_borrowed``).
 
     Each element gets the point to tap (``Element.point``, :mod:`~artemis_cli.perception.tapping`):
@@ -203,8 +229,12 @@ def render_element_line(element: Element, space: CoordinateSpace) -> str:
     label = element.label if element.label else display_label(node)
     if label:
         parts.append(_quote(label))
-    if node.text and node.content_desc and node.text != node.content_desc:
+    text = field_text(node)
+    if text and node.content_desc and text != node.content_desc:
         parts.append("desc=" + _quote(node.content_desc))
+    hint = display_hint(node, label)
+    if hint:
+        parts.append("hint=" + _quote(hint))
     if node.resource_id:
         sid = _short_id(node.resource_id)
         parts.append("id=" + (sid if _bare_token_ok(sid) else _quote(sid, limit=None)))
@@ -234,6 +264,7 @@ class ParsedElement:
     short_id: str
     flags: tuple[str, ...]
     center: tuple[int, int]
+    hint: str = ""
 
 
 _HEAD = re.compile(r"\[(\d+)\] (\S+)")
@@ -269,6 +300,12 @@ def _parse_line(line: str) -> ParsedElement | None:
         if got is None:
             return None
         desc, pos = got
+    hint = ""
+    if line.startswith(' hint="', pos):
+        got = _json_string_at(line, pos + 6)
+        if got is None:
+            return None
+        hint, pos = got
     if line.startswith(' id="', pos):
         got = _json_string_at(line, pos + 4)
         if got is None:
@@ -290,12 +327,13 @@ def _parse_line(line: str) -> ParsedElement | None:
         short_id=short_id,
         flags=flags,
         center=(int(center.group(1)), int(center.group(2))),
+        hint=hint,
     )
 
 
 def parse_element_lines(text: str) -> list[ParsedElement]:
     """Inverse of :func:`render_element_list`; lines that are not element lines are ignored.
-    Labels come back as rendered (cut to 80 characters plus "…")."""
+    Labels come back as rendered (cut to MAX_LABEL_CHARS characters plus "…")."""
     parsed: list[ParsedElement] = []
     for raw in text.split("\n"):
         element = _parse_line(raw.strip())

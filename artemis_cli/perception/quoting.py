@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["MAX_QUOTED_CHARS", "one_token", "quote_untrusted"]
+__all__ = ["MAX_QUOTED_CHARS", "MAX_SCREEN_TEXT_CHARS", "one_token", "quote_untrusted"]
 
+#: Device text in history lines (ledger lines, recall, phrases): short, these stay for long.
 MAX_QUOTED_CHARS = 80
+#: Device text in the current observation's element list: kept whole; the cap only guards
+#: against pathological text (a dump with a megabyte label).
+MAX_SCREEN_TEXT_CHARS = 2000
 _RAW_LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 

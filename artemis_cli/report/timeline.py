@@ -100,6 +100,8 @@ def step_card(step: StepRecord, images: ImageStore, tokens: StepTokens | None, l
         extra.append(f"<p><span class='label'>user</span> {e(step.user_instruction)}</p>")
     thought = (f"<p class='thought'><span class='label'>thought</span> {e(step.thought)}</p>"
                if step.thought else "")
+    intent = (f"<p class='intent'><span class='label'>intent</span> {e(step.intent)}</p>"
+              if step.intent else "")
     return (
         f"<article class='step' id='step-{step.number}' data-step='{step.number}' tabindex='-1'>"
         f"{_shot(step, images.thumb(step.pre_screenshot))}<div class='body'>"
@@ -107,6 +109,7 @@ def step_card(step: StepRecord, images: ImageStore, tokens: StepTokens | None, l
         f"<span class='lvl {lvl_cls}' title='where this step lives in the transcript now'>{e(level)}</span></h3>"
         f"{badge}{thought}"
         f"<p class='action'><span class='label'>action</span> <code>{e(action_phrase(step))}</code></p>"
+        f"{intent}"
         f"{_element(step)}{_outcome(step)}{''.join(extra)}</div></article>\n"
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from golden_files import assert_golden
 
 from artemis_cli.operators.prompts import SYSTEM_PROMPT, format_offset, observation_text, task_message
@@ -56,8 +57,20 @@ def test_observation_golden() -> None:
         element_list=elements,
         notices=["UI hierarchy unavailable (idle state); only the screenshot is current"],
         user_instructions=['Use the "quick settings" panel instead'],
+        keyboard_shown=True,
+        notes=['- "wifi name": "Home \\"5G\\""', "(+2 more: read_note)"],
     )
     check("observation.txt", text + "\n")
+    head = text.split("\n# CURRENT OBSERVATION", 1)[0]
+    assert head.splitlines()[2] == "Keyboard: shown."  # on the head: it stays in the transcript
+
+
+@pytest.mark.parametrize(("shown", "line"), [(True, "Keyboard: shown."), (False, "Keyboard: hidden."), (None, None)])
+def test_keyboard_line(shown: bool | None, line: str | None) -> None:
+    text = observation_text(step=1, max_steps=5, offset_ms=0, foreground_app="x", screen_size=(10, 10),
+                            coordinates="pixels", element_list="", keyboard_shown=shown)
+    head = text.split("\n# CURRENT OBSERVATION", 1)[0].splitlines()
+    assert (head[-1] == line) if line else not any(h.startswith("Keyboard") for h in head)
 
 
 def test_screen_text_cannot_close_the_untrusted_block() -> None:

@@ -102,9 +102,10 @@ def test_render_line_details() -> None:
     lines = _render(HAND_BUILT).splitlines()
     assert all(line.startswith(f"[{i}] ") for i, line in enumerate(lines))
     assert '[1] LinearLayout "Wi-Fi · Connected to \\"Home\\"" id=row {click} @(540,320)' in lines
-    assert '[4] EditText "Email" id=email {click,long,edit,focused} @(540,500)' in lines  # hint
+    # a hint is a placeholder, never content: shown as hint="…", with no label
+    assert '[4] EditText hint="Email" id=email {click,long,edit,focused} @(540,500)' in lines
     assert any('"Log in" desc="Log in button"' in line and "{click,disabled}" in line for line in lines)
-    assert any(f'"{"A" * MAX_LABEL_CHARS}…"' in line for line in lines)
+    assert any(f'"{"A" * 100}"' in line for line in lines)  # the current screen's text is kept whole
     assert any(' View "no class" ' in line for line in lines)
     assert any('id="RCS chat with A"' in line for line in lines)
 
@@ -113,7 +114,7 @@ def _node(**kw) -> UINode:
     return UINode(path="0", depth=0, bounds=Bounds(0, 0, 100, 100), **kw)
 
 
-_label = st.text(max_size=120)
+_label = st.one_of(st.text(max_size=120), st.text(min_size=MAX_LABEL_CHARS - 5, max_size=MAX_LABEL_CHARS + 5))
 _flags_bools = st.fixed_dictionaries(
     {
         k: st.booleans()
@@ -142,11 +143,12 @@ _flags_bools = st.fixed_dictionaries(
     cls=st.sampled_from(["android.widget.Button", "", "android.widget.EditText", "a.b.C d", "X\u2028Y"]),
     flags=_flags_bools,
     borrowed=_label,
+    hint=_label,
     index=st.integers(0, 10_000),
     box=st.tuples(st.integers(0, 1079), st.integers(0, 2399), st.integers(1, 1080), st.integers(1, 2400)),
     mode=st.sampled_from(["pixels", "normalized"]),
 )
-def test_parse_element_lines_is_the_inverse(text, desc, rid, cls, flags, borrowed, index, box, mode) -> None:
+def test_parse_element_lines_is_the_inverse(text, desc, rid, cls, flags, borrowed, hint, index, box, mode) -> None:
     left, top, w, h = box
     node = UINode(
         path="0",
@@ -154,6 +156,7 @@ def test_parse_element_lines_is_the_inverse(text, desc, rid, cls, flags, borrowe
         class_name=cls,
         text=text,
         content_desc=desc,
+        hint=hint,
         resource_id=rid,
         bounds=Bounds(left, top, left + w, top + h),
         **flags,
@@ -176,7 +179,11 @@ def test_parse_element_lines_is_the_inverse(text, desc, rid, cls, flags, borrowe
 
     assert p.index == index
     assert p.label == cut(label)
-    assert p.desc == (cut(desc) if text and desc and text != desc else "")
+    edit = cls == "android.widget.EditText"
+    shown_text = "" if edit and hint and text == hint else text  # an empty field reports its hint as text
+    assert p.desc == (cut(desc) if shown_text and desc and shown_text != desc else "")
+    shown_hint = hint.strip() if edit and hint.strip() != label.strip() else ""
+    assert p.hint == cut(shown_hint)
     expected_id = rid.split(":id/", 1)[1] if ":id/" in rid else rid
     assert p.short_id == expected_id
     assert p.short_class and " " not in p.short_class
@@ -203,3 +210,33 @@ def test_parse_element_lines_is_the_inverse(text, desc, rid, cls, flags, borrowe
 def test_empty_list_renders_empty() -> None:
     assert render_element_list([], CoordinateSpace(10, 10)) == ""
     assert index_elements(UITree(rotation=0, nodes=(), screen_width=0, screen_height=0)) == []
+
+
+def test_hints_are_never_content() -> None:
+    """An empty field shows ``hint="…"`` and no label, also when Android reports the hint as its
+    text (it does for empty fields); a filled field shows its text and the hint that names it."""
+    space = CoordinateSpace(1080, 2400, "pixels")
+
+    def line(text: str = "", hint: str = "", content_desc: str = "") -> str:
+        xml = (f'<hierarchy rotation="0"><node class="android.widget.EditText" text="{text}" hint="{hint}" '
+               f'content-desc="{content_desc}" clickable="true" bounds="[0,0][100,100]"/></hierarchy>')
+        (element,) = index_elements(parse_hierarchy(xml, screen_size=(1080, 2400)))
+        return render_element_list([element], space)
+
+    assert line(hint="Search") == '[0] EditText hint="Search" {click,edit} @(50,50)'
+    assert line(text="Search", hint="Search") == '[0] EditText hint="Search" {click,edit} @(50,50)'
+    assert line(text="Search", hint="Search", content_desc="Find") == '[0] EditText "Find" hint="Search" {click,edit} @(50,50)'
+    assert line(text="pizza", hint="Search") == '[0] EditText "pizza" hint="Search" {click,edit} @(50,50)'
+    assert line(text="pizza") == '[0] EditText "pizza" {click,edit} @(50,50)'
+    (parsed,) = parse_element_lines(line(text="pizza", hint="Search"))
+    assert (parsed.label, parsed.hint) == ("pizza", "Search")
+
+
+def test_a_long_text_is_whole_up_to_the_guard() -> None:
+    space = CoordinateSpace(1080, 2400, "pixels")
+    for size, shown in ((300, 300), (MAX_LABEL_CHARS, MAX_LABEL_CHARS), (MAX_LABEL_CHARS * 3, MAX_LABEL_CHARS)):
+        xml = (f'<hierarchy rotation="0"><node class="android.widget.TextView" text="{"x" * size}" '
+               'bounds="[0,0][100,100]"/></hierarchy>')
+        (element,) = index_elements(parse_hierarchy(xml, screen_size=(1080, 2400)))
+        (parsed,) = parse_element_lines(render_element_list([element], space))
+        assert parsed.label == "x" * shown + ("…" if size > shown else "")

@@ -33,7 +33,7 @@ from artemis_cli.operators.pro.plan import Plan
 from artemis_cli.operators.pro.planner import Planner
 from artemis_cli.operators.pro.policies import compile_view, policy_for
 from artemis_cli.operators.pro.validator import Validator
-from artemis_cli.operators.recording import redact_turn
+from artemis_cli.operators.recording import redact_turn, stated_intent
 from artemis_cli.operators.tools import ToolCallError, validate_call
 from artemis_cli.operators.turn import TurnResult, model_text
 
@@ -108,7 +108,8 @@ class ProLoop(FlashLoop):
         # the operator's note as stored (typed passwords redacted): the validator's reason may quote it
         note = model_text(redact_turn(turn.messages, [*turn.secrets, action.secret or ""]))
         verdict = self.agents.validator.judge(pre.element_list.splitlines(), action.phrase(),
-                                              post.element_list.splitlines(), milestone, operator_note=note)
+                                              post.element_list.splitlines(), milestone, operator_note=note,
+                                              intent=stated_intent(turn, action))
         events: list[EventRecord] = []
         self._failed_in_a_row = self._failed_in_a_row + 1 if (
             verdict.verdict in FAILED_VERDICTS or result.status in ("error", "failed")) else 0

@@ -12,6 +12,7 @@ from typing import Any, Literal, get_args
 
 from artemis_cli.models.base import Model
 from artemis_cli.operators.prompts import screen_fence
+from artemis_cli.perception.quoting import quote_untrusted
 
 from .plan import Milestone
 from .prompts import VALIDATOR_SYSTEM_PROMPT, history_block
@@ -89,7 +90,10 @@ def validator_request_text(
     *,
     operator_note: str = "",
     history: str = "",
+    intent: str | None = None,
 ) -> str:
+    """The validator's request. ``intent`` (what the operator said the action would do) is
+    model text that may quote the screen: it is JSON-quoted on its own line."""
     ms = f"{milestone.title} ({milestone.tag})" if milestone is not None else "(no milestone: judge against the goal)"
     lines = ["# MILESTONE", ms, ""]
     if history.strip():
@@ -99,6 +103,9 @@ def validator_request_text(
     lines += [
         "# ACTION",
         " ".join(action_phrase.split()) or "(none)",
+        "",
+        "# EXPECTED EFFECT (the agent's stated intent)",
+        quote_untrusted(intent, None) if intent else "(not stated)",
         "",
         "# BEFORE THE ACTION",
         _screen(pre),
@@ -127,9 +134,10 @@ class Validator:
         *,
         operator_note: str = "",
         history: str = "",
+        intent: str | None = None,
     ) -> Verdict:
         text = validator_request_text(
-            pre, action_phrase, post, milestone, operator_note=operator_note, history=history
+            pre, action_phrase, post, milestone, operator_note=operator_note, history=history, intent=intent
         )
         outcome = ask_structured(
             self.model,
