@@ -201,3 +201,31 @@ def test_an_openai_run_sends_the_marked_screenshot_and_its_wire_hash_re_renders(
     tails: list[Any] = [_openai_images(r)[-1] for r in operator]
     _assert_tail_images_are_marked(engine, result.session_id, tails)
     _assert_every_step_re_renders(engine, result.session_id, wire=True)
+
+
+def test_the_report_shows_the_clean_screenshot_or_with_marks_the_one_the_model_saw(
+    demo: Task, gemini_server: FakeGeminiServer, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from artemis_cli.cli.app import app
+
+    engine = DataEngine.open(tmp_path / "data")
+    result = run_task(demo, load_profile("flash"), _phone(demo), _gemini(gemini_server), engine, real_time=False)
+    assert result.success, result.message
+    sent = [_gemini_images(r)[-1] for r in gemini_server.requests if r.tools]
+    engine.close()
+    runner = CliRunner()
+    for flag, folder in (([], "clean"), (["--marks"], "marked")):
+        res = runner.invoke(app, ["report", result.session_id, "-o", str(tmp_path / f"{folder}.html"), "--assets",
+                                  str(tmp_path / folder), "--data-dir", str(tmp_path / "data"), *flag])
+        assert res.exit_code == 0, res.output
+    clean = {p.read_bytes() for p in (tmp_path / "clean" / "full").iterdir()}
+    marked = {p.read_bytes() for p in (tmp_path / "marked" / "full").iterdir()}
+    with DataEngine.open_for_reading(tmp_path / "data") as reader:
+        recorded = {reader.blob(s.pre_screenshot) for s in reader.get_steps(result.session_id) if s.pre_screenshot}
+    assert clean == recorded  # default: the device's screenshots, untouched
+    assert marked == set(sent)  # --marks: exactly the images the operator was sent
+    page = (tmp_path / "marked.html").read_text(encoding="utf-8")
+    assert "screenshots as the model saw them" in page
+    assert "screenshots as the model saw them" not in (tmp_path / "clean.html").read_text(encoding="utf-8")
