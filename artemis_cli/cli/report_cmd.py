@@ -16,6 +16,7 @@ def report(
     session: Annotated[str, typer.Argument(help="Session id (a unique prefix, or 'latest').")],
     output: Annotated[Path | None, typer.Option("--output", "-o", help="HTML file to write (default artemis-report-<id>.html).")] = None,
     assets: Annotated[Path | None, typer.Option("--assets", help="Write screenshots (thumbnails and full size) into this directory and link them instead of embedding.")] = None,
+    marks: Annotated[bool, typer.Option("--marks", help="Show each screenshot as the model saw it: scaled, with the element numbers (set-of-marks) it was sent; default: the clean recorded screenshot.")] = False,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
 ) -> None:
     """Write one HTML file: summary, context charts, then the timeline with chunk and era bands."""
@@ -34,7 +35,7 @@ def report(
         path = path / name
     check_output(path, option="-o")  # before the (slow) build
     try:
-        write_report(engine, rec.id, path, assets=assets)
+        write_report(engine, rec.id, path, assets=assets, marks=marks)
     except AssetWriteError as exc:
         raise OutputError(str(exc.path), exc.exc.strerror or str(exc.exc),
                           hint=_HINT.format(option="--assets", what="directory")) from None

@@ -162,10 +162,13 @@ MediaResolution = Literal["low", "medium", "high"]
 class ScreenshotSettings(StrictModel):
     """The screenshot the models see (the recorded one stays full size). ``max_side`` scales the
     longest side down (null sends the device's pixels); ``media_resolution`` is sent to Gemini 3
-    models, which price an image by it (null leaves the service default)."""
+    models, which price an image by it (null leaves the service default); ``marks`` draws each
+    listed element's index at its box on the operator's copy (set-of-marks, ``perception.marks``;
+    the validator, planner and lenses get it unmarked)."""
 
     max_side: Int | None = Field(default=1152, ge=64, le=8192)
     media_resolution: MediaResolution | None = "medium"
+    marks: bool = True
 
 
 class MemorySettings(StrictModel):

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from artemis_cli.models.base import FunctionResponse, Message, ModelRequest, Part, ToolDecl
-from artemis_cli.perception.model_image import scale_for_model
+from artemis_cli.perception.marks import Mark, draw_marks, marks_digest
 from artemis_cli.perception.png import png_size
 
 ImageState = Literal["image", "summary", "pending", "failed"]
@@ -100,6 +100,9 @@ class LedgerEntry:
     image_state: ImageState = "image"
     image_text: str | None = None
     xml_scrubbed: bool = False
+    #: the set-of-marks drawn on the model's copy of the screenshot (``perception.marks``), as
+    #: the step's meta stored them; () for none (marks off, or a session recorded before them)
+    marks: tuple[Mark, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,7 @@ class Tail:
     replies_in: list[FunctionResponse]
     observation: str
     image_png: bytes | None
+    marks: tuple[Mark, ...] = ()  # drawn on the model's copy of ``image_png``
 
 
 #: (status, text) of a step's visual summary, as the DataEngine holds it now.
@@ -147,7 +151,7 @@ class TranscriptLedger:
     entries: list[LedgerEntry] = field(default_factory=list)  # A zone, oldest first
     f_body: str = ""  # F zone after the task: compressed history
     decisions: list[LedgerDecision] = field(default_factory=list)  # bounded log, see _log
-    _images: dict[str, bytes] = field(default_factory=dict)
+    _images: dict[tuple[str, str], bytes] = field(default_factory=dict)  # by (sha, marks digest)
 
     # -- S zone ------------------------------------------------------------------------------
 
@@ -205,8 +209,8 @@ class TranscriptLedger:
             assert d.end is not None
             self.f_body = d.text or ""
             self.entries = [e for e in self.entries if e.step > d.end]
-            held = {e.image_sha for e in self.entries if e.image_state == "image"}
-            self._images = {sha: png for sha, png in self._images.items() if sha in held}
+            held = {_image_key(e.image_sha, e.marks) for e in self.entries if e.image_state == "image" and e.image_sha}
+            self._images = {key: png for key, png in self._images.items() if key in held}
             return
         entry = self._entry(d.step)
         if entry is None:
@@ -216,7 +220,8 @@ class TranscriptLedger:
         elif d.op == "image":
             entry.image_state = d.state  # type: ignore[assignment]
             entry.image_text = d.text
-            self._images.pop(entry.image_sha or "", None)
+            if entry.image_sha:
+                self._images.pop(_image_key(entry.image_sha, entry.marks), None)
 
     def _log(self, d: LedgerDecision) -> None:
         """Keep in RAM what is read back: every ``frozen`` decision's ops (``Compressor.restore``
@@ -255,21 +260,25 @@ class TranscriptLedger:
             text += "\n\n" + HISTORY_HEADING + "\n\n" + self.f_body
         return text
 
-    def _image(self, sha: str) -> bytes:
-        """A step's screenshot as the model sees it (scaled), loaded once while it is in A."""
-        if sha not in self._images:
-            self._images[sha] = scale_for_model(self.load_image(sha), self.settings.image_max_side)
-        return self._images[sha]
+    def _image(self, sha: str, marks: tuple[Mark, ...] = ()) -> bytes:
+        """A step's screenshot as the model sees it (scaled, its marks drawn), loaded once while
+        it is in A."""
+        key = _image_key(sha, marks)
+        if key not in self._images:
+            self._images[key] = draw_marks(self.load_image(sha), self.settings.image_max_side, marks, sha=sha)
+        return self._images[key]
 
-    def _tail_image(self, png: bytes) -> bytes:
-        """This turn's screenshot, scaled once: the DataEngine stores it under its sha256, so the
-        committed entry finds the same scaled bytes here next turn (one image, one price)."""
-        if not self.settings.image_max_side:
+    def _tail_image(self, png: bytes, marks: tuple[Mark, ...] = ()) -> bytes:
+        """This turn's screenshot, scaled and marked once: the DataEngine stores it under its
+        sha256 and the step's meta keeps its marks, so the committed entry finds the same bytes
+        here next turn (one image, one price)."""
+        if not self.settings.image_max_side and not marks:
             return png  # sent as recorded: nothing to hash or keep
         sha = hashlib.sha256(png).hexdigest()
-        if sha not in self._images:
-            self._images[sha] = scale_for_model(png, self.settings.image_max_side, sha=sha)
-        return self._images[sha]
+        key = _image_key(sha, marks)
+        if key not in self._images:
+            self._images[key] = draw_marks(png, self.settings.image_max_side, marks, sha=sha)
+        return self._images[key]
 
     @staticmethod
     def split_observation(observation: str) -> tuple[str, str]:
@@ -309,7 +318,7 @@ class TranscriptLedger:
         parts = [Part(function_response=r) for r in entry.replies_in] if with_replies else []
         image: Part | None = None
         if entry.image_state == "image" and entry.image_sha:
-            image = Part(image_png=self._image(entry.image_sha))
+            image = Part(image_png=self._image(entry.image_sha, entry.marks))
         elif entry.image_text:
             image = Part(text=entry.image_text)
         return parts + self._observation_parts(entry.step, entry.observation, entry.xml_scrubbed, image)
@@ -324,7 +333,7 @@ class TranscriptLedger:
                 _append(out, m)
             prev_step = entry.step
         tail_parts = [Part(function_response=r) for r in tail.replies_in] if prev_step == tail.step - 1 else []
-        image = Part(image_png=self._tail_image(tail.image_png)) if tail.image_png is not None else None
+        image = Part(image_png=self._tail_image(tail.image_png, tail.marks)) if tail.image_png is not None else None
         tail_parts += self._observation_parts(tail.step, tail.observation, False, image)
         _append(out, Message("user", tail_parts))
         for m in turn:
@@ -334,6 +343,10 @@ class TranscriptLedger:
     def request(self, tail: Tail, turn: list[Message]) -> ModelRequest:
         return ModelRequest(system=self.system, messages=self.messages(tail, turn), tools=self.tools,
                             role="operator", media_resolution=self.settings.media_resolution)
+
+
+def _image_key(sha: str, marks: tuple[Mark, ...]) -> tuple[str, str]:
+    return sha, marks_digest(marks) if marks else ""
 
 
 def _append(out: list[Message], message: Message) -> None:

@@ -121,7 +121,7 @@ class LegacyLedger(TranscriptLedger):
             parts.append(Part(text=LEGACY_HISTORY_HEADING + "\n" + self.history_text(tail)))
         parts.append(Part(text=tail.observation))
         if tail.image_png is not None:
-            parts.append(Part(image_png=self._tail_image(tail.image_png)))
+            parts.append(Part(image_png=self._tail_image(tail.image_png, tail.marks)))
         out: list[Message] = [Message("user", parts)]
         for m in turn:
             _append(out, m)

@@ -19,6 +19,7 @@ from artemis_cli.engine.records import StepRecord
 from artemis_cli.memory.ledger import LedgerDecision, LedgerEntry, Tail, TranscriptLedger
 from artemis_cli.models.base import Message, ModelRequest
 from artemis_cli.operators.recording import responses_from_dicts
+from artemis_cli.perception.marks import marks_from_json
 
 LEDGER_EVENT = "ledger"
 
@@ -63,6 +64,7 @@ def entry_from_step(engine: DataEngine, step: StepRecord) -> LedgerEntry:
         image_sha=step.pre_screenshot,
         replies_in=responses_from_dicts(meta.get("replies_in")),
         turn=_messages(engine, meta.get("messages") or []),
+        marks=marks_from_json(meta.get("marks")),
     )
 
 
@@ -96,6 +98,7 @@ def turn_requests(engine: DataEngine, session_id: str, ledger: TranscriptLedger,
         replies_in=responses_from_dicts(meta.get("replies_in")),
         observation=meta.get("observation", ""),
         image_png=engine.blob(step.pre_screenshot) if step.pre_screenshot else None,
+        marks=marks_from_json(meta.get("marks")),
     )
     messages = _messages(engine, meta.get("messages") or [])
     requests = []

@@ -40,6 +40,7 @@ from artemis_cli.operators.prompts import observation_text
 from artemis_cli.operators.recording import StepWriter, stated_intent
 from artemis_cli.operators.turn import Generate, TurnResult, ordered_responses, run_turn
 from artemis_cli.operators.typing import probe_tree
+from artemis_cli.perception.marks import marks_of
 from artemis_cli.perception.types import UITree
 
 __all__ = ["FlashLoop", "LoopOutcome", "StepReport"]
@@ -93,6 +94,8 @@ class FlashLoop:
     max_steps: int
     screen: tuple[int, int]
     coordinates: str = "pixels"
+    #: draw the element list's indices on the operator's screenshot (profile ``screenshot.marks``)
+    marks: bool = True
     compressor: Compressor | None = None
     similarity_hint: bool = True
     similarity_max_distance: int = 5
@@ -311,7 +314,8 @@ class FlashLoop:
                 keyboard_shown=obs.keyboard_shown,
                 notes=self.memory.recited(),
             )
-            tail = Tail(step=number, replies_in=pending, observation=observation, image_png=obs.png)
+            tail = Tail(step=number, replies_in=pending, observation=observation, image_png=obs.png,
+                        marks=marks_of(obs.elements) if self.marks else ())
             self._begin_turn(number, tail)
 
             def build(msgs: list[Message], tail: Tail = tail) -> ModelRequest:
@@ -376,6 +380,7 @@ class FlashLoop:
                 turn=turn,
                 users=users,
                 observation=observation,
+                marks=tail.marks,
                 replies_in=pending,
                 replies_out=replies_out,
                 verdict=verdict,

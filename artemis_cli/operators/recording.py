@@ -8,7 +8,7 @@ thought signatures) — with any typed password redacted, never stored (``redact
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -26,6 +26,7 @@ from artemis_cli.operators.observe import Observation
 from artemis_cli.operators.outcome import ActionOutcome
 from artemis_cli.operators.turn import TurnResult, model_text
 from artemis_cli.perception.dhash import hamming
+from artemis_cli.perception.marks import Mark, marks_to_json
 
 
 def action_key(action_type: str, args: dict[str, Any] | None, target: dict[str, Any] | None) -> str:
@@ -138,6 +139,7 @@ class StepWriter:
         users: list[str],
         observation: str,
         replies_in: list[FunctionResponse],
+        marks: Sequence[Mark] = (),
         replies_out: list[FunctionResponse],
         verdict: dict[str, Any] | None = None,
         outcome: ActionOutcome | None = None,
@@ -192,6 +194,8 @@ class StepWriter:
                 "replies_in": responses_to_dicts(replies_in),
                 "replies_out": responses_to_dicts(replies_out),
                 "messages": messages,
+                # the set-of-marks drawn on the model's copy of the pre screenshot (absent: none)
+                **({"marks": marks_to_json(marks)} if marks else {}),
                 "problems": turn.problems,
                 "model_calls": len(turn.responses),
                 "post_foreground_app": post.foreground if post is not None else None,

@@ -16,7 +16,7 @@ from collections import OrderedDict
 
 from artemis_cli.perception.png import png_size
 
-__all__ = ["scale_for_model", "scaled_size"]
+__all__ = ["ImageCache", "scale_for_model", "scaled_size"]
 
 
 def scaled_size(width: int, height: int, max_side: int | None) -> tuple[int, int]:
@@ -27,11 +27,31 @@ def scaled_size(width: int, height: int, max_side: int | None) -> tuple[int, int
     return max(1, round(width * factor)), max(1, round(height * factor))
 
 
-#: Recently scaled screenshots by (sha256, max_side): screens repeat (a list the agent returns to,
-#: the home screen), and decoding, resizing and re-encoding costs tens of milliseconds a step.
-_CACHE_ENTRIES = 64
-_cache: OrderedDict[tuple[str, int], bytes] = OrderedDict()
-_cache_lock = threading.Lock()
+class ImageCache:
+    """A small thread-safe LRU of derived images by key: screens repeat (a list the agent returns
+    to, the home screen), and decoding, drawing and re-encoding costs tens of milliseconds a step."""
+
+    def __init__(self, entries: int) -> None:
+        self._entries = entries
+        self._data: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[object, ...]) -> bytes | None:
+        with self._lock:
+            if key in self._data:
+                self._data.move_to_end(key)
+                return self._data[key]
+        return None
+
+    def put(self, key: tuple[object, ...], value: bytes) -> None:
+        with self._lock:
+            self._data[key] = value
+            while len(self._data) > self._entries:
+                self._data.popitem(last=False)
+
+
+#: Recently scaled screenshots by (sha256, max_side).
+_cache = ImageCache(64)
 
 
 def scale_for_model(png: bytes, max_side: int | None, *, sha: str | None = None) -> bytes:
@@ -45,15 +65,11 @@ def scale_for_model(png: bytes, max_side: int | None, *, sha: str | None = None)
     if target == size:
         return png
     key = (sha or hashlib.sha256(png).hexdigest(), max_side)
-    with _cache_lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
+    hit = _cache.get(key)
+    if hit is not None:
+        return hit
     scaled = _scaled(png, target)
-    with _cache_lock:
-        _cache[key] = scaled
-        while len(_cache) > _CACHE_ENTRIES:
-            _cache.popitem(last=False)
+    _cache.put(key, scaled)
     return scaled
 
 

@@ -23,6 +23,7 @@ from typing import TextIO
 
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.token_usage import token_usage
+from artemis_cli.memory.restore import SessionSpec
 from artemis_cli.report.charts import charts_html, step_tokens
 from artemis_cli.report.chunks import load_chunks
 from artemis_cli.report.images import FULL_EMBED_LIMIT, ImageStore, distinct_screenshot_bytes
@@ -36,12 +37,13 @@ PAGE = 200
 
 
 def render_report(engine: DataEngine, session: str, out: TextIO, *, assets: Path | None = None,
-                  html_dir: Path | None = None, embed_full: bool | None = None) -> None:
+                  html_dir: Path | None = None, embed_full: bool | None = None, marks: bool = False) -> None:
     """Write the report of ``session`` (id, unique prefix or ``latest``) to ``out``.
 
     ``assets``: write thumbnails and full screenshots into this directory and link them (relative
     to ``html_dir``, where the HTML file will be). ``embed_full``: embed the full screenshots too
-    (default: when the session's distinct screenshots come to at most ``FULL_EMBED_LIMIT``)."""
+    (default: when the session's distinct screenshots come to at most ``FULL_EMBED_LIMIT``).
+    ``marks``: show each step's screenshot as the operator saw it (scaled, set-of-marks drawn)."""
     rec = engine.get_session(session)
     sid = rec.id
     count = engine.step_count(sid)
@@ -52,7 +54,9 @@ def render_report(engine: DataEngine, session: str, out: TextIO, *, assets: Path
     levels = load_levels(engine, sid)
     if embed_full is None:
         embed_full = assets is None and distinct_screenshot_bytes(engine, sid) <= FULL_EMBED_LIMIT
-    images = ImageStore(engine, assets=assets, html_dir=html_dir, embed_full=embed_full)
+    max_side = SessionSpec.load(engine, sid).profile.screenshot.max_side if marks else None
+    images = ImageStore(engine, assets=assets, html_dir=html_dir, embed_full=embed_full, marked=marks,
+                        max_side=max_side)
     kinds = {"chunks": len(chunks), "eras": 0, "periods": 0, "snapshot": 0}
     for block in levels.blocks:
         if block.kind in ("era", "period", "snapshot"):
@@ -66,22 +70,22 @@ def render_report(engine: DataEngine, session: str, out: TextIO, *, assets: Path
     out.write(summary_html(rec, steps=count, usage=usage, level_counts=counts))
     out.write("\n")
     out.write(charts_html(tokens, rec))
-    timeline_note = ""
+    timeline_note = " · screenshots as the model saw them, element numbers drawn" if marks else ""
     if levels.blocks or chunks:
-        timeline_note = (" · the tag on each step says where it lives in the transcript now "
-                         "(verbatim, chunk, era, period or snapshot)")
+        timeline_note += (" · the tag on each step says where it lives in the transcript now "
+                          "(verbatim, chunk, era, period or snapshot)")
     out.write(f"<section id='timeline'><h2>Timeline <span class='muted'>{count:,} steps{timeline_note}</span></h2>\n")
     if not count:
         out.write("<p class='muted'>No steps recorded.</p>")
     starts = {c.start_step: c for c in chunks}
     try:
         page = engine.get_steps(sid, 1, PAGE)
-        images.prefetch(s.pre_screenshot for s in page)
+        images.prefetch(images.view(s) for s in page)
         start = 1
         while page:
             start += PAGE
             following = engine.get_steps(sid, start, start + PAGE - 1) if start <= last else []
-            images.prefetch(s.pre_screenshot for s in following)  # scaled while this page is written
+            images.prefetch(images.view(s) for s in following)  # scaled while this page is written
             for step in page:
                 n = step.number
                 for block in levels.starting_at(n):
@@ -107,10 +111,10 @@ def render_report(engine: DataEngine, session: str, out: TextIO, *, assets: Path
     out.write(f"<script>{SCRIPT}</script></body></html>\n")
 
 
-def build_report(engine: DataEngine, session: str, *, assets: Path | None = None) -> str:
+def build_report(engine: DataEngine, session: str, *, assets: Path | None = None, marks: bool = False) -> str:
     """The report as one string (small sessions and tests; the CLI streams to a file)."""
     buf = io.StringIO()
-    render_report(engine, session, buf, assets=assets)
+    render_report(engine, session, buf, assets=assets, marks=marks)
     return buf.getvalue()
 
 
@@ -119,7 +123,7 @@ def default_name(engine: DataEngine, session: str) -> str:
 
 
 def write_report(engine: DataEngine, session: str, output: Path | str | None = None, *,
-                 assets: Path | str | None = None) -> Path:
+                 assets: Path | str | None = None, marks: bool = False) -> Path:
     """Stream the report to a file (default ``artemis-report-<id>.html`` in the cwd; a directory
     gets that name inside it). A regular file is replaced atomically; other targets (a FIFO,
     ``/dev/stdout``) are written in place. Write failures raise ``OSError`` (the CLI names the
@@ -135,12 +139,12 @@ def write_report(engine: DataEngine, session: str, output: Path | str | None = N
         mode = None
     if mode is not None and not stat.S_ISREG(mode):
         with open(path, "w", encoding="utf-8") as fh:
-            render_report(engine, session, fh, assets=assets_dir, html_dir=path.parent)
+            render_report(engine, session, fh, assets=assets_dir, html_dir=path.parent, marks=marks)
         return path
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "w", encoding="utf-8") as fh:
-            render_report(engine, session, fh, assets=assets_dir, html_dir=path.parent)
+            render_report(engine, session, fh, assets=assets_dir, html_dir=path.parent, marks=marks)
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(OSError):

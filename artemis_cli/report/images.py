@@ -10,6 +10,12 @@ The action marker is not burnt into the pixels (that would make every step's pic
 :func:`marker_svg` draws the same ring, double ring or arrow as
 :func:`artemis_cli.perception.marker.draw_action_marker` as an SVG layer over the image, in device
 pixels, so it scales with the thumbnail and with the full image.
+
+``marked`` (``artemis report --marks``): each step shows the screenshot the operator model saw —
+scaled to the session's ``screenshot.max_side`` with the step's stored set-of-marks drawn
+(:func:`artemis_cli.perception.marks.draw_marks`, the very bytes that were sent) — instead of the
+clean recorded one; a step recorded without marks shows its clean screenshot. The marker layer
+keeps the device's coordinate space, so it lands on the same spot of either picture.
 """
 
 from __future__ import annotations
@@ -27,6 +33,9 @@ from PIL import Image
 
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.errors import BlobMissing
+from artemis_cli.engine.records import StepRecord
+from artemis_cli.perception.marks import Mark, draw_marks, marks_digest, marks_from_json
+from artemis_cli.perception.png import png_size
 
 #: Thumbnails are at most this wide (a 1080-pixel screen: 270), shown 160 CSS pixels wide.
 THUMB_WIDTH = 320
@@ -101,8 +110,12 @@ class ImageStore:
     takes the result in step order. Call :meth:`close` when done."""
 
     def __init__(self, engine: DataEngine, *, assets: Path | None = None, html_dir: Path | None = None,
-                 embed_full: bool = False, workers: int | None = None) -> None:
+                 embed_full: bool = False, workers: int | None = None, marked: bool = False,
+                 max_side: int | None = None) -> None:
         self.engine = engine
+        self.marked = marked  # show the operator's marked screenshot (scaled to ``max_side``)
+        self.max_side = max_side
+        self._sources: dict[str, tuple[str, tuple[Mark, ...]]] = {}  # ident -> (blob sha, marks)
         self.assets = assets
         self.embed_full = embed_full and assets is None
         self._placed: dict[str, tuple[int, int, int]] = {}
@@ -140,31 +153,61 @@ class ImageStore:
     def _links(self, key: str) -> tuple[str, str]:
         return f"{self._rel}/thumbs/{key}.webp", f"{self._rel}/full/{key}.png"
 
-    def _make(self, sha: str) -> _Made | None:
+    def view(self, step: StepRecord) -> tuple[str | None, tuple[Mark, ...]]:
+        """(screenshot sha, marks to draw) of a step as this report shows it."""
+        marks = marks_from_json((step.meta or {}).get("marks")) if self.marked else ()
+        return step.pre_screenshot, marks
+
+    def _ident(self, sha: str, marks: tuple[Mark, ...]) -> str:
+        """What is placed once: a blob, or a blob with one set of marks drawn."""
+        if not marks:
+            return sha
+        ident = f"{sha[:16]}m{marks_digest(marks)[:8]}"
+        self._sources.setdefault(ident, (sha, marks))
+        return ident
+
+    def _picture(self, ident: str) -> tuple[bytes, tuple[int, int] | None]:
+        """(the PNG to show, the device size when it is not the PNG's own) of ``ident``."""
+        sha, marks = self._sources.get(ident, (ident, ()))
+        png = self.engine.blob(sha)
+        if not marks:
+            return png, None
+        return draw_marks(png, self.max_side, marks, sha=sha), png_size(png)
+
+    def _make(self, ident: str) -> _Made | None:
         """Read, scale and (assets mode) write one screenshot; None when it cannot be read."""
         try:
-            png = self.engine.blob(sha)
+            png, device = self._picture(ident)
             data, width, height, th = _scaled(png)
         except (BlobMissing, OSError, ValueError, Image.DecompressionBombError):
             return None
+        if device is not None:  # the marked model copy: the marker still speaks device pixels
+            width, height = device
         if self.assets is not None:
-            key = key_of(sha)
+            key = key_of(ident)
             self._write(self.assets / "thumbs" / f"{key}.webp", data)
             self._write(self.assets / "full" / f"{key}.png", png)
             return _Made(None, width, height, th)
         return _Made(data, width, height, th)
 
-    def prefetch(self, shas: Iterable[str | None]) -> None:
+    def prefetch(self, views: Iterable[tuple[str | None, tuple[Mark, ...]]]) -> None:
         """Start scaling these screenshots (those not placed or started yet) in the background."""
         if self._pool is None:
             return
-        for sha in shas:
-            if sha and sha not in self._placed and sha not in self._failed and sha not in self._pending:
-                self._pending[sha] = self._pool.submit(self._make, sha)
+        for sha, marks in views:
+            if not sha:
+                continue
+            ident = self._ident(sha, marks)
+            if ident not in self._placed and ident not in self._failed and ident not in self._pending:
+                self._pending[ident] = self._pool.submit(self._make, ident)
 
-    def thumb(self, sha: str | None) -> Thumb | None:
-        """The thumbnail of blob ``sha``; ``src`` is None when it was placed before."""
-        if not sha or sha in self._failed:
+    def thumb(self, sha: str | None, marks: tuple[Mark, ...] = ()) -> Thumb | None:
+        """The thumbnail of blob ``sha`` (with ``marks`` drawn, when given); ``src`` is None when
+        it was placed before."""
+        if not sha:
+            return None
+        sha = self._ident(sha, marks)
+        if sha in self._failed:
             return None
         key = key_of(sha)
         known = self._placed.get(sha)
@@ -195,7 +238,7 @@ class ImageStore:
         if sha is None:
             return None
         try:
-            return "data:image/png;base64," + base64.b64encode(self.engine.blob(sha)).decode("ascii")
+            return "data:image/png;base64," + base64.b64encode(self._picture(sha)[0]).decode("ascii")
         except (BlobMissing, OSError):
             return None
 

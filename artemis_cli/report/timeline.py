@@ -104,7 +104,7 @@ def step_card(step: StepRecord, images: ImageStore, tokens: StepTokens | None, l
               if step.intent else "")
     return (
         f"<article class='step' id='step-{step.number}' data-step='{step.number}' tabindex='-1'>"
-        f"{_shot(step, images.thumb(step.pre_screenshot))}<div class='body'>"
+        f"{_shot(step, images.thumb(*images.view(step)))}<div class='body'>"
         f"<h3>Step {step.number} <span class='muted'>{e(' · '.join(meta))}</span> "
         f"<span class='lvl {lvl_cls}' title='where this step lives in the transcript now'>{e(level)}</span></h3>"
         f"{badge}{thought}"
