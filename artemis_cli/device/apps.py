@@ -136,9 +136,12 @@ def resolve_app(query: str, packages: Iterable[str], labels: Mapping[str, str] |
     present = set(installed)
     labels = dict(labels or {})
     q = query.strip()
-    if q in present:
-        return _result(q, q, "package", [], labels)
+    if q in present or (not installed and "." in q and _PACKAGE_RE.fullmatch(q)):
+        return _result(q, q, "package", [], labels)  # no list to check against: taken as given
     key = normalise(q)
+    if "." in q and " " not in q and _PACKAGE_RE.fullmatch(q):  # a package that is not installed
+        ranked = _fuzzy(" ".join(w for w in package_words(q) if w not in _DOMAIN), installed)
+        return _result(q, None, "none", [r[-1] for r in ranked[:limit]] or _closest(key, installed, limit), labels)
     if not key:
         return _result(q, None, "none", [], labels)
     literal = _literal(key, installed)
