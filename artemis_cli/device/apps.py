@@ -8,8 +8,7 @@ fuzzy matching of the name's words against the words of every installed package 
 tie, comes back with ``package=None`` and the closest installed apps as ``candidates`` so the
 model (or the user) can choose one by package.
 
-``parse_package_list`` reads ``pm list packages`` output: the one parser for device output, a
-phone's package list given to the simulated phone, and the fixtures.
+``parse_package_list`` (``perception.packages``) reads ``pm list packages`` output.
 """
 
 from __future__ import annotations
@@ -20,13 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from artemis_cli.device.app_aliases import ALIASES
-from artemis_cli.errors import ConfigError
+from artemis_cli.perception.packages import PACKAGE_RE as _PACKAGE_RE
+from artemis_cli.perception.packages import parse_package_list
 
 How = Literal["package", "alias", "label", "fuzzy", "none"]
 #: candidates returned with a resolution (alternatives on a hit, closest apps on a miss)
 MAX_CANDIDATES = 8
 
-_PACKAGE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*")
 # Words of a package name that say nothing about what the app is: top-level domains and the
 # platform. Vendor names stay words (a query may say "Samsung Notes") but are not enough alone.
 _DOMAIN = frozenset({"com", "org", "net", "io", "de", "cn", "in", "co", "me", "us", "android", "app", "apps"})
@@ -82,31 +81,6 @@ class AppResolution:
         return head + "; the closest installed apps are " + ", ".join(
             f"{p} ({self.labels[p]})" if p in self.labels else p for p in self.candidates
         ) + "; call launch_app again with one of these package names if it is the app you mean"
-
-
-def parse_package_list(text: str, *, source: str | None = None) -> list[str]:
-    """Packages in ``pm list packages`` output, in order, each once.
-
-    With ``source`` (a file name) the text must be nothing but ``package:NAME`` lines (blank lines
-    and CRLF are fine): any other line raises ConfigError naming ``source`` and the line. Without it
-    (a device's own output) lines that are not package lines are skipped.
-    """
-    seen: dict[str, None] = {}
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line:
-            continue
-        name = line[len("package:"):].strip() if line.startswith("package:") else None
-        if name is None or not _PACKAGE_RE.fullmatch(name):
-            if source is None:
-                continue
-            what = "is not a package:NAME line" if name is None else f"has an invalid package name {name!r}"
-            raise ConfigError(source, number, None,
-                              f"{line[:60]!r} {what} (expected `adb shell pm list packages` output)")
-        seen.setdefault(name, None)
-    if source is not None and not seen:
-        raise ConfigError(source, None, None, "no package:NAME lines (expected `adb shell pm list packages` output)")
-    return list(seen)
 
 
 def normalise(name: str) -> str:

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from artemis_cli.device.apps import parse_package_list
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
@@ -41,6 +40,7 @@ from artemis_cli.operators.prompts import observation_text
 from artemis_cli.operators.recording import StepWriter
 from artemis_cli.operators.turn import Generate, TurnResult, ordered_responses, run_turn
 from artemis_cli.operators.typing import probe_tree
+from artemis_cli.perception.packages import parse_package_list
 from artemis_cli.perception.types import UITree
 
 __all__ = ["FlashLoop", "LoopOutcome", "StepReport"]
