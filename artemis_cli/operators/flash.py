@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from artemis_cli.device.app_list import installed_packages
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
@@ -40,7 +41,6 @@ from artemis_cli.operators.prompts import observation_text
 from artemis_cli.operators.recording import StepWriter
 from artemis_cli.operators.turn import Generate, TurnResult, ordered_responses, run_turn
 from artemis_cli.operators.typing import probe_tree
-from artemis_cli.perception.packages import parse_package_list
 from artemis_cli.perception.types import UITree
 
 __all__ = ["FlashLoop", "LoopOutcome", "StepReport"]
@@ -122,7 +122,7 @@ class FlashLoop:
 
     def packages(self) -> list[str]:
         if self._packages is None:
-            self._packages = parse_package_list(self.device.shell("pm list packages"))
+            self._packages = installed_packages(self.device)
         return self._packages
 
     def _event(self, step: int | None, kind: str, payload: dict[str, Any]) -> None:
