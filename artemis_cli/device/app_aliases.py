@@ -75,7 +75,7 @@ _TABLE: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("docs", "google docs"), ("com.google.android.apps.docs.editors.docs",)),
     (("sheets", "google sheets"), ("com.google.android.apps.docs.editors.sheets",)),
     (("gmail",), ("com.google.android.gm", "com.google.android.gm.lite")),
-    (("email", "mail", "e-mail"), (
+    (("email", "mail", "e mail"), (
         "com.samsung.android.email.provider", "com.huawei.email", "com.android.email",
         "com.google.android.gm", "com.google.android.gm.lite")),
     (("youtube",), ("com.google.android.youtube", "com.google.android.apps.youtube.mango")),
@@ -115,6 +115,7 @@ _TABLE: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
                                     "com.google.android.apps.fitness")),
     (("google tv", "play movies"), ("com.google.android.videos",)),
     (("whatsapp",), ("com.whatsapp", "com.whatsapp.w4b")),
+    (("wechat", "weixin"), ("com.tencent.mm",)),
     (("messenger", "facebook messenger"), ("com.facebook.orca",)),
     (("facebook",), ("com.facebook.katana", "com.facebook.lite")),
     (("instagram",), ("com.instagram.android",)),

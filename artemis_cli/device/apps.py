@@ -37,6 +37,8 @@ _VENDOR = frozenset({
 # Query words that qualify a name rather than name an app ("Simple Calendar Pro"): they must
 # still match for an app to count as found, but never find one alone.
 _QUALIFIER = frozenset({"pro", "simple", "lite", "free", "plus", "go", "my", "the", "new", "mobile", "by"})
+# Words of a request around the app's name.
+_FILLER = frozenset({"the", "app", "my", "application"})
 # Packages with these words are parts of the system, not apps a person opens, unless asked for.
 _PLUMBING = frozenset({
     "provider", "providers", "overlay", "service", "services", "resources", "rro", "auto", "generated",
@@ -161,11 +163,9 @@ def _plumbing(package: str, words: list[str]) -> bool:
 def _alias(key: str) -> tuple[str, ...]:
     if key in ALIASES:
         return ALIASES[key]
-    words = key.split()
-    for drop in (("the",), ("app",), ("my",)):
-        trimmed = [w for w in words if w not in drop]
-        if trimmed != words and " ".join(trimmed) in ALIASES:
-            return ALIASES[" ".join(trimmed)]
+    words = [w for w in key.split() if w not in _FILLER] or key.split()  # "the calendar app"
+    if " ".join(words) in ALIASES:
+        return ALIASES[" ".join(words)]
     if len(words) > 1 and words[0] in _VENDOR and " ".join(words[1:]) in ALIASES:
         return ALIASES[" ".join(words[1:])]  # "Samsung Calendar", "Google Calculator"
     return ()
