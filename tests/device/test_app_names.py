@@ -3,6 +3,7 @@ real phones' ``pm list packages`` outputs (fixtures/packages, see SOURCES.md the
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -137,48 +138,7 @@ def test_reading_a_package_file_reports_missing_and_binary_files(tmp_path: Path)
 # (None: that app is not on the phone). Samsung's calculator on this J6 is ClevCalc
 # (com.dencreak.dlcalculator, preloaded on Indian Galaxy phones); ColorOS keeps its dialer in
 # com.android.contacts.
-EXPECTED: dict[str, dict[str, str | None]] = {
-    "samsung-galaxy-j6.txt": {
-        "Messages": "com.samsung.android.messaging", "Phone": "com.samsung.android.dialer",
-        "Contacts": "com.samsung.android.app.contacts", "Camera": "com.sec.android.app.camera",
-        "Gallery": "com.sec.android.gallery3d", "Files": "com.sec.android.app.myfiles",
-        "Calendar": "com.samsung.android.calendar", "Clock": "com.sec.android.app.clockpackage",
-        "Calculator": "com.dencreak.dlcalculator", "Settings": "com.android.settings",
-        "Play Store": "com.android.vending", "Chrome": "com.android.chrome", "Maps": "com.google.android.apps.maps",
-        "Gmail": "com.google.android.gm", "YouTube": "com.google.android.youtube",
-        "Photos": "com.google.android.apps.photos", "Weather": "com.sec.android.daemonapp", "Drive": None,
-        "Notes": None, "WhatsApp": "com.whatsapp", "Browser": "com.android.chrome",
-    },
-    "xiaomi-miui-global.txt": {
-        "Messages": "com.google.android.apps.messaging", "Phone": "com.google.android.dialer",
-        "Contacts": "com.google.android.contacts", "Camera": "com.android.camera", "Gallery": "com.miui.gallery",
-        "Files": "com.mi.android.globalFileexplorer", "Calendar": "com.google.android.calendar",
-        "Clock": "com.android.deskclock", "Calculator": "com.miui.calculator", "Settings": "com.android.settings",
-        "Play Store": "com.android.vending", "Chrome": "com.android.chrome", "Maps": "com.google.android.apps.maps",
-        "Gmail": None, "YouTube": "com.google.android.youtube", "Drive": "com.google.android.apps.docs",
-        "Recorder": "com.android.soundrecorder", "Weather": "com.miui.weather2", "Notes": "com.miui.notes",
-        "Wallet": "com.google.android.apps.walletnfcrel", "Facebook": None,
-    },
-    "google-pixel-8-pro.txt": {
-        "Messages": "com.google.android.apps.messaging", "Phone": "com.google.android.dialer",
-        "Contacts": "com.google.android.contacts", "Camera": "com.google.android.GoogleCamera",
-        "Gallery": "com.google.android.apps.photos", "Files": "com.google.android.apps.nbu.files",
-        "Calendar": "com.google.android.calendar", "Clock": "com.google.android.deskclock",
-        "Calculator": "com.google.android.calculator", "Settings": "com.android.settings",
-        "Play Store": "com.android.vending", "Chrome": "com.android.chrome", "Maps": "com.google.android.apps.maps",
-        "Gmail": "com.google.android.gm", "YouTube": "com.google.android.youtube",
-        "Recorder": "com.google.android.apps.recorder", "Weather": "com.google.android.apps.weather",
-        "Notes": None, "Keep": None, "Wallet": None,
-    },
-    "oppo-coloros.txt": {
-        "Messages": "com.android.mms", "Phone": "com.android.contacts", "Contacts": "com.android.contacts",
-        "Camera": "com.oppo.camera", "Gallery": "com.coloros.gallery3d", "Files": "com.coloros.filemanager",
-        "Calendar": "com.android.calendar", "Clock": "com.coloros.alarmclock", "Calculator": "com.android.calculator2",
-        "Settings": "com.android.settings", "Play Store": None, "Chrome": None, "Maps": None, "Gmail": None,
-        "YouTube": None, "Browser": "com.android.browser", "Recorder": "com.coloros.soundrecorder",
-        "Weather": "com.coloros.weather", "Compass": "com.coloros.compass", "WeChat": "com.tencent.mm",
-    },
-}
+EXPECTED: dict[str, dict[str, str | None]] = json.loads((FIXTURES / "expected-names.json").read_text())["lists"]
 
 
 def score(vendor_list: str) -> tuple[int, list[str]]:
