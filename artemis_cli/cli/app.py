@@ -54,6 +54,9 @@ def _register() -> None:
     sessions_cmd.app.command("prompt")(prompt_cmd.prompt)
     app.add_typer(sessions_cmd.app, name="sessions", cls=ArtemisGroup)
     app.command("devices")(devices_cmd.devices)
+    from artemis_cli.cli import apps_cmd
+
+    app.command("apps")(apps_cmd.apps)
     app.command("doctor")(devices_cmd.doctor)
     app.add_typer(tasks_cmd.app, name="tasks", cls=ArtemisGroup)
     from artemis_cli.cli import profiles_cmd

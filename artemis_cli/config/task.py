@@ -14,7 +14,7 @@ success:                        # checked after the run, never shown to the mode
   - finished: {success: false}  # how the model called finish (false: the task must be refused)
 inject: [{at_step: 5, text: Use the quick settings panel instead}]
 reference: [...]                # see below
-sim: {world: default, seed: 0, popups: true, faults: null, latency: off}   # faults e.g. "drop:0.1,garbage_xml:0.2": artemis_cli/sim/faults.py; latency off/pixel/fast: artemis_cli/sim/latency.py
+sim: {world: default, seed: 0, popups: true, faults: null, latency: off, packages: null}   # faults e.g. "drop:0.1,garbage_xml:0.2": artemis_cli/sim/faults.py; latency off/pixel/fast: artemis_cli/sim/latency.py; packages: a real phone's `pm list packages` output, relative to this file
                                 # shop_password_env: NAME — the Shop's password is $NAME (default artemis123)
 tags: [settings]
 description: free text
@@ -435,6 +435,9 @@ class SimOptions(StrictModel):
     #: The variable holding the Shop's password: the task (and so the session) names it, never
     #: holds it, like every secret (SPEC §5 invariant 5).
     shop_password_env: EnvName | None = None
+    #: A real phone's ``adb shell pm list packages`` output (relative to the task file): each
+    #: package is installed on the sim as a stub app (sim/worlds/stub.py).
+    packages: NonEmpty | None = None
 
 
 class Task(StrictModel):
@@ -475,7 +478,24 @@ def load_task(path: str | Path) -> Task:
     data.setdefault("id", slugify(Path(path).stem))
     task = validate_model(Task, data, DocumentLocator(doc))
     task._source_path = Path(path)
+    if task.sim is not None and task.sim.packages is not None:
+        _check_sim_packages(task.sim, Path(path), doc)
     return task
+
+
+def _check_sim_packages(sim: SimOptions, path: Path, doc: Any) -> None:
+    """``sim.packages`` made relative to the task file, and read now so a bad list is reported
+    when the task loads (its own file and line), not when the phone is built."""
+    from artemis_cli.errors import ConfigError
+    from artemis_cli.perception.packages import read_package_file
+
+    given = Path(str(sim.packages)).expanduser()
+    resolved = given if given.is_absolute() else path.parent / given
+    if not resolved.is_file():
+        raise ConfigError(doc.path, doc.line_of(("sim", "packages")), "sim.packages",
+                          f"no such file {str(resolved)!r} (a relative path is relative to the task file)")
+    read_package_file(resolved)
+    sim.packages = str(resolved)
 
 
 def task_from_goal(goal: str, *, app: str | None = None, max_steps: int | None = None) -> Task:

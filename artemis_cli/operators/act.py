@@ -10,9 +10,11 @@ shows what is below: the finger moves up), ``swipe`` the finger's.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from artemis_cli.device.apps import resolve_app
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.records import ResultStatus
 from artemis_cli.errors import DeviceError, DeviceOffline, ScreenshotError
@@ -152,7 +154,8 @@ def _reached(obs: Observation, el: Element, x: int, y: int) -> Target:
     return listed
 
 
-def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = None) -> PlannedAction:
+def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = None,
+                labels: Mapping[str, str] | None = None) -> PlannedAction:
     a = call.args
     name = call.name
     if name == "scroll":
@@ -202,24 +205,19 @@ def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = N
             planned.args["redacted"] = True
         return planned
     if name == "launch_app":
-        package = resolve_package(a["app"], packages or [])
-        return PlannedAction(name, {"app": a["app"], "package": package})
+        package, how = resolve_package(a["app"], packages or [], labels)
+        return PlannedAction(name, {"app": a["app"], "package": package, "resolved_by": how})
     return PlannedAction(name, dict(a))
 
 
-def resolve_package(app: str, packages: list[str]) -> str:
-    """Package name for ``app`` (a package, or a launcher-style name such as "Clock")."""
-    if "." in app and " " not in app:
-        return app
-    want = app.casefold().replace(" ", "")
-    exact = [p for p in packages if p.rsplit(".", 1)[-1].casefold() == want]
-    loose = [p for p in packages if want in p.rsplit(".", 1)[-1].casefold()]
-    for group in (exact, loose):
-        if len(group) == 1:
-            return group[0]
-        if group:
-            return sorted(group, key=len)[0]
-    raise ToolCallError(f"no installed app matches {app!r}; give its package name")
+def resolve_package(app: str, packages: list[str], labels: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """The package ``app`` names (a package, or what a person calls it: "Messages", "Simple
+    Calendar Pro") and how it resolved (``device.apps``). A miss raises ToolCallError naming the
+    closest installed apps, so the model can choose one by package."""
+    resolution = resolve_app(app, packages, labels)
+    if resolution.package is None:
+        raise ToolCallError(resolution.miss_message())
+    return resolution.package, resolution.how
 
 
 def _scroll_to_end(action: PlannedAction, device: Device) -> ActionResult:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from artemis_cli.device.app_list import installed_packages
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
@@ -124,8 +125,7 @@ class FlashLoop:
 
     def packages(self) -> list[str]:
         if self._packages is None:
-            out = self.device.shell("pm list packages")
-            self._packages = [ln.split(":", 1)[1].strip() for ln in out.splitlines() if ln.startswith("package:")]
+            self._packages = installed_packages(self.device)
         return self._packages
 
     def _event(self, step: int | None, kind: str, payload: dict[str, Any]) -> None:

@@ -170,7 +170,9 @@ def _declarations(coordinates: str) -> list[ToolDecl]:
         ),
         ToolDecl(
             "launch_app",
-            "Open an app by package name (com.example.app) or by its launcher name.",
+            "Open an app by the name a person calls it (\"Messages\", \"Play Store\") or by package "
+            "(com.example.app). When nothing installed matches, the error names the closest installed "
+            "packages: launch one of those by package.",
             _obj({"app": {"type": "string"}}, ["app"]),
         ),
         ToolDecl(

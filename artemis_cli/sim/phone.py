@@ -7,12 +7,14 @@ import os
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from PIL import Image
 
 from artemis_cli.device.protocol import KEY_NAMES, DeviceInfo
 from artemis_cli.errors import DeviceOffline, HierarchyError, ScreenshotError, ShellError, UsageError
+from artemis_cli.perception.packages import read_package_file
 from artemis_cli.sim import widgets as W
 from artemis_cli.sim.faults import IDLE_STATE_MSG, NULL_ROOT_MSG, FaultInjector, parse_faults
 from artemis_cli.sim.gestures import CALL_GAP_MS, DOUBLE_TAP_GAP_MS, TapTracker, TouchClock
@@ -21,12 +23,14 @@ from artemis_cli.sim.keyboard import KeyboardState, keyboard_top, layout
 from artemis_cli.sim.popup import PopupSchedule, popup_window
 from artemis_cli.sim.render import encode_png, render
 from artemis_cli.sim.shell import Shell, ShellResult
+from artemis_cli.sim.shell_system import EXTRA_PACKAGES as SYSTEM_PACKAGES
 from artemis_cli.sim.system import SettingsStore, VirtualClock
 from artemis_cli.sim.sysui import IME_PACKAGE, SYSTEMUI, ime_window, nav_bar, nav_bar_height, status_bar
 from artemis_cli.sim.vfs import VirtualFS
 from artemis_cli.sim.widgets import Widget, Window
 from artemis_cli.sim.worlds import LAUNCHER, WORLDS
 from artemis_cli.sim.worlds.base import App, AppContext, Row
+from artemis_cli.sim.worlds.stub import StubApp
 
 SWIPE_MIN = 100  # px of vertical travel for a swipe to scroll
 TAP_SLOP = 10  # px: a "swipe" shorter than this is a tap (or a long press when >= 500 ms)
@@ -39,11 +43,14 @@ class SimPhone:
 
     def __init__(self, world: str = "default", seed: int = 0, width: int = 1080, height: int = 2400,
                  faults: str | None = None, popups: bool = True, shop_password: str | None = None,
-                 shop_password_env: str | None = None, shuffle_windows: bool = True) -> None:
+                 shop_password_env: str | None = None, shuffle_windows: bool = True,
+                 packages: str | Path | None = None) -> None:
         """``shop_password`` replaces the Shop's demo password; ``shop_password_env`` names the
         environment variable holding it (the task option: a session stores the name, never the
         password, SPEC §5 invariant 5).  ``shuffle_windows=False``: uiautomator2 dumps list the
-        windows in drawing order instead of the seeded order (:meth:`u2_dump`)."""
+        windows in drawing order instead of the seeded order (:meth:`u2_dump`).  ``packages``: a
+        saved ``adb shell pm list packages`` output (a real phone's); each of its packages is
+        installed as a stub app (``worlds/stub.py``) beside the world's own apps."""
         if shop_password_env is not None:
             if shop_password is not None:
                 raise UsageError("give the sim's shop password or the variable holding it, not both")
@@ -75,6 +82,10 @@ class SimPhone:
         ctx = AppContext(width, self.app_height, seed, self.opts, self.settings, self.clock, self._launch_from_app,
                          shop_password=shop_password)
         self.apps: dict[str, App] = wd.create_apps(ctx)
+        self._packages_file = packages
+        for package in read_package_file(packages) if packages is not None else ():
+            if package not in self.apps and package not in SYSTEM_PACKAGES:
+                self.apps[package] = StubApp(ctx, package)
         self.foreground = LAUNCHER
         self.popup_visible = False
         self.kb = KeyboardState()
@@ -103,7 +114,8 @@ class SimPhone:
         wiped between runs. ``artemis-sim reset`` in the sim's shell calls it."""
         faults = self.faults
         type(self).__init__(self, world=world, seed=seed, width=self.width, height=self.height, popups=popups,
-                            shop_password=self._shop_password, shuffle_windows=self.shuffle_windows)
+                            shop_password=self._shop_password, shuffle_windows=self.shuffle_windows,
+                            packages=self._packages_file)
         self.faults = faults
     def info(self) -> DeviceInfo:
         serial = "sim" if self.world == "default" else f"sim:{self.world}"

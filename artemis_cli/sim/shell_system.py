@@ -9,7 +9,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from artemis_cli.sim.shell import Command, ShellResult, err, out
+from artemis_cli.sim.shell_device import LAUNCHER_ACTIVITY
 from artemis_cli.sim.system import NAMESPACES
+from artemis_cli.sim.worlds import LAUNCHER
 
 if TYPE_CHECKING:
     from artemis_cli.sim.phone import SimPhone
@@ -33,7 +35,8 @@ class SystemCommands:
         self.phone = phone
 
     def table(self) -> dict[str, Command]:
-        return {"settings": self.settings, "getprop": self.getprop, "pm": self.pm, "content": self.content,
+        return {"settings": self.settings, "getprop": self.getprop, "pm": self.pm, "cmd": self.cmd,
+                "content": self.content,
                 "id": self.id_, "whoami": lambda a, i: out("shell\n"), "date": self.date,
                 "sleep": self.sleep, "true": lambda a, i: out(""), "false": lambda a, i: out("", 1)}
 
@@ -91,6 +94,27 @@ class SystemCommands:
                 return out(f"package:/data/app/{args[1]}/base.apk\n")
             return out("", 1)
         return err("usage: pm list packages [FILTER]\n", 1)
+
+    def cmd(self, args: list[str], _: bytes) -> ShellResult:
+        """``cmd package query-activities [--brief] -a ACTION -c CATEGORY``: what a launcher asks
+        for. Every app but the home screen has a launcher activity (the stubs of ``--packages``
+        too); the home screen answers CATEGORY_HOME."""
+        if not args:
+            return err("cmd: no service specified; use -l to list all services\n", 20)
+        if args[0] != "package":
+            return err(f"cmd: Can't find service: {args[0]}\n", 20)
+        if args[1:2] != ["query-activities"]:
+            return err(f"Unknown command: {' '.join(args[1:2])}\n", 255)
+        cats = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-c"]
+        if "android.intent.category.HOME" in cats:
+            pkgs = [LAUNCHER]
+        else:
+            pkgs = [p for p in self.phone.packages() if p != LAUNCHER] if "android.intent.category.LAUNCHER" in cats \
+                else []
+        if not pkgs:
+            return out("No activities found\n")
+        rows = "".join(f"  Activity #{i}:\n    {p}/{LAUNCHER_ACTIVITY}\n" for i, p in enumerate(pkgs))
+        return out(f"{len(pkgs)} activities found:\n" + rows)
 
     def id_(self, args: list[str], _: bytes) -> ShellResult:
         return out("uid=2000(shell) gid=2000(shell) groups=2000(shell),1004(input),1007(log),1015(sdcard_rw) "

@@ -1,0 +1,75 @@
+"""``artemis apps``: the apps on a device, or what each name resolves to there."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+
+
+def apps(
+    names: Annotated[list[str] | None, typer.Argument(
+        help="App names to resolve (\"Messages\", \"Play Store\", a package). Without: list the launchable apps.",
+        show_default=False)] = None,
+    device: Annotated[str | None, typer.Option(
+        "--device", "-d", help="Serial from `artemis devices`, or sim / sim:<world>. Default: $ANDROID_SERIAL, "
+                               "the one attached device, else the simulated phone.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """List a device's launchable apps, or resolve each NAME to the package a person means on
+    that phone and say how (package, alias, label, fuzzy) with the alternatives; a name that is
+    not installed is shown with the closest installed apps. Misses are answers, not errors (exit
+    0); exit 2 on bad usage, 3 when the device is unavailable."""
+    from artemis_cli.device.app_list import installed_packages, launchable_packages
+    from artemis_cli.device.apps import resolve_app
+    from artemis_cli.device.select import resolve_device
+
+    dev = resolve_device(device, backend="adb")  # the shell is all this needs
+    try:
+        serial = dev.info().serial
+        packages = installed_packages(dev)
+        if not names:
+            launchable = launchable_packages(dev)
+            _list(serial, launchable if launchable is not None else packages, launchable is not None, as_json)
+            return
+        results = [resolve_app(name, packages) for name in names]
+    finally:
+        dev.close()
+    if as_json:
+        print(json.dumps({"device": serial, "installed": len(packages),
+                          "results": [r.as_dict() for r in results]}, ensure_ascii=False, indent=2))
+        return
+    plain = not sys.stdout.isatty()
+    for r in results:
+        also = ", ".join(r.candidates)
+        if plain:
+            print("\t".join([r.query, r.package or "-", r.how if r.package else "not-installed", also]))
+        elif r.package:
+            line = f"{r.query} → {r.package} ({r.how})"
+            print(line + (f"; also: {also}" if also else ""))
+        else:
+            print(f"{r.query}: not installed" + (f"; closest: {also}" if also else ""))
+
+
+def _list(serial: str, packages: list[str], launchable: bool, as_json: bool) -> None:
+    rows: list[dict[str, Any]] = [{"package": p, "label": None} for p in packages]
+    if as_json:
+        print(json.dumps({"device": serial, "launchable": launchable, "apps": rows}, ensure_ascii=False, indent=2))
+        return
+    if not sys.stdout.isatty():
+        for row in rows:
+            print(row["package"])
+        return
+    from artemis_cli.cli.console import out
+    from artemis_cli.cli.tables import Column, FitTable
+
+    labelled = any(row["label"] for row in rows)
+    table = FitTable([Column("package", "id"), *([Column("label", "label")] if labelled else [])])
+    for row in rows:
+        table.add_row(row["package"], *([row["label"] or ""] if labelled else []))
+    console = out()
+    console.print(table.build(console.width))
+    what = "launchable apps" if launchable else "packages (this device cannot list launcher activities)"
+    console.print(f"{len(rows)} {what} on {serial}", markup=False)
