@@ -414,8 +414,7 @@ class FlashLoop:
         reply: dict[str, Any] = {"status": outcome.status}
         if outcome.screen_changed is not None and outcome.status != "finished":
             reply["screen_changed"] = outcome.screen_changed
-        if outcome.summary:
-            reply["observed"] = outcome.summary
+        reply.update(outcome.reply_fields())
         if outcome.detail:
             reply["detail"] = outcome.detail
         judged = verdict_phrase(verdict, MAX_REPLY_REASON_CHARS)

@@ -22,15 +22,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from artemis_cli.engine.records import ResultStatus
+from artemis_cli.engine.records import REDACTED, ResultStatus
 from artemis_cli.operators.observe import Observation
 from artemis_cli.perception.dhash import hamming
 from artemis_cli.perception.hittest import HitIndex
 from artemis_cli.perception.quoting import quote_untrusted
 from artemis_cli.perception.structure import is_edit, short_class
+from artemis_cli.perception.text_changes import TextChanges, phrase, text_changes
 from artemis_cli.perception.types import Target, UINode, UITree
 
 __all__ = [
@@ -52,6 +53,10 @@ VISUAL_CHANGE_MIN = 3
 QUOTE_CHARS = 60
 #: State changes of switches and check boxes reported per step (the target's first).
 MAX_STATES = 3
+#: Screen text changes short enough for ledger lines and history phrases (the model's reply always
+#: carries them): at most this many texts in all, each at most ``SHORT_TEXT_CHARS`` long.
+SHORT_TEXTS = 2
+SHORT_TEXT_CHARS = 40
 #: Dots a password field shows for each character.
 PASSWORD_DOTS = frozenset("•●*·")
 #: Packages of on-screen keyboards: their window appearing is not a pop-up.
@@ -312,10 +317,37 @@ class ActionOutcome:
     windows_closed: list[str] = field(default_factory=list)
     app_before: str | None = None
     app_after: str | None = None
+    #: Screen text that appeared / disappeared (bounded; device text, quoted when rendered).
+    text: TextChanges = field(default_factory=TextChanges)
+
+    @property
+    def text_notes(self) -> list[str]:
+        """``text appeared "Wrong password"``, ``text gone "Loading…"``: what the reply says in full
+        (``reply_fields``), as short notes, or [] when it is not short (a scroll, a new screen)."""
+        t = self.text
+        texts = [*t.appeared, *t.disappeared]
+        if (not texts or len(texts) > SHORT_TEXTS or t.appeared_more or t.disappeared_more
+                or any(len(x) > SHORT_TEXT_CHARS for x in texts)):
+            return []
+        notes = [f"text appeared {phrase(t.appeared)}"] if t.appeared else []
+        return notes + ([f"text gone {phrase(t.disappeared)}"] if t.disappeared else [])
 
     @property
     def summary(self) -> str:
-        return "; ".join(self.notes)
+        """What was seen, as stored and as ledger lines show it (short text changes included)."""
+        return "; ".join([*self.notes, *self.text_notes])
+
+    def reply_fields(self) -> dict[str, str]:
+        """The model's function reply: ``observed`` (the notes) and the text that appeared and
+        disappeared, in full (bounded, quoted)."""
+        out: dict[str, str] = {}
+        if self.notes:
+            out["observed"] = "; ".join(self.notes)
+        if self.text.appeared:
+            out["text_appeared"] = phrase(self.text.appeared, self.text.appeared_more)
+        if self.text.disappeared:
+            out["text_disappeared"] = phrase(self.text.disappeared, self.text.disappeared_more)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -323,7 +355,7 @@ class ActionOutcome:
             "screen_changed": self.screen_changed, "ui_changed": self.ui_changed,
             "dhash_distance": self.dhash_distance, "states": self.states, "field": self.text_field,
             "windows_opened": self.windows_opened, "windows_closed": self.windows_closed,
-            "app_before": self.app_before, "app_after": self.app_after,
+            "app_before": self.app_before, "app_after": self.app_after, "text": self.text.to_dict(),
         }
 
 
@@ -347,6 +379,8 @@ def assess(action: Any, result: Any, pre: Observation, post: Observation | None)
         out.windows_opened = [window_phrase(w) for w in opened]
         out.windows_closed = [window_phrase(w) for w in closed]
         out.states, own = _state_changes(pre.tree, post.tree, action.target)
+        if out.ui_changed:
+            out.text = _without_secret(text_changes(pre.tree, post.tree), getattr(action, "secret", None))
     else:
         out.screen_changed = out.dhash_distance > 0
         own = None
@@ -377,6 +411,17 @@ def assess(action: Any, result: Any, pre: Observation, post: Observation | None)
     # said once: a note the reason already gives (the window a type_text stopped for)
     out.notes = [n for n in notes if n not in out.detail and n.removeprefix("new window ") not in out.detail]
     return out
+
+
+def _without_secret(changes: TextChanges, secret: str | None) -> TextChanges:
+    """``changes`` with any text that shows a typed password redacted (an app that echoes it)."""
+    if not secret:
+        return changes
+
+    def clean(texts: list[str]) -> list[str]:
+        return [REDACTED if secret in t else t for t in texts]
+
+    return replace(changes, appeared=clean(changes.appeared), disappeared=clean(changes.disappeared))
 
 
 def _typing_notes(action: Any, result: Any, post: Observation, out: ActionOutcome) -> list[str]:
