@@ -59,6 +59,7 @@ __all__ = [
     "describe_target",
     "ledger_line",
     "ledger_lines",
+    "outcome_phrase",
     "quote",
     "recovery_line",
     "result_phrase",
@@ -203,18 +204,14 @@ def action_phrase(step: StepRecord) -> str:
     return _flat(kind, 40)
 
 
-def result_phrase(step: StepRecord) -> str:
-    """What the step's action came to.
-
-    With a recorded outcome (SPEC §15): ``ok``, ``ok, <what was seen>``, ``no visible change``,
-    ``failed: <why>; <what was seen>``, ``error: <detail>``, ``finished``. Steps recorded
-    before outcomes existed: ``ok``, ``error: <detail>``, ``ignored: <detail>``, ``finished``.
-    """
-    status = step.result_status
-    detail = _flat(step.result_detail or "")
+def outcome_phrase(outcome: dict[str, Any]) -> str:
+    """``ok``, ``ok, <what was seen>``, ``no visible change``, ``failed: <why>; <what was seen>``,
+    ``error: <detail>``, ``finished`` from an outcome's ``status``, ``detail`` and ``summary``."""
+    status = str(outcome.get("status") or "")
+    detail = _flat(str(outcome.get("detail") or ""))
     if status == "finished":
         return "finished"
-    seen = _flat(str((step.outcome or {}).get("summary") or ""))
+    seen = _flat(str(outcome.get("summary") or ""))
     if status == "ok":
         return f"ok, {seen}" if seen else "ok"
     if status == "no_change":
@@ -224,6 +221,24 @@ def result_phrase(step: StepRecord) -> str:
         return f"{head}; {seen}" if seen else head
     head = f"{status}: {detail}" if detail else status
     return f"{head}; {seen}" if seen else head
+
+
+def result_phrase(step: StepRecord) -> str:
+    """What the step's action came to.
+
+    With a recorded outcome (SPEC §15): ``ok``, ``ok, <what was seen>``, ``no visible change``,
+    ``failed: <why>; <what was seen>``, ``error: <detail>``, ``finished``; after Pro recovery
+    actions, what it came to before them, then ``after recovery: <the outcome measured after
+    them>``. Steps recorded before outcomes existed: ``ok``, ``error: <detail>``,
+    ``ignored: <detail>``, ``finished``.
+    """
+    outcome = step.outcome or {}
+    phrase = outcome_phrase({"status": step.result_status, "detail": step.result_detail or "",
+                             "summary": outcome.get("summary")})
+    before = outcome.get("before_recovery")
+    if isinstance(before, dict) and step.result_status != "finished":
+        return f"{outcome_phrase(before)}; after recovery: {phrase}"
+    return phrase
 
 
 def step_header(number: int, offset_ms: int | None) -> str:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from artemis_cli.engine.records import REDACTED, ResultStatus
+from artemis_cli.memory.ledger_lines import outcome_phrase
 from artemis_cli.operators.observe import Observation
 from artemis_cli.perception.dhash import hamming
 from artemis_cli.perception.hittest import HitIndex
@@ -319,6 +320,19 @@ class ActionOutcome:
     app_after: str | None = None
     #: Screen text that appeared / disappeared (bounded; device text, quoted when rendered).
     text: TextChanges = field(default_factory=TextChanges)
+    #: The Pro failure analyzer's recovery actions run inside the step, one line each
+    #: (``press back -> ok``); this outcome is then measured after them, against the step's pre.
+    recovery: list[str] = field(default_factory=list)
+    #: What the step had come to before the recovery actions (status, detail, summary); None
+    #: when none ran.
+    before_recovery: dict[str, Any] | None = None
+
+    def after_recovery(self, before: ActionOutcome, recovery: list[str]) -> ActionOutcome:
+        """This outcome (measured after ``recovery`` ran) with ``before``, the one measured
+        before them, kept."""
+        self.recovery = list(recovery)
+        self.before_recovery = {"status": before.status, "detail": before.detail, "summary": before.summary}
+        return self
 
     @property
     def text_notes(self) -> list[str]:
@@ -337,16 +351,23 @@ class ActionOutcome:
         """What was seen, as stored and as ledger lines show it (short text changes included)."""
         return "; ".join([*self.notes, *self.text_notes])
 
-    def reply_fields(self) -> dict[str, str]:
-        """The model's function reply: ``observed`` (the notes) and the text that appeared and
-        disappeared, in full (bounded, quoted)."""
-        out: dict[str, str] = {}
-        if self.notes:
-            out["observed"] = "; ".join(self.notes)
-        if self.text.appeared:
-            out["text_appeared"] = phrase(self.text.appeared, self.text.appeared_more)
-        if self.text.disappeared:
-            out["text_disappeared"] = phrase(self.text.disappeared, self.text.disappeared_more)
+    def reply_fields(self) -> dict[str, Any]:
+        """The model's function reply: ``observed`` (the stored summary, the same words the ledger
+        shows) and, when they are too long for it, the texts that appeared and disappeared
+        (bounded, quoted); after recovery actions, what they were and what the step had come to
+        before them."""
+        out: dict[str, Any] = {}
+        if self.summary:
+            out["observed"] = self.summary
+        if not self.text_notes:
+            if self.text.appeared:
+                out["text_appeared"] = phrase(self.text.appeared, self.text.appeared_more)
+            if self.text.disappeared:
+                out["text_disappeared"] = phrase(self.text.disappeared, self.text.disappeared_more)
+        if self.before_recovery is not None:
+            out["measured"] = "after the recovery actions (status, screen_changed and observed compare the screen before your action with the screen after the recovery)"
+            out["recovery_actions"] = list(self.recovery)
+            out["before_recovery"] = outcome_phrase(self.before_recovery)
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -356,6 +377,7 @@ class ActionOutcome:
             "dhash_distance": self.dhash_distance, "states": self.states, "field": self.text_field,
             "windows_opened": self.windows_opened, "windows_closed": self.windows_closed,
             "app_before": self.app_before, "app_after": self.app_after, "text": self.text.to_dict(),
+            "recovery": self.recovery, "before_recovery": self.before_recovery,
         }
 
 

@@ -38,8 +38,8 @@ def test_an_error_message_that_appears_is_named_and_short_enough_for_the_ledger(
     done = tap(phone, rid="login")
     assert done.outcome.text.appeared == [ERROR]
     assert done.outcome.text.disappeared == []
-    assert done.outcome.reply_fields() == {"text_appeared": json.dumps(ERROR)}
     assert done.outcome.summary == f"text appeared {json.dumps(ERROR)}"
+    assert done.outcome.reply_fields() == {"observed": done.outcome.summary}  # said once
     stored = done.outcome.to_dict()
     assert stored["text"] == {"appeared": [ERROR], "appeared_more": 0, "disappeared": [], "disappeared_more": 0}
     assert TextChanges.from_dict(stored["text"]) == done.outcome.text
@@ -116,5 +116,5 @@ def test_the_next_gemini_request_names_the_error_message(tmp_path: Path) -> None
         operator = [r for r in server.requests if r.tools]
         replies = [p["functionResponse"]["response"] for r in operator for c in r.contents
                    for p in c.get("parts", []) if "functionResponse" in p]
-        assert any(r.get("text_appeared") == json.dumps(ERROR) for r in replies), replies
+        assert any(r.get("observed") == f"text appeared {json.dumps(ERROR)}" for r in replies), replies
         assert "hunter2" not in json.dumps([r.body for r in server.requests])
