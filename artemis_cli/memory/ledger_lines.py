@@ -261,11 +261,12 @@ def verdict_phrase(verdict: dict[str, Any] | None, limit: int | None = MAX_QUOTE
     return f"{word} {quote(reason, limit)}" if reason else word
 
 
-def ledger_line(step: StepRecord) -> str:
-    """``- Step N (T+mm:ss): <action with element semantics> -> <result>[; validator: <verdict>]``."""
+def ledger_line(step: StepRecord, *, verdict: bool = True) -> str:
+    """``- Step N (T+mm:ss): <action with element semantics> -> <result>[; validator: <verdict>]``
+    (``verdict=False``: without it, for a prompt that shows the verdict on a line of its own)."""
     line = f"- {step_header(step.number, step.offset_ms)}: {action_phrase(step)} -> {result_phrase(step)}"
-    verdict = verdict_phrase(step.verdict)
-    return f"{line}; validator: {verdict}" if verdict else line
+    judged = verdict_phrase(step.verdict) if verdict else ""
+    return f"{line}; validator: {judged}" if judged else line
 
 
 def recovery_line(payload: dict[str, Any] | str) -> str:
@@ -299,9 +300,10 @@ def user_lines(step: StepRecord) -> list[str]:
     return [user_line(step.number, step.user_instruction)] if step.user_instruction else []
 
 
-def ledger_lines(step: StepRecord, recoveries: Iterable[str] = ()) -> list[str]:
+def ledger_lines(step: StepRecord, recoveries: Iterable[str] = (), *, verdict: bool = True) -> list[str]:
     """All band ③ lines of a step: the user line (the instruction arrived before the action),
-    the step line, then failure-analyzer recovery actions as indented sub-lines."""
-    lines = [*user_lines(step), ledger_line(step)]
+    the step line (``verdict``: with the validator's verdict), then failure-analyzer recovery
+    actions as indented sub-lines."""
+    lines = [*user_lines(step), ledger_line(step, verdict=verdict)]
     lines += [f"  - recovery: {_flat(text)}" for text in recoveries]  # texts from recovery_line
     return lines
