@@ -17,6 +17,7 @@ from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import Task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.ledger_lines import ledger_line, outcome_phrase, recovery_line
+from artemis_cli.memory.turn_check import check_turn
 from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.models.scripted_roles import pro_script_policy, role_of_system, script_position
@@ -72,6 +73,8 @@ def test_the_next_reply_lists_the_recovery_and_the_outcome_measured_after_it(tmp
         assert at is not None
         step = engine.get_steps(sid, at, at)[0]
         sent = _sent_replies(server)
+        for number in (at, at + 1):  # `sessions prompt --step N` re-renders what was sent, byte for byte
+            assert check_turn(engine, sid, number).match, number
     lines = [recovery_line(e.payload) for e in events if e.step == at]
     assert lines == ["press back -> ok, app now com.android.launcher3"]
     outcome = step.outcome or {}
