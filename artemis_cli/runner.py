@@ -189,9 +189,10 @@ def make_pro_agents(model: Model, profile: Any, engine: DataEngine, session_id: 
         null = NullRoleModel()
         return ProAgents(Planner(null), Validator(null), FailureAnalyzer(null), Checker(null))
     record = call_recorder(engine, session_id)
+    media = profile.screenshot.media_resolution  # the screenshots they get are scaled like the operator's
     return ProAgents(
-        Planner(planner, record_call=record),
-        Validator(validator, record_call=record),
+        Planner(planner, record_call=record, media_resolution=media),
+        Validator(validator, record_call=record, media_resolution=media),
         FailureAnalyzer(planner, record_call=record),
         Checker(validator, record_call=record),
     )

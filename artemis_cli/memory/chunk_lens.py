@@ -31,7 +31,14 @@ from typing import Any, Protocol
 from artemis_cli.engine.records import StepRecord
 from artemis_cli.errors import ArtemisError
 from artemis_cli.memory.frozen import BAND1_FIELDS, BAND1_LISTS, BAND1_PROSE
-from artemis_cli.memory.ledger_lines import action_phrase, ledger_lines, quote, result_phrase, step_header
+from artemis_cli.memory.ledger_lines import (
+    action_phrase,
+    ledger_lines,
+    quote,
+    result_phrase,
+    step_header,
+    verdict_phrase,
+)
 from artemis_cli.memory.lens import VERDICT_WORDS, MeteredCaller, neutralize_verdict_words, verdict_words
 from artemis_cli.memory.notes import Note
 from artemis_cli.models.base import Message, Model, ModelRequest, ModelResponse, Part
@@ -58,6 +65,7 @@ _INTERVAL_RE = re.compile(r"^Steps (\d+)\s*[–-]\s*(\d+):\s*(\S.*)$|^Step (\d+)
 _FENCE_RE = re.compile(r"^```(?:json)?\s*|\s*```$")
 MAX_THOUGHT_CHARS = 300
 MAX_SUMMARY_CHARS = 400
+MAX_VERDICT_REASON_CHARS = 400  # the validator's own cap: its reason is shown whole
 
 
 class ChunkLensError(ArtemisError):
@@ -219,11 +227,12 @@ def build_chunk_lens_request(job: ChunkJob) -> ModelRequest:
     lines = [f"SEGMENT: steps {job.start}–{job.end} (milestone: {milestone})", ""]
     for step in job.steps:
         lines.append(f"STEP {step.number}")
-        lines += [f"  ledger: {line.strip()}" for line in ledger_lines(step, job.recoveries.get(step.number, ()))]
+        # the verdict once, on its own line with its whole reason (not also on the ledger line)
+        lines += [f"  ledger: {line.strip()}"
+                  for line in ledger_lines(step, job.recoveries.get(step.number, ()), verdict=False)]
         summary = _flat(step.summary, MAX_SUMMARY_CHARS) if step.summary and step.summary_status == "ready" else "none"
         lines.append(f"  screen: {summary}")
-        verdict = json.dumps(step.verdict, ensure_ascii=False, sort_keys=True) if step.verdict else "none"
-        lines.append(f"  validator: {verdict}")
+        lines.append(f"  validator: {verdict_phrase(step.verdict, MAX_VERDICT_REASON_CHARS) or 'none'}")
         lines.append(f"  thought: {_flat(step.thought, MAX_THOUGHT_CHARS) if step.thought else 'none'}")
     lines.append("")
     lines.append("NOTES WRITTEN IN THIS SEGMENT:")

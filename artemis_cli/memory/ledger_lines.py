@@ -65,6 +65,7 @@ __all__ = [
     "intent_phrase",
     "ledger_line",
     "ledger_lines",
+    "outcome_phrase",
     "quote",
     "recovery_line",
     "result_phrase",
@@ -221,18 +222,14 @@ def action_phrase(step: StepRecord) -> str:
     return _flat(kind, 40)
 
 
-def result_phrase(step: StepRecord) -> str:
-    """What the step's action came to.
-
-    With a recorded outcome (SPEC §15): ``ok``, ``ok, <what was seen>``, ``no visible change``,
-    ``failed: <why>; <what was seen>``, ``error: <detail>``, ``finished``. Steps recorded
-    before outcomes existed: ``ok``, ``error: <detail>``, ``ignored: <detail>``, ``finished``.
-    """
-    status = step.result_status
-    detail = _flat(step.result_detail or "")
+def outcome_phrase(outcome: dict[str, Any]) -> str:
+    """``ok``, ``ok, <what was seen>``, ``no visible change``, ``failed: <why>; <what was seen>``,
+    ``error: <detail>``, ``finished`` from an outcome's ``status``, ``detail`` and ``summary``."""
+    status = str(outcome.get("status") or "")
+    detail = _flat(str(outcome.get("detail") or ""))
     if status == "finished":
         return "finished"
-    seen = _flat(str((step.outcome or {}).get("summary") or ""))
+    seen = _flat(str(outcome.get("summary") or ""))
     if status == "ok":
         return f"ok, {seen}" if seen else "ok"
     if status == "no_change":
@@ -242,6 +239,24 @@ def result_phrase(step: StepRecord) -> str:
         return f"{head}; {seen}" if seen else head
     head = f"{status}: {detail}" if detail else status
     return f"{head}; {seen}" if seen else head
+
+
+def result_phrase(step: StepRecord) -> str:
+    """What the step's action came to.
+
+    With a recorded outcome (SPEC §15): ``ok``, ``ok, <what was seen>``, ``no visible change``,
+    ``failed: <why>; <what was seen>``, ``error: <detail>``, ``finished``; after Pro recovery
+    actions, what it came to before them, then ``after recovery: <the outcome measured after
+    them>``. Steps recorded before outcomes existed: ``ok``, ``error: <detail>``,
+    ``ignored: <detail>``, ``finished``.
+    """
+    outcome = step.outcome or {}
+    phrase = outcome_phrase({"status": step.result_status, "detail": step.result_detail or "",
+                             "summary": outcome.get("summary")})
+    before = outcome.get("before_recovery")
+    if isinstance(before, dict) and step.result_status != "finished":
+        return f"{outcome_phrase(before)}; after recovery: {phrase}"
+    return phrase
 
 
 def step_header(number: int, offset_ms: int | None) -> str:
@@ -270,13 +285,14 @@ def intent_phrase(intent: str | None) -> str:
     return f" (intent {quote(intent)})" if intent else ""
 
 
-def ledger_line(step: StepRecord) -> str:
+def ledger_line(step: StepRecord, *, verdict: bool = True) -> str:
     """``- Step N (T+mm:ss): <action with element semantics>[ (intent "…")] -> <result>[; validator:
-    <verdict>]``."""
+    <verdict>]`` (``verdict=False``: without it, for a prompt that shows the verdict on a line of
+    its own)."""
     line = (f"- {step_header(step.number, step.offset_ms)}: {action_phrase(step)}{intent_phrase(step.intent)}"
             f" -> {result_phrase(step)}")
-    verdict = verdict_phrase(step.verdict)
-    return f"{line}; validator: {verdict}" if verdict else line
+    judged = verdict_phrase(step.verdict) if verdict else ""
+    return f"{line}; validator: {judged}" if judged else line
 
 
 def recovery_line(payload: dict[str, Any] | str) -> str:
@@ -310,9 +326,10 @@ def user_lines(step: StepRecord) -> list[str]:
     return [user_line(step.number, step.user_instruction)] if step.user_instruction else []
 
 
-def ledger_lines(step: StepRecord, recoveries: Iterable[str] = ()) -> list[str]:
+def ledger_lines(step: StepRecord, recoveries: Iterable[str] = (), *, verdict: bool = True) -> list[str]:
     """All band ③ lines of a step: the user line (the instruction arrived before the action),
-    the step line, then failure-analyzer recovery actions as indented sub-lines."""
-    lines = [*user_lines(step), ledger_line(step)]
+    the step line (``verdict``: with the validator's verdict), then failure-analyzer recovery
+    actions as indented sub-lines."""
+    lines = [*user_lines(step), ledger_line(step, verdict=verdict)]
     lines += [f"  - recovery: {_flat(text)}" for text in recoveries]  # texts from recovery_line
     return lines

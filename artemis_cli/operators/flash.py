@@ -28,7 +28,7 @@ from artemis_cli.errors import (
     ModelUnavailable,
 )
 from artemis_cli.memory.ledger import LedgerDecision, Tail, TokenMeter, TranscriptLedger
-from artemis_cli.memory.ledger_lines import verdict_phrase
+from artemis_cli.memory.ledger_lines import recovery_line, verdict_phrase
 from artemis_cli.memory.restore import LEDGER_EVENT, entry_from_step
 from artemis_cli.memory.similarity import repeated_action, similar_step
 from artemis_cli.models.base import FunctionResponse, Message, Model, ModelRequest, ModelResponse
@@ -366,8 +366,15 @@ class FlashLoop:
                         out.stop_reason, out.stop_message = "device_offline", str(exc)
             # what the action observably came to decides the step's status (SPEC §15)
             outcome = assess(action, result, obs, post)
-            result = ActionResult(outcome.status, outcome.detail, result.typing)
-            verdict, sub_events, post = self.after_action(number, obs, post, action, turn, result)
+            sent, result = result, ActionResult(outcome.status, outcome.detail, result.typing)
+            verdict, sub_events, after = self.after_action(number, obs, post, action, turn, result)
+            if sub_events and after is not None:
+                # sub-actions (Pro recovery) ran inside the step: what it came to is measured again,
+                # on the screen they left, and said to be so
+                outcome = assess(action, sent, obs, after).after_recovery(
+                    outcome, [recovery_line(e.payload) for e in sub_events])
+                result = ActionResult(outcome.status, outcome.detail, result.typing)
+            post = after
             replies_out = self._replies(turn, outcome, verdict, stated_intent(turn, action))
             stored = self.writer.write(
                 number=number,
@@ -425,8 +432,7 @@ class FlashLoop:
             reply["screen_changed"] = outcome.screen_changed
         if intent:
             reply["intended"] = intent
-        if outcome.summary:
-            reply["observed"] = outcome.summary
+        reply.update(outcome.reply_fields())
         if outcome.detail:
             reply["detail"] = outcome.detail
         judged = verdict_phrase(verdict, MAX_REPLY_REASON_CHARS)

@@ -23,15 +23,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from artemis_cli.engine.records import ResultStatus
+from artemis_cli.engine.records import REDACTED, ResultStatus
+from artemis_cli.memory.ledger_lines import outcome_phrase
 from artemis_cli.operators.observe import Observation
 from artemis_cli.perception.dhash import hamming
 from artemis_cli.perception.hittest import HitIndex
 from artemis_cli.perception.quoting import quote_untrusted
 from artemis_cli.perception.structure import is_edit, short_class
+from artemis_cli.perception.text_changes import TextChanges, phrase, text_changes
 from artemis_cli.perception.types import Target, UINode, UITree
 
 __all__ = [
@@ -53,6 +55,10 @@ VISUAL_CHANGE_MIN = 3
 QUOTE_CHARS = 60
 #: State changes of switches and check boxes reported per step (the target's first).
 MAX_STATES = 3
+#: Screen text changes short enough for ledger lines and history phrases (the model's reply always
+#: carries them): at most this many texts in all, each at most ``SHORT_TEXT_CHARS`` long.
+SHORT_TEXTS = 2
+SHORT_TEXT_CHARS = 40
 #: Dots a password field shows for each character.
 PASSWORD_DOTS = frozenset("•●*·")
 #: Packages of on-screen keyboards: their window appearing is not a pop-up.
@@ -313,10 +319,57 @@ class ActionOutcome:
     windows_closed: list[str] = field(default_factory=list)
     app_before: str | None = None
     app_after: str | None = None
+    #: Screen text that appeared / disappeared (bounded; device text, quoted when rendered).
+    text: TextChanges = field(default_factory=TextChanges)
+    #: The Pro failure analyzer's recovery actions run inside the step, one line each
+    #: (``press back -> ok``); this outcome is then measured after them, against the step's pre.
+    recovery: list[str] = field(default_factory=list)
+    #: What the step had come to before the recovery actions (status, detail, summary); None
+    #: when none ran.
+    before_recovery: dict[str, Any] | None = None
+
+    def after_recovery(self, before: ActionOutcome, recovery: list[str]) -> ActionOutcome:
+        """This outcome (measured after ``recovery`` ran) with ``before``, the one measured
+        before them, kept."""
+        self.recovery = list(recovery)
+        self.before_recovery = {"status": before.status, "detail": before.detail, "summary": before.summary}
+        return self
+
+    @property
+    def text_notes(self) -> list[str]:
+        """``text appeared "Wrong password"``, ``text gone "Loading…"``: what the reply says in full
+        (``reply_fields``), as short notes, or [] when it is not short (a scroll, a new screen)."""
+        t = self.text
+        texts = [*t.appeared, *t.disappeared]
+        if (not texts or len(texts) > SHORT_TEXTS or t.appeared_more or t.disappeared_more
+                or any(len(x) > SHORT_TEXT_CHARS for x in texts)):
+            return []
+        notes = [f"text appeared {phrase(t.appeared)}"] if t.appeared else []
+        return notes + ([f"text gone {phrase(t.disappeared)}"] if t.disappeared else [])
 
     @property
     def summary(self) -> str:
-        return "; ".join(self.notes)
+        """What was seen, as stored and as ledger lines show it (short text changes included)."""
+        return "; ".join([*self.notes, *self.text_notes])
+
+    def reply_fields(self) -> dict[str, Any]:
+        """The model's function reply: ``observed`` (the stored summary, the same words the ledger
+        shows) and, when they are too long for it, the texts that appeared and disappeared
+        (bounded, quoted); after recovery actions, what they were and what the step had come to
+        before them."""
+        out: dict[str, Any] = {}
+        if self.summary:
+            out["observed"] = self.summary
+        if not self.text_notes:
+            if self.text.appeared:
+                out["text_appeared"] = phrase(self.text.appeared, self.text.appeared_more)
+            if self.text.disappeared:
+                out["text_disappeared"] = phrase(self.text.disappeared, self.text.disappeared_more)
+        if self.before_recovery is not None:
+            out["measured"] = "after the recovery actions (status, screen_changed and observed compare the screen before your action with the screen after the recovery)"
+            out["recovery_actions"] = list(self.recovery)
+            out["before_recovery"] = outcome_phrase(self.before_recovery)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -324,7 +377,8 @@ class ActionOutcome:
             "screen_changed": self.screen_changed, "ui_changed": self.ui_changed,
             "dhash_distance": self.dhash_distance, "states": self.states, "field": self.text_field,
             "windows_opened": self.windows_opened, "windows_closed": self.windows_closed,
-            "app_before": self.app_before, "app_after": self.app_after,
+            "app_before": self.app_before, "app_after": self.app_after, "text": self.text.to_dict(),
+            "recovery": self.recovery, "before_recovery": self.before_recovery,
         }
 
 
@@ -348,6 +402,8 @@ def assess(action: Any, result: Any, pre: Observation, post: Observation | None)
         out.windows_opened = [window_phrase(w) for w in opened]
         out.windows_closed = [window_phrase(w) for w in closed]
         out.states, own = _state_changes(pre.tree, post.tree, action.target)
+        if out.ui_changed:
+            out.text = _without_secret(text_changes(pre.tree, post.tree), getattr(action, "secret", None))
     else:
         out.screen_changed = out.dhash_distance > 0
         own = None
@@ -385,6 +441,17 @@ def assess(action: Any, result: Any, pre: Observation, post: Observation | None)
     # said once: a note the reason already gives (the window a type_text stopped for)
     out.notes = [n for n in notes if n not in out.detail and n.removeprefix("new window ") not in out.detail]
     return out
+
+
+def _without_secret(changes: TextChanges, secret: str | None) -> TextChanges:
+    """``changes`` with any text that shows a typed password redacted (an app that echoes it)."""
+    if not secret:
+        return changes
+
+    def clean(texts: list[str]) -> list[str]:
+        return [REDACTED if secret in t else t for t in texts]
+
+    return replace(changes, appeared=clean(changes.appeared), disappeared=clean(changes.disappeared))
 
 
 def _typing_notes(action: Any, result: Any, post: Observation, out: ActionOutcome) -> list[str]:

@@ -53,9 +53,10 @@ def note(key: str, at: int) -> Note:
 def job(notes: list[Note] | None = None) -> ChunkJob:
     steps = [
         step(4, thought="Open the list", summary='A list with "Item 4" highlighted.', summary_status="ready"),
-        step(5, verdict={"status": "ok", "reason": "list scrolled"}),
+        step(5, verdict={"verdict": "progress", "milestone_complete": False, "reason": 'the list scrolled to "Item 9"'}),
         step(6, action_type="press_key", action_args={"key": "back"}, target=None, user_instruction="Skip item 6"),
-        step(7, result_status="error", result_detail="DeviceError: tap failed"),
+        step(7, result_status="error", result_detail="DeviceError: tap failed",
+             verdict={"verdict": "no_effect", "milestone_complete": False, "reason": "the tap failed: " + "x" * 90}),
     ]
     return ChunkJob(SID, 4, 7, "Find the item", steps, notes if notes is not None else [note("item_name", 5)],
                     {7: ["press back"]})
@@ -84,6 +85,13 @@ def test_prompt_is_pinned() -> None:
     assert request.role == "chunk_lens"
     text = "=== system ===\n" + request.system + "\n=== user ===\n" + (request.messages[0].parts[0].text or "") + "\n"
     check_golden("chunk_lens_prompt.txt", text)
+
+
+def test_each_verdict_is_shown_once_with_its_whole_reason() -> None:
+    text = build_chunk_lens_request(job()).messages[0].parts[0].text or ""
+    assert text.count('the list scrolled to \\"Item 9\\"') == 1
+    assert text.count("validator:") == len(job().steps)  # one line per step, none on a ledger line
+    assert '  validator: no_effect "the tap failed: ' + "x" * 90 + '"' in text  # not cut at 80
 
 
 @pytest.mark.parametrize(

@@ -174,6 +174,14 @@ def test_pro_run_with_every_role_on_the_server(tmp_path: Path) -> None:
     assert {c.model for c in recorded if c.role == "planner"} == {"planner"}
     assert {c.model for c in recorded if c.role == "validator"} == {"validator"}
     assert {"operator", "planner", "validator"} <= {r.model for r in server.requests}
+
+    def images(req: Any) -> int:
+        return sum(1 for m in req.messages if m.get("role") == "user" and isinstance(m.get("content"), list)
+                   for part in m["content"] if part.get("type") == "image_url")
+
+    # the validator compares the screenshots before and after; the planner sees the current screen
+    assert {images(r) for r in server.requests if r.model == "validator"} == {2}
+    assert {images(r) for r in server.requests if r.model == "planner"} == {1}
     steps = engine.get_steps(sid)
     assert all(s.verdict for s in steps[:-1])  # the validator judged every action before finish
     assert all(c.wire_hash for c in recorded if c.role == "operator")

@@ -81,7 +81,7 @@ class RecoveryAction:
 def recovery_payload(rec: RecoveryAction, planned: PlannedAction, result: ActionOutcome) -> dict[str, Any]:
     """The ``RECOVERY_EVENT`` payload of an executed recovery action: the recorded args (a typed
     password stays redacted), the hit-tested target(s) and point(s) it was sent to, its observed
-    outcome (``assess``: ok only when its effect was seen),
+    outcome (``assess``: ok only when its effect was seen; with what was seen),
     and ``phrase``, the action with its element semantics (``tap Switch "Wi-Fi" (id wifi_switch)
     @(962,348)``) as band ③ sub-lines and the auxiliary views show it; ``proposal`` is what the
     analyzer asked for (``tap index 4``)."""
@@ -98,7 +98,10 @@ def recovery_payload(rec: RecoveryAction, planned: PlannedAction, result: Action
     if planned.target_end is not None:
         payload["target_end"] = planned.target_end.to_dict()
     payload["phrase"] = recovery_line(payload)
-    payload["result"] = result.status if not result.detail or result.status == "ok" else f"{result.status}: {result.detail}"
+    head = result.status if not result.detail or result.status == "ok" else f"{result.status}: {result.detail}"
+    if result.summary:  # what was seen: the operator is told what the recovery did
+        head += (", " if result.status == "ok" else "; ") + result.summary
+    payload["result"] = head
     return payload
 
 

@@ -31,7 +31,7 @@ from artemis_cli.operators.pro.checker import Checker
 from artemis_cli.operators.pro.failure_analyzer import RECOVERY_EVENT, FailureAnalyzer, recovery_payload
 from artemis_cli.operators.pro.plan import Plan
 from artemis_cli.operators.pro.planner import Planner
-from artemis_cli.operators.pro.policies import compile_view, policy_for
+from artemis_cli.operators.pro.policies import compile_view, policy_for, screenshots_for
 from artemis_cli.operators.pro.validator import Validator
 from artemis_cli.operators.recording import redact_turn, stated_intent
 from artemis_cli.operators.tools import ToolCallError, validate_call
@@ -66,6 +66,10 @@ class ProLoop(FlashLoop):
         digests = [ln for ln in self.ledger.f_body.splitlines() if ln.startswith(("[Chunk", "[Era", "[Period"))]
         return compile_view(self.engine, self.session_id, policy_for(role), upto, digests)
 
+    def _screenshots(self, role: str, **pngs: bytes | None) -> list[tuple[str, bytes]]:
+        """The screenshots ``role``'s context policy sends, scaled like the operator's."""
+        return screenshots_for(role, self.ledger.settings.image_max_side, **pngs)
+
     def _write_plan(self, number: int, plan: Plan, why: str) -> None:
         self.plan = plan
         self._event(number, PLAN_EVENT, {"why": why, "plan": plan.to_dict()})
@@ -73,13 +77,16 @@ class ProLoop(FlashLoop):
     def prepare_turn(self, number: int, obs: Observation) -> None:
         assert self.agents is not None
         if self.plan is None:
-            self._write_plan(number, self.agents.planner.plan(self.goal, self._view("planner", number - 1)), "initial")
+            first = self.agents.planner.plan(self.goal, self._view("planner", number - 1),
+                                             self._screenshots("planner", current=obs.png))
+            self._write_plan(number, first, "initial")
             return
         history = self.writer.history
         if len(history) >= 2 and repeated_action([(h.step, h.dhash, h.key) for h in history], obs.dhash,
                                                   history[-1].key, times=3):
             revised = self.agents.planner.revise(self.plan, self.goal, self._view("planner", number - 1),
-                                                 reason=f"the same action ({history[-1].phrase}) repeated on one screen")
+                                                 reason=f"the same action ({history[-1].phrase}) repeated on one screen",
+                                                 screenshots=self._screenshots("planner", current=obs.png))
             self._write_plan(number, revised, "loop detected")
 
     def plan_recitation(self) -> str | None:
@@ -109,7 +116,8 @@ class ProLoop(FlashLoop):
         note = model_text(redact_turn(turn.messages, [*turn.secrets, action.secret or ""]))
         verdict = self.agents.validator.judge(pre.element_list.splitlines(), action.phrase(),
                                               post.element_list.splitlines(), milestone, operator_note=note,
-                                              intent=stated_intent(turn, action))
+                                              intent=stated_intent(turn, action),
+                                              screenshots=self._screenshots("validator", pre=pre.png, post=post.png))
         events: list[EventRecord] = []
         self._failed_in_a_row = self._failed_in_a_row + 1 if (
             verdict.verdict in FAILED_VERDICTS or result.status in ("error", "failed")) else 0

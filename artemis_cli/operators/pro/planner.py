@@ -7,6 +7,7 @@ itself); ``revise`` returns the next version with ids preserved for kept or rena
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from artemis_cli.models.base import Model
@@ -59,12 +60,14 @@ def planner_request_text(goal: str, compiled_history: str, plan: Plan | None, re
 class Planner:
     role = "planner"
 
-    def __init__(self, model: Model, *, record_call: RecordCall | None = None) -> None:
+    def __init__(self, model: Model, *, record_call: RecordCall | None = None,
+                 media_resolution: str | None = None) -> None:
         self.model = model
         self.record_call = record_call
+        self.media_resolution = media_resolution
         self.last_outcome: Outcome[list[ProposedMilestone]] | None = None
 
-    def _ask(self, text: str) -> Outcome[list[ProposedMilestone]]:
+    def _ask(self, text: str, screenshots: Sequence[tuple[str, bytes]]) -> Outcome[list[ProposedMilestone]]:
         outcome = ask_structured(
             self.model,
             role=self.role,
@@ -72,22 +75,26 @@ class Planner:
             user_text=text,
             parse=parse_planner_reply,
             record_call=self.record_call,
+            images=screenshots,
+            media_resolution=self.media_resolution,
         )
         self.last_outcome = outcome
         return outcome
 
-    def plan(self, goal: str, compiled_history: str = "") -> Plan:
-        """Version 1 of the plan. Fallback: a single milestone, the goal."""
-        outcome = self._ask(planner_request_text(goal, compiled_history, None, None))
+    def plan(self, goal: str, compiled_history: str = "", screenshots: Sequence[tuple[str, bytes]] = ()) -> Plan:
+        """Version 1 of the plan. Fallback: a single milestone, the goal. ``screenshots``: (label,
+        PNG) pairs sent after the text (the current screen)."""
+        outcome = self._ask(planner_request_text(goal, compiled_history, None, None), screenshots)
         if outcome.value is None:
             return Plan.from_titles([goal or "Complete the task"])
         # Ids the model invents for a first plan mean nothing: every milestone is new.
         proposed = [ProposedMilestone(p.title, None, p.done) for p in outcome.value]
         return revised_plan(None, proposed)
 
-    def revise(self, plan: Plan, goal: str, compiled_history: str, reason: str) -> Plan:
+    def revise(self, plan: Plan, goal: str, compiled_history: str, reason: str,
+               screenshots: Sequence[tuple[str, bytes]] = ()) -> Plan:
         """The next version (ids kept for kept/renamed milestones). Fallback: ``plan`` unchanged."""
-        outcome = self._ask(planner_request_text(goal, compiled_history, plan, reason))
+        outcome = self._ask(planner_request_text(goal, compiled_history, plan, reason), screenshots)
         if outcome.value is None:
             return plan
         return revised_plan(plan, outcome.value)

@@ -38,10 +38,12 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import StepRecord
 from artemis_cli.memory.ledger_lines import ledger_lines, quote
 from artemis_cli.memory.notes import list_notes
+from artemis_cli.perception.model_image import scale_for_model
 
 from .failure_analyzer import recovery_lines
 
-__all__ = ["CONTEXT_POLICIES", "ContextPolicy", "compile_view", "digest_ranges", "policy_for"]
+__all__ = ["CONTEXT_POLICIES", "SCREENSHOT_LABELS", "ContextPolicy", "compile_view", "digest_ranges", "policy_for",
+           "screenshots_for"]
 
 _RANGE_RE = re.compile(r"Steps? (\d+)(?:\s*[–-]\s*(\d+))?")
 _WS = re.compile(r"\s+")
@@ -68,15 +70,28 @@ class ContextPolicy:
     include_thoughts: bool = False
     #: milestone stamp and validator verdict of each recent step
     include_verdicts: bool = True
+    #: the screenshots the agent is sent (``SCREENSHOT_LABELS``): ``pre`` / ``post`` of the step it
+    #: judges, ``current``: the screen now; scaled like the operator's, without marks
+    screenshots: tuple[str, ...] = ()
+
+
+#: How each screenshot is introduced in an agent's request (it follows the request text).
+SCREENSHOT_LABELS: dict[str, str] = {
+    "pre": "Screenshot before the action:",
+    "post": "Screenshot after the action:",
+    "current": "Screenshot of the current screen:",
+}
 
 
 #: THE table: one declaration per auxiliary agent.
 CONTEXT_POLICIES: dict[str, ContextPolicy] = {
     "planner": ContextPolicy(
-        recent_steps=8, chunk_digests=True, older_ledger=True, include_notes=True, include_summaries=True
+        recent_steps=8, chunk_digests=True, older_ledger=True, include_notes=True, include_summaries=True,
+        screenshots=("current",),
     ),
     "validator": ContextPolicy(
-        recent_steps=2, chunk_digests=False, older_ledger=False, include_notes=False, include_summaries=False
+        recent_steps=2, chunk_digests=False, older_ledger=False, include_notes=False, include_summaries=False,
+        screenshots=("pre", "post"),
     ),
     "failure_analyzer": ContextPolicy(
         recent_steps=6,
@@ -97,6 +112,17 @@ def policy_for(role: str) -> ContextPolicy:
         return CONTEXT_POLICIES[role]
     except KeyError:
         raise KeyError(f"no context policy for {role!r}; known: {', '.join(CONTEXT_POLICIES)}") from None
+
+
+def screenshots_for(role: str, max_side: int | None, **pngs: bytes | None) -> list[tuple[str, bytes]]:
+    """(label, PNG) of the screenshots ``role``'s policy sends, in its order, each scaled to
+    ``max_side`` (the operator's ``screenshot.max_side``); one the caller lacks is left out."""
+    out = []
+    for kind in policy_for(role).screenshots:
+        png = pngs.get(kind)
+        if png:
+            out.append((SCREENSHOT_LABELS[kind], scale_for_model(png, max_side)))
+    return out
 
 
 def _flat(text: str, limit: int) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -97,13 +97,20 @@ def ask_structured(
     parse: Callable[[Any], T],
     record_call: RecordCall | None = None,
     temperature: float | None = 0.0,
+    images: Sequence[tuple[str, bytes]] = (),
+    media_resolution: str | None = None,
 ) -> Outcome[T]:
-    """Ask ``model`` for a JSON reply and parse it; one retry on an unusable reply."""
-    messages = [Message("user", [Part(text=user_text)])]
+    """Ask ``model`` for a JSON reply and parse it; one retry on an unusable reply. ``images``:
+    (label, PNG) pairs sent after the request text, each after its label (already scaled)."""
+    parts = [Part(text=user_text)]
+    for label, png in images:
+        parts += [Part(text=label), Part(image_png=png)]
+    messages = [Message("user", parts)]
     errors: list[str] = []
     model_name: str | None = getattr(model, "name", None)
     for attempt in range(1, MAX_ATTEMPTS + 1):
-        request = ModelRequest(system=system, messages=list(messages), tools=[], role=role, temperature=temperature)
+        request = ModelRequest(system=system, messages=list(messages), tools=[], role=role, temperature=temperature,
+                               media_resolution=media_resolution)
         try:
             response = model.generate(request)
         except Exception as exc:  # ModelError and anything the adapter lets through

@@ -121,9 +121,11 @@ def validator_request_text(
 class Validator:
     role = "validator"
 
-    def __init__(self, model: Model, *, record_call: RecordCall | None = None) -> None:
+    def __init__(self, model: Model, *, record_call: RecordCall | None = None,
+                 media_resolution: str | None = None) -> None:
         self.model = model
         self.record_call = record_call
+        self.media_resolution = media_resolution
 
     def judge(
         self,
@@ -135,7 +137,9 @@ class Validator:
         operator_note: str = "",
         history: str = "",
         intent: str | None = None,
+        screenshots: Sequence[tuple[str, bytes]] = (),
     ) -> Verdict:
+        """``screenshots``: (label, PNG) pairs sent after the text (the step's before and after)."""
         text = validator_request_text(
             pre, action_phrase, post, milestone, operator_note=operator_note, history=history, intent=intent
         )
@@ -146,6 +150,8 @@ class Validator:
             user_text=text,
             parse=parse_validator_reply,
             record_call=self.record_call,
+            images=screenshots,
+            media_resolution=self.media_resolution,
         )
         if outcome.value is None:
             return Verdict("unclear", False, f"validator gave no usable verdict: {outcome.error}", fallback=True)
