@@ -30,7 +30,7 @@ from artemis_cli.operators.checks import CheckResult, evaluate_checks
 from artemis_cli.operators.compression import CompressionPolicy, Compressor
 from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport
 from artemis_cli.operators.memory_tools import MemoryTools
-from artemis_cli.operators.prompts import SYSTEM_PROMPT, task_message
+from artemis_cli.operators.prompts import system_prompt, task_message
 from artemis_cli.operators.recording import StepWriter, responses_from_dicts
 from artemis_cli.operators.tools import tool_declarations
 from artemis_cli.stopping import SessionInterrupted, as_stop, exit_code_for, signal_name
@@ -201,7 +201,7 @@ def make_pro_agents(model: Model, profile: Any, engine: DataEngine, session_id: 
 def new_ledger(task: Any, profile: Any, engine: DataEngine, max_steps: int) -> TranscriptLedger:
     """An empty ledger for a session (``task`` needs ``goal`` and ``app``)."""
     return TranscriptLedger(
-        system=SYSTEM_PROMPT,
+        system=system_prompt(marks=profile.screenshot.marks),
         tools=tool_declarations(profile.coordinates),
         task_text=task_message(task.goal, app=task.app, max_steps=max_steps),
         settings=LedgerSettings.from_profile(profile),

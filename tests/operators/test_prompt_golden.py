@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 from golden_files import assert_golden
 
-from artemis_cli.operators.prompts import SYSTEM_PROMPT, format_offset, observation_text, task_message
+from artemis_cli.operators.prompts import (
+    SYSTEM_PROMPT,
+    format_offset,
+    observation_text,
+    system_prompt,
+    task_message,
+)
 from artemis_cli.operators.tools import tool_declarations
 from artemis_cli.perception.coords import CoordinateSpace
 from artemis_cli.perception.elements import index_elements, render_element_list
@@ -28,6 +34,14 @@ def check(name: str, text: str) -> None:
 
 def test_system_prompt_golden() -> None:
     check("system_prompt.txt", SYSTEM_PROMPT)
+
+
+def test_system_prompt_without_marks_says_nothing_of_them() -> None:
+    """``screenshot.marks: false``: the screenshot has no labels, and the text does not claim any."""
+    text = system_prompt(marks=False)
+    check("system_prompt_no_marks.txt", text)
+    assert "label" not in text.split("Android know-how")[0]
+    assert system_prompt(marks=True) == SYSTEM_PROMPT != text
 
 
 def test_tool_declarations_golden() -> None:
