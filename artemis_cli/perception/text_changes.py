@@ -30,7 +30,7 @@ from artemis_cli.perception.structure import is_edit
 from artemis_cli.perception.types import UITree
 from artemis_cli.perception.windows import Layer
 
-__all__ = ["MAX_ITEMS", "MAX_ITEM_CHARS", "TextChanges", "phrase", "screen_texts", "text_changes"]
+__all__ = ["MAX_ITEMS", "MAX_ITEM_CHARS", "REPLACED_SHARE", "TextChanges", "phrase", "screen_texts", "text_changes"]
 
 MAX_ITEMS = 5
 MAX_ITEM_CHARS = 80
@@ -44,13 +44,20 @@ class TextChanges:
     disappeared: list[str] = field(default_factory=list)
     appeared_more: int = 0
     disappeared_more: int = 0
+    #: most of the text on both screens differs: a new screen, which the element list shows
+    #: whole; listing five of its texts as "appeared" would only repeat it (and the old screen's
+    #: as "disappeared" says nothing), so the lists stay empty
+    replaced: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.appeared or self.disappeared)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"appeared": self.appeared, "appeared_more": self.appeared_more,
-                "disappeared": self.disappeared, "disappeared_more": self.disappeared_more}
+        out: dict[str, Any] = {"appeared": self.appeared, "appeared_more": self.appeared_more,
+                               "disappeared": self.disappeared, "disappeared_more": self.disappeared_more}
+        if self.replaced:
+            out["replaced"] = True
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> TextChanges:
@@ -65,7 +72,8 @@ class TextChanges:
             raw = data.get(key)
             return raw if isinstance(raw, int) and raw > 0 else 0
 
-        return cls(texts("appeared"), texts("disappeared"), count("appeared_more"), count("disappeared_more"))
+        return cls(texts("appeared"), texts("disappeared"), count("appeared_more"), count("disappeared_more"),
+                   replaced=data.get("replaced") is True)
 
 
 def screen_texts(tree: UITree) -> list[tuple[tuple[int, int], str]]:
@@ -104,11 +112,20 @@ def _bounded(texts: list[str]) -> tuple[list[str], int]:
     return kept, max(0, len(texts) - MAX_ITEMS)
 
 
+#: share of each screen's texts that must differ for the screen to count as replaced
+REPLACED_SHARE = 0.75
+
+
 def text_changes(pre: UITree, post: UITree) -> TextChanges:
-    """What text ``post`` shows that ``pre`` did not, and what it no longer shows (bounded)."""
+    """What text ``post`` shows that ``pre`` did not, and what it no longer shows (bounded); a
+    screen replaced by another (``REPLACED_SHARE`` of the texts on both sides differ) is only
+    said to be replaced."""
     before, after = screen_texts(pre), screen_texts(post)
-    appeared, a_more = _bounded(_extra(after, before))
-    disappeared, d_more = _bounded(_extra(before, after))
+    new, gone = _extra(after, before), _extra(before, after)
+    if before and after and len(new) >= REPLACED_SHARE * len(after) and len(gone) >= REPLACED_SHARE * len(before):
+        return TextChanges(replaced=True)
+    appeared, a_more = _bounded(new)
+    disappeared, d_more = _bounded(gone)
     return TextChanges(appeared, disappeared, a_more, d_more)
 
 

@@ -118,3 +118,16 @@ def test_the_next_gemini_request_names_the_error_message(tmp_path: Path) -> None
                    for p in c.get("parts", []) if "functionResponse" in p]
         assert any(r.get("observed") == f"text appeared {json.dumps(ERROR)}" for r in replies), replies
         assert "hunter2" not in json.dumps([r.body for r in server.requests])
+
+
+def test_a_new_screen_is_said_to_be_replaced_not_listed_text_by_text() -> None:
+    """Tapping into a page replaces nearly every text: the element list shows the new screen whole,
+    so the answer does not repeat five of its texts as "appeared"."""
+    phone = SimPhone(popups=False)
+    phone.launch("com.android.settings")
+    done = tap(phone, rid="network_row")
+    assert done.outcome.status == "ok" and done.outcome.text.replaced
+    assert not done.outcome.text.appeared and not done.outcome.text.disappeared
+    reply = done.outcome.reply_fields()
+    assert "text_appeared" not in reply and "text_disappeared" not in reply
+    assert TextChanges.from_dict(done.outcome.to_dict()["text"]).replaced  # stored, read back
