@@ -22,13 +22,12 @@ one image, and the provider's prefix cache holds. The recorded screenshot is nev
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from artemis_cli.perception.model_image import ImageCache, scale_for_model
+from artemis_cli.perception.model_image import ImageCache, encode_png, model_image, scale_for_model
 from artemis_cli.perception.png import png_size
 from artemis_cli.perception.types import Element
 
@@ -97,17 +96,20 @@ def draw_marks(png: bytes, max_side: int | None, marks: Sequence[Mark], *, sha: 
     """``png`` scaled for the model (:func:`scale_for_model`) with ``marks`` drawn on it. No marks,
     or bytes that are not a readable PNG: exactly the scaled image (so sessions recorded before
     marks render as they always did)."""
-    scaled = scale_for_model(png, max_side, sha=sha)
     if not marks:
-        return scaled
+        return scale_for_model(png, max_side, sha=sha)
     size = png_size(png)
     if size is None:
-        return scaled
+        return png
+    scaled = png  # what the model gets when the bytes cannot be decoded
     key = (sha or hashlib.sha256(png).hexdigest(), max_side or 0, marks_digest(marks))
     hit = _cache.get(key)
     if hit is not None:
         return hit
-    out = _drawn(scaled, size, marks)
+    canvas = model_image(png, max_side)
+    if canvas is None:
+        return scaled
+    out = _drawn(canvas.convert("RGB") if canvas.mode != "RGB" else canvas, size, marks)
     _cache.put(key, out)
     return out
 
@@ -119,15 +121,10 @@ def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=size)  # Pillow's bundled font: the same glyphs everywhere
 
 
-def _drawn(scaled: bytes, screen: tuple[int, int], marks: Sequence[Mark]) -> bytes:
-    from PIL import Image, ImageDraw  # imported when drawn: the CLI starts without Pillow
+def _drawn(canvas: Any, screen: tuple[int, int], marks: Sequence[Mark]) -> bytes:
+    """``marks`` drawn on ``canvas`` (the model-sized RGB image, drawn on in place), encoded."""
+    from PIL import ImageDraw  # imported when drawn: the CLI starts without Pillow
 
-    try:
-        with Image.open(io.BytesIO(scaled)) as img:
-            img.load()
-            canvas = img.convert("RGB")
-    except (OSError, ValueError, Image.DecompressionBombError):
-        return scaled
     w, h = canvas.size
     fx, fy = w / screen[0], h / screen[1]
     longest = max(w, h)
@@ -155,9 +152,7 @@ def _drawn(scaled: bytes, screen: tuple[int, int], marks: Sequence[Mark]) -> byt
         colour = MARK_PALETTE[index % len(MARK_PALETTE)]
         draw.rectangle((spot[0], spot[1], spot[2] - 1, spot[3] - 1), fill=colour)
         draw.text((spot[0] + pad_x - tl, spot[1] + pad_y - tt), text, font=font, fill=_WHITE)
-    out = io.BytesIO()
-    canvas.save(out, format="PNG", optimize=False, compress_level=1)
-    return out.getvalue()
+    return encode_png(canvas)
 
 
 def _clamp(v: int, lo: int, hi: int) -> int:

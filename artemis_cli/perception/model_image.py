@@ -13,6 +13,7 @@ import hashlib
 import io
 import threading
 from collections import OrderedDict
+from typing import Any
 
 from artemis_cli.perception.png import png_size
 
@@ -73,18 +74,41 @@ def scale_for_model(png: bytes, max_side: int | None, *, sha: str | None = None)
     return scaled
 
 
-def _scaled(png: bytes, target: tuple[int, int]) -> bytes:
+def model_image(png: bytes, max_side: int | None) -> Any | None:
+    """``png`` decoded and scaled as :func:`scale_for_model` scales it, as a Pillow image (RGB or
+    RGBA) to draw on before the one encode (``perception.marks``); None when it is not a readable
+    PNG. Pixel for pixel the image :func:`scale_for_model` encodes."""
+    size = png_size(png)
+    if size is None:
+        return None
+    target = scaled_size(*size, max_side)
+    return _decoded(png, target)
+
+
+def _decoded(png: bytes, target: tuple[int, int]) -> Any | None:
     from PIL import Image
 
     try:
         with Image.open(io.BytesIO(png)) as img:
             img.load()
             mode = "RGBA" if img.mode in ("RGBA", "LA", "P") else "RGB"
+            source = img if img.mode == mode else img.convert(mode)
+            if source.size == target:
+                return source.copy() if source is img else source
             # reduce by an integer factor first, then bilinear: antialiased and ~2x faster than
             # Lanczos on a phone screenshot
-            scaled = img.convert(mode).resize(target, Image.Resampling.BILINEAR, reducing_gap=2.0)
+            return source.resize(target, Image.Resampling.BILINEAR, reducing_gap=2.0)
     except (OSError, ValueError, Image.DecompressionBombError):
-        return png
+        return None
+
+
+def encode_png(image: Any) -> bytes:
+    """The model's copy encoded fast: its size on the wire matters, not its tokens."""
     out = io.BytesIO()
-    scaled.save(out, format="PNG", optimize=False, compress_level=1)  # size on the wire, not tokens
+    image.save(out, format="PNG", optimize=False, compress_level=1)
     return out.getvalue()
+
+
+def _scaled(png: bytes, target: tuple[int, int]) -> bytes:
+    scaled = _decoded(png, target)
+    return png if scaled is None else encode_png(scaled)
