@@ -109,7 +109,9 @@ def test_naive_keeps_every_image_while_transcript_stays_bounded(bench: tuple[Ben
     transcript = [p for _, p in rows[("tiny-toggles", "transcript")]["prompt_tokens_per_step"]]
     # every naive step adds at least one more screenshot (258+ tokens) to the prompt
     assert all(b - a >= 258 for a, b in itertools.pairwise(naive))
-    assert naive[-1] > 3 * transcript[-1]
+    # what each mode added since step 1 (the system text and tools are the same in both: compare
+    # growth, not totals, so a longer stable prefix does not decide the test)
+    assert naive[-1] - naive[0] > 3 * (transcript[-1] - transcript[0])
     # transcript: the later steps are no bigger than 1.5x the prompt at step 5 (scrubbed images)
     assert max(transcript[5:]) < 1.5 * transcript[4]
 
