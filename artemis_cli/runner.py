@@ -332,8 +332,10 @@ def _close_background(loop: Any, service: StepMemoryService) -> None:
 
 def _finish_session(engine: DataEngine, session_id: str, status: str, result: dict[str, Any]) -> None:
     """The final status write. On a full disk it may fail: the session then shows as interrupted
-    anyway (``running`` with no live owner), so the failure is not an error of its own."""
+    anyway (``running`` with no live owner), so the failure is not an error of its own. A write
+    that a stop signal cut short is rolled back first, or this one would nest in it and be lost."""
     try:
+        engine.abandon_interrupted_write()
         engine.finish_session(session_id, status, result)
     except Exception as exc:
         if not is_disk_full(exc):

@@ -190,6 +190,19 @@ class DataEngine:
                 self._closed = True
                 self.db.close()
 
+    def abandon_interrupted_write(self) -> bool:
+        """Roll back a write a stop signal cut short. ``write_transaction`` rolls back what it was
+        inside, but a signal that lands between its ``BEGIN IMMEDIATE`` and its ``try`` (or inside
+        contextlib's machinery around them) leaves the transaction open on this connection; every
+        later write then nests in it and is lost when the process exits, the final status and the
+        lease release included. Call it only where no write of this process can be under way (the
+        stop path, after the background work is closed). True when something was rolled back."""
+        with self._lock:
+            if self._closed or not self.db.conn.in_transaction:
+                return False
+            self.db.conn.execute("ROLLBACK")
+            return True
+
     def __enter__(self) -> DataEngine:
         return self
 
