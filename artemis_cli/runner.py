@@ -25,7 +25,7 @@ from artemis_cli.memory.lens import Lens, VisualTransitionLens
 from artemis_cli.memory.mechanical import MechanicalLens
 from artemis_cli.memory.recall import Recall
 from artemis_cli.memory.service import StepMemoryService
-from artemis_cli.models.base import Model, ModelRequest, ModelResponse
+from artemis_cli.models.base import Model, ModelRequest, ModelResponse, ToolDecl
 from artemis_cli.operators.checks import CheckResult, evaluate_checks
 from artemis_cli.operators.compression import CompressionPolicy, Compressor
 from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport
@@ -198,11 +198,24 @@ def make_pro_agents(model: Model, profile: Any, engine: DataEngine, session_id: 
     )
 
 
-def new_ledger(task: Any, profile: Any, engine: DataEngine, max_steps: int) -> TranscriptLedger:
-    """An empty ledger for a session (``task`` needs ``goal`` and ``app``)."""
+def session_prompt(profile: Any) -> dict[str, Any]:
+    """The S zone a new session starts with: the system text and the tool declarations, as plain
+    JSON. It is stored in the session's config, so resume and ``sessions prompt`` rebuild the very
+    prefix the session was sent even after Artemis's own prompt text or tools change."""
+    tools = [{"name": t.name, "description": t.description, "parameters": t.parameters}
+             for t in tool_declarations(profile.coordinates)]
+    return {"system": system_prompt(marks=profile.screenshot.marks), "tools": tools}
+
+
+def new_ledger(task: Any, profile: Any, engine: DataEngine, max_steps: int,
+               prompt: dict[str, Any] | None = None) -> TranscriptLedger:
+    """An empty ledger for a session (``task`` needs ``goal`` and ``app``); ``prompt`` is the
+    session's stored S zone (:func:`session_prompt`), None for a new session or one recorded
+    before sessions stored it (the current text then)."""
+    prompt = prompt or session_prompt(profile)
     return TranscriptLedger(
-        system=system_prompt(marks=profile.screenshot.marks),
-        tools=tool_declarations(profile.coordinates),
+        system=prompt["system"],
+        tools=[ToolDecl(t["name"], t["description"], t["parameters"]) for t in prompt["tools"]],
         task_text=task_message(task.goal, app=task.app, max_steps=max_steps),
         settings=LedgerSettings.from_profile(profile),
         load_image=engine.blob,
@@ -419,6 +432,7 @@ def run_task(
 
     check_role_models(model, profile, lenses=lenses == "auto")
     session_id = engine.new_session_id()
+    prompt = session_prompt(profile)
     engine.create_session(
         SessionRecord(
             id=session_id,
@@ -441,6 +455,7 @@ def run_task(
                 "profile": profile.model_dump(mode="json"),
                 "max_steps": steps_budget,
                 "offline_model": model.offline,
+                "prompt": prompt,
                 "run": run_config or {},
             },
         )
@@ -448,7 +463,7 @@ def run_task(
     with engine.acquire_lease(session_id, "run"):
         if on_start:
             on_start(session_id)
-        ledger = new_ledger(task, profile, engine, steps_budget)
+        ledger = new_ledger(task, profile, engine, steps_budget, prompt)
         if ledger_factory is not None:
             ledger = ledger_factory(ledger)
         loop, service = build_loop(session_id, task, profile, device, model, engine, max_steps=steps_budget,
@@ -560,7 +575,7 @@ def _prepare_resume(
                                             payload={"steps": len(steps), "dhash_distance": distance}))
             if distance and callbacks.on_notice:
                 callbacks.on_notice(f"the restored simulated screen differs from the last recorded one by {distance} bits")
-    ledger = new_ledger(task, spec.profile, engine, spec.max_steps)
+    ledger = new_ledger(task, spec.profile, engine, spec.max_steps, spec.prompt)
     rebuild_ledger(engine, session_id, ledger)
     loop, service = build_loop(session_id, task, spec.profile, device, model, engine, max_steps=spec.max_steps,
                                real_time=real_time, callbacks=callbacks, ledger=ledger)

@@ -34,6 +34,8 @@ class SessionSpec:
     profile: Profile
     run: dict[str, Any]
     task: dict[str, Any]
+    #: the S zone the session was sent (``runner.session_prompt``); None before sessions stored it
+    prompt: dict[str, Any] | None = None
 
     @classmethod
     def load(cls, engine: DataEngine, session_id: str) -> SessionSpec:
@@ -47,7 +49,18 @@ class SessionSpec:
             profile=Profile.model_validate(config.get("profile") or {"name": "flash", "loop": "flash"}),
             run=config.get("run") or {},
             task=task,
+            prompt=_stored_prompt(config.get("prompt")),
         )
+
+
+def _stored_prompt(raw: Any) -> dict[str, Any] | None:
+    """The stored S zone when it has the shape ``runner.session_prompt`` writes, else None."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("system"), str) or not isinstance(raw.get("tools"), list):
+        return None
+    tools = raw["tools"]
+    ok = all(isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("description"), str)
+             and isinstance(t.get("parameters"), dict) for t in tools)
+    return raw if ok else None
 
 
 def _messages(engine: DataEngine, dicts: list[dict[str, Any]]) -> list[Message]:

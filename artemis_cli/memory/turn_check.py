@@ -74,7 +74,8 @@ def check_turn(engine: DataEngine, session_id: str, step: int) -> TurnCheck:
 
     spec = SessionSpec.load(engine, session_id)
     record = engine.get_step(session_id, step)
-    ledger = new_ledger(SimpleNamespace(goal=spec.goal, app=spec.app), spec.profile, engine, spec.max_steps)
+    ledger = new_ledger(SimpleNamespace(goal=spec.goal, app=spec.app), spec.profile, engine, spec.max_steps,
+                        spec.prompt)
     rebuild_ledger(engine, session_id, ledger, before_step=step)
     requests = turn_requests(engine, session_id, ledger, record)
     calls = recorded_turn_calls(engine, session_id, step)
