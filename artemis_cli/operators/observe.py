@@ -36,6 +36,7 @@ from artemis_cli.perception.dhash import dhash_hex
 from artemis_cli.perception.elements import index_elements, render_element_list
 from artemis_cli.perception.foreground import foreground_app
 from artemis_cli.perception.hierarchy import parse_hierarchy
+from artemis_cli.perception.hittest import HitIndex
 from artemis_cli.perception.png import png_size
 from artemis_cli.perception.types import Element, UITree
 from artemis_cli.perception.windows import keyboard_in_dump
@@ -280,7 +281,7 @@ def observe(
 
     if not parallel:
         hint = timed("current_app", lambda: attempt("current_app", current_app))
-    shown = keyboard_in_dump(tree) if tree.nodes else None
+    shown = keyboard_in_dump(HitIndex.of(tree).windows) if tree.nodes else None
     if shown is None:
         shown = device_keyboard if parallel else (timed("keyboard", keyboard) if callable(ask_keyboard) else None)
     timings["total"] = round((time.perf_counter() - t_start) * 1000, 3)

@@ -37,6 +37,7 @@ bounds contain the point wins, and within it the smallest-actionable-node rule a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -161,14 +162,14 @@ def order_windows(tree: UITree, structure: TreeStructure | None = None) -> tuple
     return tuple(w[3] for w in windows)
 
 
-def keyboard_in_dump(tree: UITree) -> bool | None:
-    """Whether the on-screen keyboard is shown, as far as the dump can say: True when it holds an
-    input method's window; False when it holds every window (System UI's bars beside the app's, as
-    uiautomator2 dumps) and none is a keyboard; None for a dump of the active window alone (plain
-    ``uiautomator dump`` on a phone), which never shows the keyboard either way."""
-    wins = order_windows(tree)
-    if any(w.layer == Layer.IME for w in wins):
+def keyboard_in_dump(windows: Sequence[Window]) -> bool | None:
+    """Whether the on-screen keyboard is shown, as far as a dump's ``windows`` (in drawing order,
+    as ``HitIndex.windows`` holds them: the observation has built them already) can say: True when
+    one is an input method's window; False when the dump holds every window (System UI's bars
+    beside the app's, as uiautomator2 dumps) and none is a keyboard; None for a dump of the active
+    window alone (plain ``uiautomator dump`` on a phone), which never shows the keyboard either way."""
+    if any(w.layer == Layer.IME for w in windows):
         return True
-    if len(wins) > 1 and any(w.package == SYSTEM_UI for w in wins):
+    if len(windows) > 1 and any(w.package == SYSTEM_UI for w in windows):
         return False
     return None
