@@ -65,10 +65,9 @@ def _list(serial: str, packages: list[str], launchable: bool, as_json: bool) -> 
     from artemis_cli.cli.console import out
     from artemis_cli.cli.tables import Column, FitTable
 
-    labelled = any(row["label"] for row in rows)
-    table = FitTable([Column("package", "id"), *([Column("label", "label")] if labelled else [])])
+    table = FitTable([Column("package", "id")])  # no backend gives labels yet (device/apps.py)
     for row in rows:
-        table.add_row(row["package"], *([row["label"] or ""] if labelled else []))
+        table.add_row(row["package"])
     console = out()
     console.print(table.build(console.width))
     what = "launchable apps" if launchable else "packages (this device cannot list launcher activities)"
