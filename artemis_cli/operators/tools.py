@@ -242,24 +242,16 @@ def _str(args: dict[str, Any], key: str, *, required: bool = True) -> str | None
     return value
 
 
-def _point_args(args: dict[str, Any]) -> dict[str, Any]:
-    index = _int(args, "index")
-    x, y = _num(args, "x"), _num(args, "y")
-    if index is not None:
-        return {"index": index}
-    if x is None or y is None:
-        raise ToolCallError("give `index` (preferred) or both `x` and `y`")
-    return {"x": x, "y": y}
-
-
-def _end_args(args: dict[str, Any], index_key: str, x_key: str, y_key: str, which: str) -> dict[str, Any]:
-    """One end of a drag: an element index (preferred) or a point."""
+def _point_args(args: dict[str, Any], index_key: str = "index", x_key: str = "x", y_key: str = "y",
+                which: str | None = None) -> dict[str, Any]:
+    """A point: an element index (preferred) or both coordinates; ``which`` names a drag's end."""
     index = _int(args, index_key)
     x, y = _num(args, x_key), _num(args, y_key)
     if index is not None:
         return {index_key: index}
     if x is None or y is None:
-        raise ToolCallError(f"give the drag's {which}: `{index_key}` (preferred) or both `{x_key}` and `{y_key}`")
+        lead = f"give the drag's {which}: " if which else "give "
+        raise ToolCallError(f"{lead}`{index_key}` (preferred) or both `{x_key}` and `{y_key}`")
     return {x_key: x, y_key: y}
 
 
@@ -297,7 +289,7 @@ def validate_call(call: FunctionCall) -> ToolCall:
         if _bool(args, "to_end"):
             out["to_end"] = True
     elif name == "drag":
-        out = _end_args(args, "index", "x1", "y1", "from") | _end_args(args, "to_index", "x2", "y2", "to")
+        out = _point_args(args, "index", "x1", "y1", "from") | _point_args(args, "to_index", "x2", "y2", "to")
     elif name == "swipe":
         direction = _str(args, "direction", required=False)
         index = _int(args, "index")
