@@ -119,13 +119,14 @@ def _swipe_vector(direction: str, box: tuple[int, int, int, int]) -> tuple[int, 
 _FINGER = {"down": "up", "up": "down", "right": "left", "left": "right"}
 
 
-def _scroll_box(obs: Observation, index: int | None) -> tuple[int, int, int, int]:
-    """Where a scroll swipes: inside element ``index``, else the largest scrollable element listed,
-    else the screen's middle (between the app bar and the navigation area)."""
+def _box(obs: Observation, index: int | None, *, largest_scrollable: bool) -> tuple[int, int, int, int]:
+    """Where a directional swipe or scroll moves: inside element ``index``; else (a scroll) the
+    largest scrollable element listed; else the screen's middle, between the app bar and the
+    navigation area."""
     if index is not None:
         b = _element(obs, index).node.bounds
         return (b.left, b.top, b.right, b.bottom)
-    scrollable = [e.node.bounds for e in obs.elements if e.node.scrollable]
+    scrollable = [e.node.bounds for e in obs.elements if e.node.scrollable] if largest_scrollable else []
     if scrollable:
         b = max(scrollable, key=lambda r: r.area)
         return (b.left, b.top, b.right, b.bottom)
@@ -159,7 +160,7 @@ def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = N
     a = call.args
     name = call.name
     if name == "scroll":
-        x1, y1, x2, y2 = _swipe_vector(_FINGER[a["direction"]], _scroll_box(obs, a.get("index")))
+        x1, y1, x2, y2 = _swipe_vector(_FINGER[a["direction"]], _box(obs, a.get("index"), largest_scrollable=True))
         return PlannedAction(
             name, dict(a), x1, y1, x2, y2, target=hit_test(obs.tree, x1, y1), target_end=hit_test(obs.tree, x2, y2),
             pre_dhash=obs.dhash if a.get("to_end") else None,
@@ -177,12 +178,7 @@ def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = N
         return PlannedAction(name, dict(a), x, y, target=hit_test(obs.tree, x, y))
     if name == "swipe":
         if "direction" in a:
-            if "index" in a:
-                b = _element(obs, a["index"]).node.bounds
-                box = (b.left, b.top, b.right, b.bottom)
-            else:
-                w, h = obs.space.width, obs.space.height
-                box = (0, int(h * 0.15), w, int(h * 0.85))
+            box = _box(obs, a.get("index"), largest_scrollable=False)
             x1, y1, x2, y2 = _swipe_vector(a["direction"], box)
         else:
             x1, y1 = _point(obs, a["x1"], a["y1"])
