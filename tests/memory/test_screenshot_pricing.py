@@ -137,19 +137,25 @@ def test_every_screenshot_is_sent_scaled_and_paid_once(engine: DataEngine) -> No
     logs = [c for c in server.cache_log if c.tools]
     assert len(requests) == len(logs) == 16
     batch = settings["memory"]["transcript"]["image_scrub_batch"]
-    paid_twice = []
+    paid_twice, scrubs = [], []
     for step, (req, log) in enumerate(zip(requests, logs, strict=True), start=1):
         images = _operator_images(req)
         for _, data in images:
             assert png_size(decode(data)) == (518, 1152)  # scaled, never the device's 1080x2400
-        if step == 1 or step % batch == 0:
-            continue  # a scrub batch (or the first call) may break the prefix
+        if step == 1:
+            continue
         earlier = images[:-1]  # every screenshot but this turn's own was sent before ...
-        previous = {data for _, data in _operator_images(requests[step - 2])}
+        previous = [data for _, data in _operator_images(requests[step - 2])]
         assert all(data in previous for _, data in earlier)
+        if len(earlier) < len(previous):  # (a list: two identical screens are two images)
+            # a scrub batch may break the prefix; it lands on a multiple of the batch, or later
+            # when that turn's lens summary came back late (background lens calls under load)
+            scrubs.append(step)
+            continue
         # ... and lies inside the prefix the service had cached: it is not billed again
         paid_twice += [step for index, _ in earlier if index >= log.shared_blocks]
     assert paid_twice == []
+    assert 1 <= len(scrubs) <= len(requests) // batch, scrubs  # batched: not one scrub per turn
     recorded = engine.get_step(sid, 1)
     assert recorded is not None and recorded.pre_screenshot is not None
     assert png_size(engine.blobs.get(recorded.pre_screenshot)) == (1080, 2400)  # the record stays full size
