@@ -17,7 +17,7 @@ def run(
     task_file: Annotated[Path | None, typer.Argument(help="Task YAML file.", show_default=False)] = None,
     goal: Annotated[str | None, typer.Option("--goal", "-g", help="Run an ad-hoc goal instead of a file.")] = None,
     device: Annotated[
-        str | None, typer.Option("--device", "-d", help="Serial, 'sim' or 'sim:<world>'. Default: $ANDROID_SERIAL, the one attached device, else sim.")
+        str | None, typer.Option("--device", "-d", help="Serial, 'sim' or 'sim:<world>'. Default: sim for a task written for the simulated phone (device: sim, or a sim: block); otherwise $ANDROID_SERIAL, the one attached device, else sim.")
     ] = None,
     profile: Annotated[str | None, typer.Option("--profile", "-p", help="flash | pro | path to a profile.")] = None,
     model: Annotated[
@@ -63,7 +63,8 @@ def _run(task_file: Path | None, goal: str | None, device: str | None, profile: 
     sim_seed = seed if seed is not None else sim_opts.pop("seed", 0)
     sim_opts.pop("seed", None)
     dev = resolve_device(device, backend=backend, sim_seed=sim_seed, sim_options=sim_opts,  # type: ignore[arg-type]
-                         sim_world=world)
+                         sim_world=world, sim_task=task.id if task.written_for_sim else None,
+                         notice=lambda text: err().print(f"[yellow]{escape(text)}[/]"))
     engine = DataEngine.open(resolve_data_dir(data_dir))
     info = dev.info()
     run_config = {

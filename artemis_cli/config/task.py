@@ -6,6 +6,7 @@ goal: Turn on Wi-Fi             # what the operator is told (required)
 app: com.android.settings       # optional package, launched before step 1
 profile: flash                  # flash | pro | path to a profile
 max_steps: 30                   # 1..10000
+device: sim                     # sim: written for the simulated phone | any (default: sim with a sim: block)
 setup: [{shell: settings put global wifi_on 0}]
 success:                        # checked after the run, never shown to the model
   - {shell: settings get global wifi_on, equals: "1"}   # or contains: / matches: (regex)
@@ -35,6 +36,12 @@ with device checks to say what must (not) have happened, e.g. a refusal that del
       - answer: {matches: "(?i)will not|won't|cannot|can't"}
       - shell: content query --uri content://com.android.contacts/contacts | wc -l
         equals: "15"
+
+``device`` says where the task is meant to run. ``sim`` (the default for a task with a ``sim:``
+block): written for the simulated phone, so ``artemis run`` uses the simulated phone unless
+``--device`` names another one ($ANDROID_SERIAL and an attached phone do not move it). ``any``:
+the usual choice ($ANDROID_SERIAL, the one attached device, else the simulated phone); a task
+with neither ``device`` nor ``sim:`` is ``any``.
 
 Unknown keys are errors everywhere.  Field paths in errors are dotted with 0-based indices:
 ``success[1].equals``, ``reference[3].tap.text``.
@@ -446,6 +453,9 @@ class Task(StrictModel):
     app: Package | None = None
     profile: NonEmpty = "flash"
     max_steps: Int = Field(default=30, ge=1, le=10000)
+    #: Where the task is meant to run: ``sim`` (the simulated phone) or ``any``; None = ``sim``
+    #: when the task has a ``sim:`` block, else ``any`` (:attr:`written_for_sim`).
+    device: Literal["sim", "any"] | None = None
     setup: list[SetupStep] = Field(default_factory=list)
     success: list[SuccessCheck] = Field(default_factory=list)
     inject: list[Injection] = Field(default_factory=list)
@@ -455,6 +465,12 @@ class Task(StrictModel):
     description: str | None = None
 
     _source_path: Path | None = PrivateAttr(default=None)
+
+    @property
+    def written_for_sim(self) -> bool:
+        """True when the task is meant for the simulated phone (``device: sim``, or a ``sim:``
+        block and no ``device: any``): ``--device`` alone moves it to another device."""
+        return self.device == "sim" or (self.device is None and self.sim is not None)
 
     @property
     def source_path(self) -> Path | None:

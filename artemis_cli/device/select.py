@@ -1,4 +1,5 @@
-"""Choosing a device: `--device`, $ANDROID_SERIAL, the one attached phone, or the simulated phone.
+"""Choosing a device: `--device`, the simulated phone for a task written for it, else
+$ANDROID_SERIAL, the one attached phone, or the simulated phone.
 
 Also what `artemis devices` lists and what `artemis doctor` reports about adb.
 """
@@ -9,6 +10,7 @@ import importlib
 import logging
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -143,8 +145,15 @@ def resolve_device(
     sim_seed: int = 0,
     sim_options: dict[str, Any] | None = None,
     sim_world: str | None = None,
+    sim_task: str | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> Device:
-    """The device ``spec`` names (None: $ANDROID_SERIAL, the single attached device, else the sim).
+    """The device ``spec`` names. With no spec: the simulated phone for a task written for it
+    (``sim_task``, its id: ``Task.written_for_sim``), whatever $ANDROID_SERIAL or adb says; for
+    any other task $ANDROID_SERIAL, the single attached device, else the sim.
+
+    ``notice`` is told, before anything acts on the device, what a user could not have guessed:
+    the $ANDROID_SERIAL a sim task ignored, or the real device chosen without ``--device``.
 
     ``backend`` "auto" means $ARTEMIS_DEVICE_BACKEND when set, else u2 falling back to adb.
 
@@ -158,23 +167,37 @@ def resolve_device(
         raise UsageError(f"unknown device backend {backend!r}; choose one of {', '.join(BACKENDS)}",
                          hint=f"check --backend / ${BACKEND_ENV}")
     host, port = adb_address()
+    implicit: str | None = None  # how a real device was chosen without --device
     if spec is not None:
         spec = spec.strip()
         if not spec:
             raise UsageError("empty --device", hint="use a serial from `artemis devices`, or sim")
-    if spec is None:
+    elif sim_task is not None:  # never asks adb: a sim task cannot land on a phone by accident
+        spec = "sim"
+        serial = os.environ.get("ANDROID_SERIAL", "").strip()
+        if serial and notice is not None:
+            notice(f"task {sim_task} is written for the simulated phone: running on sim "
+                   f"(ANDROID_SERIAL={serial} ignored; pass --device {serial} to run there)")
+    else:
         spec = os.environ.get("ANDROID_SERIAL", "").strip() or None
-    if spec is None:
-        ready = [d.serial for d in _adb_entries(host, port) if d.state == "device"]
-        if len(ready) > 1:
-            raise multiple_devices_error(ready)
-        spec = ready[0] if ready else "sim"
+        implicit = "from $ANDROID_SERIAL"
+        if spec is None:
+            ready = [d.serial for d in _adb_entries(host, port) if d.state == "device"]
+            if len(ready) > 1:
+                raise multiple_devices_error(ready)
+            spec = ready[0] if ready else "sim"
+            implicit = "the one attached device"
     world = parse_sim_spec(spec)
     if world is not None:
         if spec == "sim" and sim_world:
             world = sim_world
         return _make_sim(world, sim_seed, sim_options)
-    return _make_real(spec, backend, host, port)
+    device = _make_real(spec, backend, host, port)
+    if implicit is not None and notice is not None:
+        info = device.info()
+        model = f" ({info.model})" if info.model else ""
+        notice(f"running on {info.serial}{model}, {implicit}; pass --device to choose")
+    return device
 
 
 def _sim_worlds() -> list[str]:
