@@ -16,6 +16,7 @@ from typing import Any
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.errors import SessionTakenOver
 from artemis_cli.engine.lease import Lease
 from artemis_cli.engine.records import EventRecord, LlmCallRecord, SessionRecord
 from artemis_cli.engine.storage import disk_full, is_disk_full
@@ -365,9 +366,13 @@ def _drive(
 ) -> LoopOutcome:
     """Run ``body`` (setup and the loop) and turn every way it can stop into an outcome:
     a device that went away, a full disk, or a stop signal (the session is marked
-    ``interrupted`` and ``SessionInterrupted`` is raised for the CLI)."""
+    ``interrupted`` and ``SessionInterrupted`` is raised for the CLI). A lease taken over
+    (``SessionTakenOver``) is raised as it is: the session is not ours to write any more."""
     try:
         return body()
+    except SessionTakenOver:  # the session is another process's now: no checks, no final write
+        _close_background(loop, service)
+        raise
     except DeviceError as exc:  # setup, launch, or a device error the loop does not handle itself
         with contextlib.suppress(Exception):
             engine.record_event(EventRecord(session_id=session_id, step=None, kind="device_fault",
@@ -460,7 +465,7 @@ def run_task(
             },
         )
     )
-    with engine.acquire_lease(session_id, "run"):
+    with engine.acquire_lease(session_id, "run") as lease:
         if on_start:
             on_start(session_id)
         ledger = new_ledger(task, profile, engine, steps_budget, prompt)
@@ -469,6 +474,7 @@ def run_task(
         loop, service = build_loop(session_id, task, profile, device, model, engine, max_steps=steps_budget,
                                    real_time=real_time, callbacks=Callbacks(on_start, on_step, on_notice),
                                    lens=lens, ledger=ledger, user_inbox=user_inbox, lenses=lenses)
+        loop.lease = lease
 
         def body() -> LoopOutcome:
             for setup in task.setup:
@@ -509,10 +515,11 @@ def resume_session(
     rec = engine.get_session(session_id)
     session_id = rec.id
     ensure_resumable(rec)
-    with lease or engine.acquire_lease(session_id, "resume"):
+    with lease or engine.acquire_lease(session_id, "resume") as held:
         try:
             loop, service, device, model, task, spec, start, last = _prepare_resume(
                 rec, engine, device, model, real_time, Callbacks(on_start, on_step, on_notice))
+            loop.lease = held
         except KeyboardInterrupt as exc:
             stop = as_stop(exc)
             step = engine.last_step_number(session_id)

@@ -38,3 +38,8 @@ class StorageFull(DataEngineError):
 
 class DataDirReadOnly(UsageError):
     """The data dir cannot be written (read-only file system or permissions)."""
+
+
+class SessionTakenOver(SessionBusy):
+    """This process's lease was taken over by another (our heartbeat had lapsed): it stopped
+    before its next device action and wrote nothing more to the session (exit 2)."""

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .clock import now_iso, parse_iso, utc_now
-from .errors import SessionBusy
+from .errors import SessionBusy, SessionTakenOver
 from .transaction import write_transaction
 
 if TYPE_CHECKING:
@@ -124,13 +124,15 @@ def busy_error(owner: LeaseOwner) -> SessionBusy:
 
 class Lease:
     """A held lease. ``release()`` gives it back; a heartbeat thread keeps it fresh meanwhile.
-    ``lost`` turns true if another process took the session over (our heartbeat had lapsed)."""
+    ``lost`` turns true if another process took the session over (our heartbeat had lapsed);
+    ``check()`` raises then, so the loop stops acting on the device and writing the session."""
 
     def __init__(self, engine: DataEngine, owner: LeaseOwner, took_over: LeaseOwner | None) -> None:
         self.engine = engine
         self.owner = owner
         self.took_over = took_over  # the dead owner this lease replaced, if any
         self.lost = False
+        self.taken_by: LeaseOwner | None = None  # who owns the session since ours was lost
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="artemis-lease", daemon=True)
         self._thread.start()
@@ -147,6 +149,25 @@ class Lease:
                     return
             except Exception:  # a full disk or a closed engine: the lease ages, nothing else
                 continue
+
+    def check(self) -> None:
+        """Raise ``SessionTakenOver`` when the session is no longer ours: the heartbeat saw it, or
+        the stored lease now carries another token (read now: a takeover is seen at once, not
+        at the next heartbeat). The loop calls this before every device action and step write.
+        A read that fails (a locked or vanished data dir) is no evidence: the heartbeat decides."""
+        if not self.lost:
+            try:
+                owner = self.engine.lease_owner(self.session_id)
+            except Exception:
+                return
+            if owner is not None and owner.token == self.owner.token:
+                return
+            self.lost, self.taken_by = True, owner
+        by = f"by {self.taken_by.describe()}" if self.taken_by is not None else "by another process"
+        raise SessionTakenOver(
+            f"session {self.session_id} was taken over {by}; this process stopped before its next "
+            "device action and wrote nothing more to the session",
+            hint=f"follow it with `artemis sessions show {self.session_id}`")
 
     def release(self) -> None:
         """Stop the heartbeat and delete the row if it is still ours. Never raises."""

@@ -18,6 +18,7 @@ from artemis_cli.device.app_list import installed_packages
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.lease import Lease
 from artemis_cli.engine.records import EventRecord, LlmCallRecord
 from artemis_cli.errors import (
     DeviceOffline,
@@ -115,6 +116,8 @@ class FlashLoop:
     offset_base_ms: int = 0  # a resumed session continues its clock
     decided_turn: int | None = None  # a resumed turn whose decisions are already recorded
     meter: TokenMeter = field(default_factory=TokenMeter)
+    #: the session's lease: a process whose lease was taken over stops (``check_owner``)
+    lease: Lease | None = None
     _packages: list[str] | None = None
     _context_tokens: int = 0
 
@@ -129,7 +132,16 @@ class FlashLoop:
         return self._packages
 
     def _event(self, step: int | None, kind: str, payload: dict[str, Any]) -> None:
+        self.check_owner()
         self.engine.record_event(EventRecord(session_id=self.session_id, step=step, kind=kind, payload=payload))
+
+    def check_owner(self) -> None:
+        """``SessionTakenOver`` when another process took the session over: called before each
+        step, each device action (recovery actions too) and each write of the loop (steps,
+        events, model calls), so a process that lost its lease neither acts on the device nor
+        writes to the session again."""
+        if self.lease is not None:
+            self.lease.check()
 
     def observe(self, step: int | None) -> Observation:
         def problem(what: str, detail: str) -> None:
@@ -185,6 +197,7 @@ class FlashLoop:
 
     def _record_call(self, step: int, request: ModelRequest, model: str, usage: Any, latency_ms: float,
                      status: str, error_class: str | None, wire_hash: str | None = None) -> None:
+        self.check_owner()
         self.engine.record_llm_call(
             LlmCallRecord(
                 session_id=self.session_id,
@@ -291,6 +304,7 @@ class FlashLoop:
             return out
         pending = list(pending or [])
         for number in range(start_step, self.max_steps + 1):
+            self.check_owner()
             step_t0 = time.monotonic()
             started_at = now_iso()
             self.prepare_turn(number, obs)
@@ -347,6 +361,7 @@ class FlashLoop:
                 def probe(size: tuple[int, int] = size) -> UITree | None:
                     return probe_tree(self.device, size)
 
+                self.check_owner()  # the model's turn may have outlasted our lease
                 try:
                     result = execute(action, self.device, real_time=self.real_time, pre=obs.tree, probe=probe)
                 except DeviceOffline as exc:
@@ -376,6 +391,7 @@ class FlashLoop:
                 result = ActionResult(outcome.status, outcome.detail, result.typing)
             post = after
             replies_out = self._replies(turn, outcome, verdict, stated_intent(turn, action))
+            self.check_owner()
             stored = self.writer.write(
                 number=number,
                 started_at=started_at,

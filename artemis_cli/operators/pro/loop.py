@@ -131,6 +131,7 @@ class ProLoop(FlashLoop):
                     events.append(EventRecord(session_id=self.session_id, step=number, kind=RECOVERY_EVENT,
                                               payload={**rec.to_payload(), "result": f"rejected: {exc}"}))
                     continue
+                self.check_owner()
                 result = execute(planned, self.device, real_time=self.real_time)
                 after = self.observe(number)
                 # its result is what was seen, as for any action: ok only when the screen changed
