@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from fake_adb_server import FakeAdbServer, FakeShell
@@ -144,3 +145,63 @@ def test_adb_status(fake_adb: StartFake, no_adb: int) -> None:
     fake_adb({}, version=41)
     up = adb_status()
     assert up.server_reachable and up.server_version == 41 and up.error is None
+
+
+# -- where a task runs: a sim task stays on the sim unless --device names another device ----------
+
+_PIXEL: dict[str, Any] = {"getprop ro.product.model": ["Pixel 7\n"], "getprop ro.build.version.sdk": ["34\n"],
+                         "wm size": ["Physical size: 1080x2400\n"]}
+
+
+def _task_kinds() -> dict[str, bool]:
+    from artemis_cli.config.task import Task
+
+    kinds = {"device: sim": {"device": "sim"}, "a sim: block": {"sim": {"seed": 3}},
+             "device: any with a sim: block": {"device": "any", "sim": {"seed": 3}}, "neither": {}}
+    return {name: Task.model_validate({"id": "t", "goal": "g", **extra}).written_for_sim
+            for name, extra in kinds.items()}
+
+
+def test_which_tasks_are_written_for_the_sim() -> None:
+    assert _task_kinds() == {"device: sim": True, "a sim: block": True,
+                             "device: any with a sim: block": False, "neither": False}
+
+
+@needs_sim
+def test_a_sim_task_ignores_android_serial_and_says_so(fake_adb: StartFake, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_adb({"R58M123": "device"}, shell=FakeShell(rules=dict(_PIXEL)))
+    monkeypatch.setenv("ANDROID_SERIAL", "R58M123")
+    notices: list[str] = []
+    device = resolve_device(None, backend="adb", sim_task="contacts-delete-contact", notice=notices.append)
+    assert device.info().kind == "sim"
+    assert notices == ["task contacts-delete-contact is written for the simulated phone: running on sim "
+                       "(ANDROID_SERIAL=R58M123 ignored; pass --device R58M123 to run there)"]
+
+
+@needs_sim
+def test_a_sim_task_ignores_the_one_attached_device(fake_adb: StartFake) -> None:
+    shell = FakeShell(rules=dict(_PIXEL))
+    fake_adb({"R58M123": "device"}, shell=shell)
+    notices: list[str] = []
+    device = resolve_device(None, backend="adb", sim_task="demo", sim_world="default", notice=notices.append)
+    assert device.info().kind == "sim" and notices == []
+    assert shell.commands == []  # the phone was never spoken to
+
+
+def test_device_moves_a_sim_task_explicitly(fake_adb: StartFake) -> None:
+    fake_adb({"R58M123": "device"}, shell=FakeShell(rules=dict(_PIXEL)))
+    notices: list[str] = []
+    device = resolve_device("R58M123", backend="adb", sim_task="demo", notice=notices.append)
+    assert isinstance(device, AdbDevice) and device.serial == "R58M123" and notices == []
+
+
+def test_an_implicit_real_device_is_named(fake_adb: StartFake, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_adb({"R58M123": "device"}, shell=FakeShell(rules=dict(_PIXEL)))
+    notices: list[str] = []
+    device = resolve_device(None, backend="adb", notice=notices.append)  # a --goal task: no sim_task
+    assert isinstance(device, AdbDevice) and device.serial == "R58M123"
+    assert notices == ["running on R58M123 (Pixel 7), the one attached device; pass --device to choose"]
+    monkeypatch.setenv("ANDROID_SERIAL", "R58M123")
+    notices.clear()
+    resolve_device(None, backend="adb", notice=notices.append)
+    assert notices == ["running on R58M123 (Pixel 7), from $ANDROID_SERIAL; pass --device to choose"]
