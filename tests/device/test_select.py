@@ -156,8 +156,9 @@ _PIXEL: dict[str, Any] = {"getprop ro.product.model": ["Pixel 7\n"], "getprop ro
 def _task_kinds() -> dict[str, bool]:
     from artemis_cli.config.task import Task
 
-    kinds = {"device: sim": {"device": "sim"}, "a sim: block": {"sim": {"seed": 3}},
-             "device: any with a sim: block": {"device": "any", "sim": {"seed": 3}}, "neither": {}}
+    kinds: dict[str, dict[str, Any]] = {
+        "device: sim": {"device": "sim"}, "a sim: block": {"sim": {"seed": 3}},
+        "device: any with a sim: block": {"device": "any", "sim": {"seed": 3}}, "neither": {}}
     return {name: Task.model_validate({"id": "t", "goal": "g", **extra}).written_for_sim
             for name, extra in kinds.items()}
 
