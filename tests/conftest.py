@@ -17,6 +17,8 @@ from artemis_cli.runner import RunResult, run_task
 from artemis_cli.sim.phone import SimPhone
 
 REPO = Path(__file__).resolve().parent.parent
+#: Where every test's adb clients look by default: nothing listens on port 1 (privileged, unused).
+NO_ADB_PORT = "1"
 SHARED = REPO.parent / "shared"
 
 # -- hypothesis profiles -----------------------------------------------------------------------
@@ -55,6 +57,11 @@ def _isolated_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for key in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "ANDROID_SERIAL", "ARTEMIS_DEBUG", "OPENAI_API_KEY",
                 "OPENAI_BASE_URL", "ARTEMIS_OPENAI_BASE_URL", "ARTEMIS_OPENAI_TIMEOUT_S", "ARTEMIS_GEMINI_BASE_URL"):
         monkeypatch.delenv(key, raising=False)
+    # no test reaches the developer's adb server (5037) or a phone it did not start: adb clients
+    # (in-process and in every child process) look at a port where nothing listens unless the
+    # test points them at a server it started (tests/adbd, tests/device fixtures)
+    monkeypatch.setenv("ANDROID_ADB_SERVER_HOST", "127.0.0.1")
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", NO_ADB_PORT)
     return home
 
 
