@@ -71,3 +71,24 @@ def test_a_run_whose_lease_was_taken_over_stops_and_writes_nothing_more(
     finally:
         engine.close()
         other.close()
+
+
+def test_lease_check_sees_a_takeover_at_once_not_at_the_next_heartbeat(tmp_path: Path) -> None:
+    from artemis_cli.engine.records import SessionRecord
+
+    engine, other = DataEngine.open(tmp_path / "data"), DataEngine.open(tmp_path / "data")
+    try:
+        sid = engine.create_session(SessionRecord(id="", task_id="t", goal="g", status="running"))
+        ours = engine.acquire_lease(sid, "run")
+        ours.check()  # still ours: nothing raised
+        theirs = other.acquire_lease(sid, "resume")
+        with pytest.raises(SessionTakenOver, match=f"taken over by process {theirs.owner.pid} on this host"):
+            ours.check()
+        assert ours.lost and ours.taken_by is not None and ours.taken_by.token == theirs.owner.token
+        with pytest.raises(SessionTakenOver):
+            ours.check()  # and stays lost
+        ours.release()
+        theirs.release()
+    finally:
+        engine.close()
+        other.close()
