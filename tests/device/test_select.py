@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -206,3 +207,20 @@ def test_an_implicit_real_device_is_named(fake_adb: StartFake, monkeypatch: pyte
     notices.clear()
     resolve_device(None, backend="adb", notice=notices.append)
     assert notices == ["running on R58M123 (Pixel 7), from $ANDROID_SERIAL; pass --device to choose"]
+
+
+@needs_sim
+def test_resume_keeps_a_sim_session_on_the_sim(fake_adb: StartFake, monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path, record_task: Callable[..., Any]) -> None:
+    from artemis_cli.engine.db import DataEngine
+    from artemis_cli.runner import resume_session
+
+    shell = FakeShell(rules=dict(_PIXEL))
+    fake_adb({"R58M123": "device"}, shell=shell)
+    monkeypatch.setenv("ANDROID_SERIAL", "R58M123")
+    with DataEngine.open(tmp_path / "data") as engine:
+        sid = record_task(engine, "demo.yaml").session_id
+        engine.update_session(sid, status="interrupted")  # as a Ctrl-C after the last step leaves it
+        assert resume_session(sid, engine, real_time=False).success
+        assert engine.events(sid, kind="fast_forward")  # continued on a simulated phone, fast-forwarded
+    assert shell.commands == []  # the attached phone was never spoken to
