@@ -304,6 +304,7 @@ def finish_run(
     disk_full = outcome.stop_reason == "storage_full"
     service.flush(0 if disk_full else profile.memory.runtime.flush_timeout_s)
     _close_background(loop, service)
+    loop.check_owner()  # taken over since the last step: the checks and the final write are not ours
     checks: list[CheckResult] = []
     if outcome.stop_reason not in ("device_offline", "storage_full") and task.success:
         checks = evaluate_checks(task.success, device, outcome.final, finish=outcome)

@@ -3,7 +3,8 @@ action and writes nothing more to the session (issue 23 item 15; SPEC §15).
 
 Two DataEngines on one data dir: the run's own and the one that takes the session over, as a
 second `artemis resume` would. The takeover lands between two steps (the progress callback) or
-inside a step before the model is asked (the stdin inbox the loop reads each step)."""
+inside a step before the model is asked (the stdin inbox the loop reads each step), or after the
+finish step, before the success checks and the session's final write."""
 
 from __future__ import annotations
 
@@ -31,9 +32,9 @@ def _written(engine: DataEngine, sid: str) -> tuple[int, int, int]:
     return engine.step_count(sid), len(engine.events(sid)), len(engine.llm_calls(sid))
 
 
-@pytest.mark.parametrize("where", ["between steps", "inside a step"])
+@pytest.mark.parametrize(("where", "at_step"), [("between steps", 2), ("inside a step", 2), ("after the finish", 6)])
 def test_a_run_whose_lease_was_taken_over_stops_and_writes_nothing_more(
-        where: str, tmp_path: Path, phone_for: Callable[..., SimPhone]) -> None:
+        where: str, at_step: int, tmp_path: Path, phone_for: Callable[..., SimPhone]) -> None:
     task = load_task(REPO / "tasks" / "contacts-delete.yaml")  # launch, search, open Nina, Delete, confirm
     phone = phone_for(task)
     engine, other = DataEngine.open(tmp_path / "data"), DataEngine.open(tmp_path / "data")
@@ -44,11 +45,11 @@ def test_a_run_whose_lease_was_taken_over_stops_and_writes_nothing_more(
         state["actions"], state["written"] = phone.actions, _written(engine, state["sid"])
 
     def on_step(rep: Any) -> None:
-        if where == "between steps" and rep.number == 2:
+        if where != "inside a step" and rep.number == at_step:
             take_over()
 
     def inbox() -> list[str]:
-        if where == "inside a step" and engine.step_count(state["sid"]) == 2 and "theirs" not in state:
+        if where == "inside a step" and engine.step_count(state["sid"]) == at_step and "theirs" not in state:
             take_over()
         return []
 
@@ -61,9 +62,10 @@ def test_a_run_whose_lease_was_taken_over_stops_and_writes_nothing_more(
         assert isinstance(theirs, Lease)
         assert f"session {sid} was taken over by process" in str(caught.value)
         assert caught.value.exit_code == 2 and f"artemis sessions show {sid}" in (caught.value.hint or "")
-        assert _written(engine, sid) == state["written"] and state["written"][0] == 2  # no step, event or call
-        assert phone.actions == state["actions"]  # the device saw no further action
-        assert phone.shell(NINA).strip() != "No result found."  # Nina was not deleted
+        assert _written(engine, sid) == state["written"] and state["written"][0] == at_step  # no step, event, call
+        assert phone.actions == state["actions"]  # the device saw no further action (nor the success checks)
+        if at_step < 5:
+            assert phone.shell(NINA).strip() != "No result found."  # Nina was not deleted
         assert engine.get_session(sid).status == "running"  # the new owner's to finish, not ours
         owner = engine.lease_owner(sid)  # leaving did not release the new owner's lease
         assert owner is not None and owner.token == theirs.owner.token
