@@ -27,7 +27,7 @@ from artemis_cli.errors import SessionNotFound, UsageError
 
 from .blobs import BlobStore
 from .clock import normalize_iso, now_iso, utc_now
-from .errors import BlobMissing, DataDirReadOnly, DataEngineError, StepNotFound
+from .errors import BlobMissing, DataDirReadOnly, DataEngineError, NoArtemisData, StepNotFound, StorageFull
 from .lease import Lease, LeaseOwner, acquire, derived_status, read_owner
 from .migrations import check_schema_current, migrate
 from .records import (
@@ -59,7 +59,7 @@ from .rows import (
     event_for_step,
     validate_step,
 )
-from .storage import disk_full, is_disk_full, is_read_only, read_only
+from .storage import disk_full, is_disk_full, is_read_only, read_only, storage_errors, writes
 from .summaries import SUMMARY_UPDATE_SQL
 from .transaction import write_transaction
 
@@ -69,6 +69,13 @@ BUSY_TIMEOUT_MS = 5000
 def new_session_id() -> str:
     """``YYYYMMDD-HHMMSS-xxxx``: UTC start time plus 4 random hex digits; sorts by time."""
     return f"{utc_now().strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+
+
+def _require_data(root: Path) -> None:
+    if not (root / DB_FILENAME).is_file():
+        raise NoArtemisData(f"no Artemis data in {root}",
+                            hint="pass the --data-dir your sessions were recorded in (default: $ARTEMIS_HOME, "
+                                 "else the user data dir); `artemis run` creates it")
 
 
 class DataEngine:
@@ -85,10 +92,14 @@ class DataEngine:
     # --- lifecycle -----------------------------------------------------------------------
 
     @classmethod
-    def open(cls, data_dir: Path | str) -> DataEngine:
+    def open(cls, data_dir: Path | str, *, create: bool = True) -> DataEngine:
         """Open (creating if needed) ``data_dir/artemis.db`` and ``data_dir/blobs/``; migrate.
-        A data dir that cannot be written raises ``DataDirReadOnly`` (see ``open_for_reading``)."""
+        A data dir that cannot be written raises ``DataDirReadOnly`` (see ``open_for_reading``).
+        ``create=False`` (commands that act on recorded sessions: resume, replay, rm) raises
+        ``NoArtemisData`` for a dir without a database, and creates nothing."""
         root = Path(data_dir).expanduser()
+        if not create:
+            _require_data(root)
         try:
             root.mkdir(parents=True, exist_ok=True)
             blobs = BlobStore(root / BLOB_DIRNAME)
@@ -130,10 +141,11 @@ class DataEngine:
     def open_for_reading(cls, data_dir: Path | str) -> DataEngine:
         """For commands that only read (sessions, report, recall, export, prompt): open as usual,
         and when the data dir is read-only (a read-only mount, another user's files) open the
-        database read-only instead of failing. Writes on such an engine raise DataDirReadOnly."""
+        database read-only instead of failing. Writes on such an engine raise DataDirReadOnly.
+        A dir without ``artemis.db`` raises ``NoArtemisData``: reading never creates a data dir."""
         try:
-            return cls.open(data_dir)
-        except DataDirReadOnly:
+            return cls.open(data_dir, create=False)
+        except (DataDirReadOnly, StorageFull):  # a full disk cannot even hold the WAL index
             return cls._open_read_only(Path(data_dir).expanduser())
 
     @classmethod
@@ -181,7 +193,7 @@ class DataEngine:
     def batch(self) -> Iterator[DataEngine]:
         """Group many writes into one transaction (bulk imports, synthetic sessions): each write
         inside becomes a savepoint, and nothing is visible to others until the batch commits."""
-        with self._lock, write_transaction(self.db):
+        with storage_errors(self.data_dir), self._lock, write_transaction(self.db):
             yield self
 
     def close(self) -> None:
@@ -218,6 +230,7 @@ class DataEngine:
 
     new_session_id = staticmethod(new_session_id)
 
+    @writes
     def create_session(self, rec: SessionRecord) -> str:
         """Store a new session; returns its id (``rec.id``, or a fresh one when empty)."""
         check_choice("session status", rec.status, SESSION_STATUSES)
@@ -240,6 +253,7 @@ class DataEngine:
                         raise DataEngineError(f"session {session_id} already exists") from exc
             raise DataEngineError("could not allocate a unique session id")
 
+    @writes
     def update_session(self, session_id: str, **changes: Any) -> None:
         """Set some session columns (JSON columns take dicts)."""
         allowed = {f.name for f in fields(SessionRecord)} - {"id"}
@@ -343,6 +357,10 @@ class DataEngine:
                 found = found[:limit]
         return found
 
+    def session_count(self) -> int:
+        with self._lock:
+            return int(self._rows("SELECT count(*) AS n FROM sessions")[0]["n"])
+
     def latest_session(self) -> SessionRecord | None:
         found = self.list_sessions(limit=1)
         return found[0] if found else None
@@ -355,6 +373,7 @@ class DataEngine:
 
     # --- steps ---------------------------------------------------------------------------
 
+    @writes
     def record_step(
         self,
         step: StepRecord,
@@ -463,6 +482,7 @@ class DataEngine:
 
     # --- summaries -----------------------------------------------------------------------
 
+    @writes
     def write_summary(
         self,
         session_id: str,
@@ -500,6 +520,7 @@ class DataEngine:
 
     # --- model calls and events ----------------------------------------------------------
 
+    @writes
     def record_llm_call(self, rec: LlmCallRecord) -> int:
         row = encode(rec, NO_JSON)
         row["created_at"] = normalize_iso(rec.created_at) if rec.created_at else now_iso()
@@ -515,6 +536,7 @@ class DataEngine:
             rows = self._rows("SELECT * FROM llm_calls WHERE session_id = ? ORDER BY id", [session_id])
         return [decode(r, NO_JSON, LlmCallRecord) for r in rows]
 
+    @writes
     def record_event(self, rec: EventRecord) -> int:
         if not rec.session_id:
             raise DataEngineError(f"event {rec.kind!r} has no session_id")
@@ -547,6 +569,7 @@ class DataEngine:
     def blob(self, sha: str) -> bytes:
         return self._blobs.get(sha)
 
+    @writes
     def store_blob(self, data: bytes, kind: str) -> str:
         """Store bytes outside a step (file, then an ``INSERT OR IGNORE`` row); returns the sha."""
         with self._lock:
@@ -557,6 +580,7 @@ class DataEngine:
                 )
         return sha
 
+    @writes
     def remove_session(self, id_or_prefix: str, *, delete_blobs: bool = True) -> RemovedSession:
         """Delete a session and every row that names it; with ``delete_blobs``, also the blob
         files no other row refers to."""
@@ -566,6 +590,7 @@ class DataEngine:
 
     # --- ownership (engine/lease.py) -----------------------------------------------------
 
+    @writes
     def acquire_lease(self, session_id: str, command: str) -> Lease:
         """Own ``session_id`` for this process until ``release()``; ``SessionBusy`` (exit 2) when a
         live process owns it. Call before touching the device."""
@@ -575,6 +600,7 @@ class DataEngine:
             owner, previous = acquire(self.db, session_id, command)
         return Lease(self, owner, previous)
 
+    @writes
     def heartbeat_lease(self, owner: LeaseOwner) -> bool:
         """Refresh our heartbeat; False when the lease is no longer ours."""
         with self._lock, write_transaction(self.db):
@@ -582,6 +608,7 @@ class DataEngine:
                                   [now_iso(), owner.session_id, owner.token])
             return cur.rowcount == 1
 
+    @writes
     def release_lease(self, owner: LeaseOwner) -> None:
         with self._lock, write_transaction(self.db):
             self.db.execute("DELETE FROM session_leases WHERE session_id = ? AND token = ?",

@@ -38,3 +38,7 @@ class StorageFull(DataEngineError):
 
 class DataDirReadOnly(UsageError):
     """The data dir cannot be written (read-only file system or permissions)."""
+
+
+class NoArtemisData(UsageError):
+    """A read command was pointed at a dir that holds no Artemis database; nothing was created."""
