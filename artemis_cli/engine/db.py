@@ -27,9 +27,10 @@ from artemis_cli.errors import SessionNotFound, UsageError
 
 from .blobs import BlobStore
 from .clock import normalize_iso, now_iso, utc_now
-from .errors import BlobMissing, DataDirReadOnly, DataEngineError, NoArtemisData, StepNotFound, StorageFull
+from .errors import BlobMissing, DataDirReadOnly, DataEngineError, StepNotFound, StorageFull
 from .lease import Lease, LeaseOwner, acquire, derived_status, read_owner
-from .migrations import check_schema_current, migrate
+from .migrations import migrate
+from .reading import BUSY_TIMEOUT_MS, DB_FILENAME, connect_read_only, require_data
 from .records import (
     BLOB_FIELDS,
     FINAL_SESSION_STATUSES,
@@ -63,19 +64,10 @@ from .storage import disk_full, is_disk_full, is_read_only, read_only, storage_e
 from .summaries import SUMMARY_UPDATE_SQL
 from .transaction import write_transaction
 
-DB_FILENAME = "artemis.db"
 BLOB_DIRNAME = "blobs"
-BUSY_TIMEOUT_MS = 5000
 def new_session_id() -> str:
     """``YYYYMMDD-HHMMSS-xxxx``: UTC start time plus 4 random hex digits; sorts by time."""
     return f"{utc_now().strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
-
-
-def _require_data(root: Path) -> None:
-    if not (root / DB_FILENAME).is_file():
-        raise NoArtemisData(f"no Artemis data in {root}",
-                            hint="pass the --data-dir your sessions were recorded in (default: $ARTEMIS_HOME, "
-                                 "else the user data dir); `artemis run` creates it")
 
 
 class DataEngine:
@@ -99,7 +91,7 @@ class DataEngine:
         ``NoArtemisData`` for a dir without a database, and creates nothing."""
         root = Path(data_dir).expanduser()
         if not create:
-            _require_data(root)
+            require_data(root)
         try:
             root.mkdir(parents=True, exist_ok=True)
             blobs = BlobStore(root / BLOB_DIRNAME)
@@ -150,31 +142,9 @@ class DataEngine:
 
     @classmethod
     def _open_read_only(cls, root: Path) -> DataEngine:
-        path = root / DB_FILENAME
-        if not path.is_file():
-            raise DataEngineError(f"{root} holds no Artemis database and is not writable",
-                                  hint="pass the --data-dir your sessions were recorded in")
-        last: sqlite3.Error | None = None
-        # mode=ro reads a WAL database when its -shm can be opened; immutable=1 reads it when
-        # nothing can be written at all (no other process can be writing a read-only dir).
-        for flags in ("mode=ro", "mode=ro&immutable=1"):
-            conn = sqlite3.connect(f"{path.resolve().as_uri()}?{flags}", uri=True, check_same_thread=False)
-            try:
-                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                db = sqlite_utils.Database(conn)
-                check_schema_current(db)
-            except sqlite3.Error as exc:
-                conn.close()
-                last = exc
-                continue
-            except BaseException:
-                conn.close()
-                raise
-            engine = cls(root, db, BlobStore(root / BLOB_DIRNAME, create=False))
-            engine.read_only = True
-            return engine
-        raise DataEngineError(f"cannot open {path} read-only: {last}",
-                              hint="check the path, or copy the data dir somewhere writable")
+        engine = cls(root, connect_read_only(root), BlobStore(root / BLOB_DIRNAME, create=False))
+        engine.read_only = True
+        return engine
 
     @property
     def db_path(self) -> Path:
