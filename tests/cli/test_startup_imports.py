@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-HEAVY = ("pydantic", "google.genai", "openai", "PIL", "lxml", "adbutils", "uiautomator2",
+HEAVY = ("pydantic", "google.genai", "openai", "PIL", "lxml", "adbutils", "uiautomator2", "numpy",
          "artemis_cli.config.task", "artemis_cli.config.profile")
 
 
