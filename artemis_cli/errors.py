@@ -46,7 +46,7 @@ class SessionNotFound(UsageError):
 
 class OutputError(UsageError):
     """A file a command was asked to write (``-o``/``--out``) cannot be written: its directory
-    cannot be created, it is a directory, permission denied, no space left on the device."""
+    does not exist, it is a directory, permission denied, no space left on the device."""
 
     def __init__(self, path: str, reason: str, *, hint: str | None = None) -> None:
         self.path = path

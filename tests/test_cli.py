@@ -67,7 +67,7 @@ def test_failed_task_exits_1(data_home: Path) -> None:
         (("run",), "give a task file or --goal"),
         (("run", "tasks/demo.yaml", "--model", "gpt-17"), "unknown model"),
         (("run", "tasks/demo.yaml", "--model", "gemini"), "GEMINI_API_KEY"),
-        (("sessions", "show", "nope"), "nope"),
+        (("sessions", "show", "nope"), "no Artemis data in"),  # before the first run: nothing to read
     ],
 )
 def test_usage_errors_exit_2_with_one_line(args: tuple[str, ...], needle: str, data_home: Path) -> None:

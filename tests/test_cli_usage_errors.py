@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from artemis_cli.config.yaml_source import MAX_FILE_BYTES
+from artemis_cli.engine.db import DataEngine
 from artemis_cli.errors import debug_enabled, parse_flag
 
 REPO = Path(__file__).resolve().parent.parent
@@ -192,10 +193,20 @@ def test_export_to_a_directory_is_refused_and_report_writes_inside_it(recorded: 
     assert (tmp_path / f"artemis-report-{sid}.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
-def test_outputs_create_missing_directories_and_leave_no_temporary_files(recorded: tuple[Path, str],
-                                                                        tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [["report"], ["sessions", "export"]])
+def test_an_output_in_a_missing_directory_is_refused_and_nothing_is_created(recorded: tuple[Path, str],
+                                                                           command: list[str], tmp_path: Path) -> None:
     data, sid = recorded
     target = tmp_path / "new" / "deeper" / "steps.jsonl"
+    res = cli(*command, sid, "-o", target, "--data-dir", data)
+    assert_cannot_write(res, target, f"the directory {target.parent} does not exist")
+    assert not (tmp_path / "new").exists()
+
+
+def test_outputs_leave_no_temporary_files(recorded: tuple[Path, str], tmp_path: Path) -> None:
+    data, sid = recorded
+    target = tmp_path / "out" / "steps.jsonl"
+    target.parent.mkdir()
     res = cli("sessions", "export", sid, "-o", target, "--data-dir", data)
     assert res.returncode == 0, res.stderr
     assert [json.loads(line)["number"] for line in target.read_text().splitlines()] == [1, 2, 3, 4]
@@ -236,6 +247,7 @@ def test_parse_flag(value: str | None, expected: bool | None, monkeypatch: pytes
 @pytest.mark.parametrize(("value", "traceback"), [("0", False), ("off", False), ("maybe", False),
                                                   ("1", True), ("TRUE", True), ("yes", True)])
 def test_artemis_debug_on_the_command_line(value: str, traceback: bool, tmp_path: Path) -> None:
+    DataEngine.open(tmp_path).close()  # an empty data dir: the session is what is missing
     res = cli("recall", "no-such-session", "query", "--data-dir", tmp_path, env={"ARTEMIS_DEBUG": value})
     if traceback:
         assert res.returncode != 2 and "Traceback" in res.stderr, res.stderr

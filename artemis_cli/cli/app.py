@@ -101,21 +101,6 @@ def _show_help(ctx: Any) -> NoReturn:
     sys.exit(2)
 
 
-def _storage_error(exc: BaseException) -> ArtemisError | None:
-    from artemis_cli.engine import storage
-    from artemis_cli.paths import data_dir
-
-    args = sys.argv[1:]
-    given = next((a.split("=", 1)[1] for a in args if a.startswith("--data-dir=")), None)
-    if "--data-dir" in args[:-1]:
-        given = args[args.index("--data-dir") + 1]
-    if storage.is_disk_full(exc):
-        return storage.disk_full(data_dir(given))
-    if storage.is_read_only(exc) and not isinstance(exc, PermissionError):
-        return storage.read_only(data_dir(given))
-    return None
-
-
 def main() -> None:
     click_exception, usage_error = _click_errors()
     try:
@@ -148,11 +133,6 @@ def main() -> None:
         if debug_enabled():
             raise
         _debug_note()
-        storage = _storage_error(exc)
-        if storage is not None:  # a full disk or a read-only dir outside a run: the user's to fix
-            print(f"Error: {storage}", file=sys.stderr)
-            print(f"Hint: {storage.hint}", file=sys.stderr)
-            sys.exit(storage.exit_code)
         print(f"Error: unexpected {type(exc).__name__}: {exc}", file=sys.stderr)
         print("Hint: rerun with ARTEMIS_DEBUG=1 for the full traceback, and report it.", file=sys.stderr)
         sys.exit(1)

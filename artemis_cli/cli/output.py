@@ -1,6 +1,6 @@
 """Files the commands write (``report -o``, ``sessions export -o``, ``bench run --out``).
 
-Every way the target can be unwritable (its directory cannot be created, it is a directory,
+Every way the target can be unwritable (its directory does not exist, it is a directory,
 permission denied, no space left on the device — also when that only shows on flush) becomes one
 :class:`~artemis_cli.errors.OutputError` (exit 2) naming the file, never an unexpected OSError.
 A regular file is replaced atomically, so a failed write never leaves half a file behind or
@@ -29,14 +29,22 @@ def _error(path: Path, exc: OSError, option: str) -> OutputError:
 
 
 def check_output(path: Path, *, option: str = "--output") -> None:
-    """Fail before any slow work when ``path`` obviously cannot be written: it is a directory or
-    its directory cannot be created (missing parent directories are created)."""
+    """Fail before any slow work when ``path`` obviously cannot be written: it is a directory, or
+    its directory does not exist. Nothing is created: a mistyped directory is the user's to fix,
+    not a reason to make one."""
     try:
         if path.is_dir():
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-        path.parent.mkdir(parents=True, exist_ok=True)
+        parent = path.parent
+        if parent.is_dir():
+            return
+        existing = next((p for p in (parent, *parent.parents) if p.exists()), None)
+        if existing is not None and not existing.is_dir():  # a file where a directory should be
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(existing))
     except OSError as exc:
         raise _error(path, exc, option) from None
+    raise OutputError(str(path), f"the directory {parent} does not exist",
+                      hint=f"create it first (mkdir -p {parent}), or give {option} a file in an existing directory")
 
 
 def write_output(path: Path, data: str | bytes, *, option: str = "--output") -> None:

@@ -49,7 +49,8 @@ def replay(
 
     if by not in BY_CHOICES:
         raise UsageError(f"unknown --by {by!r}", hint="use --by semantics or --by coordinates")
-    engine = (DataEngine.open_for_reading if dry_run else DataEngine.open)(resolve_data_dir(data_dir))
+    root = resolve_data_dir(data_dir)  # the source session's: never created here
+    engine = DataEngine.open_for_reading(root) if dry_run else DataEngine.open(root, create=False)
     opts = ReplayOptions(by=by, from_step=from_step, continue_on_divergence=continue_on_divergence)  # type: ignore[arg-type]
     src = engine.get_session(session)
     if dry_run:

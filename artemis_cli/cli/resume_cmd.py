@@ -28,7 +28,7 @@ def _resume(session: str, device: str | None, data_dir: Path | None, as_json: bo
     from artemis_cli.paths import data_dir as resolve_data_dir
     from artemis_cli.runner import ensure_resumable, resume_session
 
-    engine = DataEngine.open(resolve_data_dir(data_dir))
+    engine = DataEngine.open(resolve_data_dir(data_dir), create=False)
     rec = engine.get_session(session)
     ensure_resumable(rec)
     # own the session before anything touches a device: a live owner is refused here (exit 2)

@@ -17,12 +17,15 @@ app = typer.Typer(help="Browse and inspect recorded sessions.", no_args_is_help=
 DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME).")]
 
 
-def _engine(data_dir: Path | None, *, write: bool = False) -> Any:
-    """The data dir's engine; read-only commands also work on a read-only data dir."""
+def _engine(data_dir: Path | None, *, write: bool = False, create: bool = False) -> Any:
+    """The data dir's engine; read-only commands also work on a read-only data dir. Only
+    ``create`` (import) makes a data dir; every other command refuses one without Artemis data."""
     from artemis_cli.engine.db import DataEngine
     from artemis_cli.paths import data_dir as resolve
 
-    return (DataEngine.open if write else DataEngine.open_for_reading)(resolve(data_dir))
+    if write:
+        return DataEngine.open(resolve(data_dir), create=create)
+    return DataEngine.open_for_reading(resolve(data_dir))
 
 
 def step_to_dict(engine: Any, step: Any) -> dict[str, Any]:
@@ -132,14 +135,29 @@ def list_sessions(
     data_dir: DataDirOpt = None,
 ) -> None:
     """List recent sessions, newest first (filters: --task, --status, --since)."""
-    engine = _engine(data_dir)
-    sessions = engine.list_sessions(limit=limit, status=status, task_id=task, since=parse_since(since))
+    from artemis_cli.engine.errors import NoArtemisData
+
+    try:
+        engine = _engine(data_dir)
+    except NoArtemisData:
+        if data_dir is not None:  # a mistyped --data-dir is an error; nothing was created
+            raise
+        engine = None  # the default data dir before the first run: a fresh user, not an error
+    since_iso = parse_since(since)
+    sessions = [] if engine is None else engine.list_sessions(limit=limit, status=status, task_id=task, since=since_iso)
     if as_json:
         rows = [{**session_to_dict(s), "steps": engine.step_count(s.id)} for s in sessions]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return
     if not sessions:
-        out().print("No sessions yet. Try: artemis run tasks/demo.yaml")
+        total = 0 if engine is None else engine.session_count()
+        if total == 0:
+            out().print("No sessions yet. Try: artemis run tasks/demo.yaml")
+            return
+        wanted = [f"{name} {value}" for name, value in (("of task", task), ("with status", status),
+                                                          ("since", since)) if value is not None]
+        out().print(escape(f"No sessions {' '.join(wanted)} ({total} session{'s' if total != 1 else ''} in all)."),
+                    soft_wrap=True)
         return
     from rich.text import Text
 
@@ -349,7 +367,7 @@ def import_(
     from artemis_cli.engine.bundle import import_bundle, read_manifest
 
     manifest = read_manifest(bundle)  # a file that is no bundle fails before the data dir is opened
-    engine = _engine(data_dir, write=True)
+    engine = _engine(data_dir, write=True, create=True)
     result = import_bundle(engine, bundle)
     parent = (manifest.get("session") or {}).get("parent_session")
     orphan = bool(parent) and not list(engine.db.query("SELECT 1 AS x FROM sessions WHERE id = ?", [parent]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -13,9 +13,11 @@ from rich.text import Text
 
 from artemis_cli.cli.tables import Column, FitTable
 from artemis_cli.config.issues import ConfigIssue, issues_of
-from artemis_cli.config.task import Task, load_task
 from artemis_cli.errors import ConfigError
 from artemis_cli.paths import repo_root
+
+if TYPE_CHECKING:  # the schemas are built on first use (start-up time)
+    from artemis_cli.config.task import Task
 
 app = typer.Typer(help="Work with task files.", no_args_is_help=True)
 
@@ -87,6 +89,8 @@ def profile_hint(path: Path) -> str | None:
 
 def check_task_file(path: Path) -> TaskCheck:
     try:
+        from artemis_cli.config.task import load_task
+
         return TaskCheck(str(path), task=load_task(path))
     except ConfigError as exc:
         return TaskCheck(str(path), issues=issues_of(exc), hint=profile_hint(path))

@@ -1,18 +1,36 @@
-"""Task and profile files: schemas, loading, and validation errors that name file, line and field."""
+"""Task and profile files: schemas, loading, and validation errors that name file, line and field.
 
-from .issues import ConfigIssue, issues_of
-from .profile import MemorySettings, ModelRole, ModelRoles, Profile, load_profile
-from .task import (
-    Injection,
-    ReferenceAction,
-    Selector,
-    SetupStep,
-    SimOptions,
-    SuccessCheck,
-    Task,
-    load_task,
-    task_from_goal,
-)
+The names below are loaded on first use: the schemas are pydantic models whose construction
+costs most of the CLI's start-up, and ``artemis --help`` or ``sessions list`` need none of them
+(``import artemis_cli.config.issues`` must not build them)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .issues import ConfigIssue, issues_of
+    from .profile import MemorySettings, ModelRole, ModelRoles, Profile, load_profile
+    from .task import (
+        Injection,
+        ReferenceAction,
+        Selector,
+        SetupStep,
+        SimOptions,
+        SuccessCheck,
+        Task,
+        load_task,
+        task_from_goal,
+    )
+
+_WHERE = {
+    "ConfigIssue": "issues", "issues_of": "issues",
+    "MemorySettings": "profile", "ModelRole": "profile", "ModelRoles": "profile", "Profile": "profile",
+    "load_profile": "profile",
+    "Injection": "task", "ReferenceAction": "task", "Selector": "task", "SetupStep": "task", "SimOptions": "task",
+    "SuccessCheck": "task", "Task": "task", "load_task": "task", "task_from_goal": "task",
+}
 
 __all__ = [
     "ConfigIssue",
@@ -32,3 +50,10 @@ __all__ = [
     "load_task",
     "task_from_goal",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -1,5 +1,6 @@
 """DataEngine: SQLite (sqlite-utils, WAL, append-only migrations) plus a content-addressed blob store."""
 
+from . import _sqlite  # noqa: F401  # first: sqlite-utils without numpy (see _sqlite.py)
 from .blobs import BlobStore
 from .db import DataEngine, new_session_id
 from .errors import BlobMissing, DataEngineError, DuplicateStep, SchemaVersionError, StepNotFound

@@ -54,7 +54,7 @@ from .errors import BlobMissing, DataEngineError
 from .migrations import MIGRATIONS, applied_migrations
 from .records import BLOB_FIELDS
 from .removal import tables_with_session_id
-from .storage import read_only
+from .storage import read_only, storage_errors
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -670,7 +670,8 @@ def import_bundle(engine: DataEngine, path: Path) -> ImportResult:
             data = zf.read(BLOB_DIR + sha)
             if sha256_hex(data) != sha:  # changed since it was verified
                 raise BundleError(f"{path}: member {BLOB_DIR + sha} does not match its SHA-256 in the manifest")
-            engine.blobs.put(data)
+            with storage_errors(engine.data_dir):
+                engine.blobs.put(data)
     if present:
         return result
     # 2. Rows, all or nothing.

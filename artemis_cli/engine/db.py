@@ -27,9 +27,10 @@ from artemis_cli.errors import SessionNotFound, UsageError
 
 from .blobs import BlobStore
 from .clock import normalize_iso, now_iso, utc_now
-from .errors import BlobMissing, DataDirReadOnly, DataEngineError, StepNotFound
+from .errors import BlobMissing, DataDirReadOnly, DataEngineError, StepNotFound, StorageFull
 from .lease import Lease, LeaseOwner, acquire, derived_status, read_owner
-from .migrations import check_schema_current, migrate
+from .migrations import migrate
+from .reading import BUSY_TIMEOUT_MS, DB_FILENAME, connect_read_only, require_data
 from .records import (
     BLOB_FIELDS,
     FINAL_SESSION_STATUSES,
@@ -59,13 +60,11 @@ from .rows import (
     event_for_step,
     validate_step,
 )
-from .storage import disk_full, is_disk_full, is_read_only, read_only
+from .storage import disk_full, is_disk_full, is_read_only, read_only, storage_errors, writes
 from .summaries import SUMMARY_UPDATE_SQL
 from .transaction import write_transaction
 
-DB_FILENAME = "artemis.db"
 BLOB_DIRNAME = "blobs"
-BUSY_TIMEOUT_MS = 5000
 def new_session_id() -> str:
     """``YYYYMMDD-HHMMSS-xxxx``: UTC start time plus 4 random hex digits; sorts by time."""
     return f"{utc_now().strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
@@ -85,10 +84,14 @@ class DataEngine:
     # --- lifecycle -----------------------------------------------------------------------
 
     @classmethod
-    def open(cls, data_dir: Path | str) -> DataEngine:
+    def open(cls, data_dir: Path | str, *, create: bool = True) -> DataEngine:
         """Open (creating if needed) ``data_dir/artemis.db`` and ``data_dir/blobs/``; migrate.
-        A data dir that cannot be written raises ``DataDirReadOnly`` (see ``open_for_reading``)."""
+        A data dir that cannot be written raises ``DataDirReadOnly`` (see ``open_for_reading``).
+        ``create=False`` (commands that act on recorded sessions: resume, replay, rm) raises
+        ``NoArtemisData`` for a dir without a database, and creates nothing."""
         root = Path(data_dir).expanduser()
+        if not create:
+            require_data(root)
         try:
             root.mkdir(parents=True, exist_ok=True)
             blobs = BlobStore(root / BLOB_DIRNAME)
@@ -130,39 +133,18 @@ class DataEngine:
     def open_for_reading(cls, data_dir: Path | str) -> DataEngine:
         """For commands that only read (sessions, report, recall, export, prompt): open as usual,
         and when the data dir is read-only (a read-only mount, another user's files) open the
-        database read-only instead of failing. Writes on such an engine raise DataDirReadOnly."""
+        database read-only instead of failing. Writes on such an engine raise DataDirReadOnly.
+        A dir without ``artemis.db`` raises ``NoArtemisData``: reading never creates a data dir."""
         try:
-            return cls.open(data_dir)
-        except DataDirReadOnly:
+            return cls.open(data_dir, create=False)
+        except (DataDirReadOnly, StorageFull):  # a full disk cannot even hold the WAL index
             return cls._open_read_only(Path(data_dir).expanduser())
 
     @classmethod
     def _open_read_only(cls, root: Path) -> DataEngine:
-        path = root / DB_FILENAME
-        if not path.is_file():
-            raise DataEngineError(f"{root} holds no Artemis database and is not writable",
-                                  hint="pass the --data-dir your sessions were recorded in")
-        last: sqlite3.Error | None = None
-        # mode=ro reads a WAL database when its -shm can be opened; immutable=1 reads it when
-        # nothing can be written at all (no other process can be writing a read-only dir).
-        for flags in ("mode=ro", "mode=ro&immutable=1"):
-            conn = sqlite3.connect(f"{path.resolve().as_uri()}?{flags}", uri=True, check_same_thread=False)
-            try:
-                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                db = sqlite_utils.Database(conn)
-                check_schema_current(db)
-            except sqlite3.Error as exc:
-                conn.close()
-                last = exc
-                continue
-            except BaseException:
-                conn.close()
-                raise
-            engine = cls(root, db, BlobStore(root / BLOB_DIRNAME, create=False))
-            engine.read_only = True
-            return engine
-        raise DataEngineError(f"cannot open {path} read-only: {last}",
-                              hint="check the path, or copy the data dir somewhere writable")
+        engine = cls(root, connect_read_only(root), BlobStore(root / BLOB_DIRNAME, create=False))
+        engine.read_only = True
+        return engine
 
     @property
     def db_path(self) -> Path:
@@ -181,7 +163,7 @@ class DataEngine:
     def batch(self) -> Iterator[DataEngine]:
         """Group many writes into one transaction (bulk imports, synthetic sessions): each write
         inside becomes a savepoint, and nothing is visible to others until the batch commits."""
-        with self._lock, write_transaction(self.db):
+        with storage_errors(self.data_dir), self._lock, write_transaction(self.db):
             yield self
 
     def close(self) -> None:
@@ -218,6 +200,7 @@ class DataEngine:
 
     new_session_id = staticmethod(new_session_id)
 
+    @writes
     def create_session(self, rec: SessionRecord) -> str:
         """Store a new session; returns its id (``rec.id``, or a fresh one when empty)."""
         check_choice("session status", rec.status, SESSION_STATUSES)
@@ -240,6 +223,7 @@ class DataEngine:
                         raise DataEngineError(f"session {session_id} already exists") from exc
             raise DataEngineError("could not allocate a unique session id")
 
+    @writes
     def update_session(self, session_id: str, **changes: Any) -> None:
         """Set some session columns (JSON columns take dicts)."""
         allowed = {f.name for f in fields(SessionRecord)} - {"id"}
@@ -343,6 +327,10 @@ class DataEngine:
                 found = found[:limit]
         return found
 
+    def session_count(self) -> int:
+        with self._lock:
+            return int(self._rows("SELECT count(*) AS n FROM sessions")[0]["n"])
+
     def latest_session(self) -> SessionRecord | None:
         found = self.list_sessions(limit=1)
         return found[0] if found else None
@@ -355,6 +343,7 @@ class DataEngine:
 
     # --- steps ---------------------------------------------------------------------------
 
+    @writes
     def record_step(
         self,
         step: StepRecord,
@@ -463,6 +452,7 @@ class DataEngine:
 
     # --- summaries -----------------------------------------------------------------------
 
+    @writes
     def write_summary(
         self,
         session_id: str,
@@ -500,6 +490,7 @@ class DataEngine:
 
     # --- model calls and events ----------------------------------------------------------
 
+    @writes
     def record_llm_call(self, rec: LlmCallRecord) -> int:
         row = encode(rec, NO_JSON)
         row["created_at"] = normalize_iso(rec.created_at) if rec.created_at else now_iso()
@@ -515,6 +506,7 @@ class DataEngine:
             rows = self._rows("SELECT * FROM llm_calls WHERE session_id = ? ORDER BY id", [session_id])
         return [decode(r, NO_JSON, LlmCallRecord) for r in rows]
 
+    @writes
     def record_event(self, rec: EventRecord) -> int:
         if not rec.session_id:
             raise DataEngineError(f"event {rec.kind!r} has no session_id")
@@ -547,6 +539,7 @@ class DataEngine:
     def blob(self, sha: str) -> bytes:
         return self._blobs.get(sha)
 
+    @writes
     def store_blob(self, data: bytes, kind: str) -> str:
         """Store bytes outside a step (file, then an ``INSERT OR IGNORE`` row); returns the sha."""
         with self._lock:
@@ -557,6 +550,7 @@ class DataEngine:
                 )
         return sha
 
+    @writes
     def remove_session(self, id_or_prefix: str, *, delete_blobs: bool = True) -> RemovedSession:
         """Delete a session and every row that names it; with ``delete_blobs``, also the blob
         files no other row refers to."""
@@ -566,6 +560,7 @@ class DataEngine:
 
     # --- ownership (engine/lease.py) -----------------------------------------------------
 
+    @writes
     def acquire_lease(self, session_id: str, command: str) -> Lease:
         """Own ``session_id`` for this process until ``release()``; ``SessionBusy`` (exit 2) when a
         live process owns it. Call before touching the device."""
@@ -575,6 +570,7 @@ class DataEngine:
             owner, previous = acquire(self.db, session_id, command)
         return Lease(self, owner, previous)
 
+    @writes
     def heartbeat_lease(self, owner: LeaseOwner) -> bool:
         """Refresh our heartbeat; False when the lease is no longer ours."""
         with self._lock, write_transaction(self.db):
@@ -582,6 +578,7 @@ class DataEngine:
                                   [now_iso(), owner.session_id, owner.token])
             return cur.rowcount == 1
 
+    @writes
     def release_lease(self, owner: LeaseOwner) -> None:
         with self._lock, write_transaction(self.db):
             self.db.execute("DELETE FROM session_leases WHERE session_id = ? AND token = ?",

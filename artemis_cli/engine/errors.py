@@ -43,3 +43,7 @@ class DataDirReadOnly(UsageError):
 class SessionTakenOver(SessionBusy):
     """This process's lease was taken over by another (our heartbeat had lapsed): it stopped
     before its next device action and wrote nothing more to the session (exit 2)."""
+
+
+class NoArtemisData(UsageError):
+    """A read command was pointed at a dir that holds no Artemis database; nothing was created."""

@@ -4,17 +4,22 @@ system; ``disk_full`` builds the one-line error with the free space and what to 
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import functools
 import logging
 import shutil
 import sqlite3
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 from .errors import DataDirReadOnly, StorageFull
 
 _SQLITE_FULL = 13
 _SQLITE_READONLY = 8
 _SQLITE_CANTOPEN = 14
+_SQLITE_IOERR_SHMSIZE = 4874  # the WAL index (-shm) cannot grow: a full file system
 _FULL_ERRNOS = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC), errno.EFBIG}
 
 
@@ -34,7 +39,8 @@ def is_disk_full(exc: BaseException) -> bool:
             return True
         if isinstance(e, sqlite3.Error):
             code = getattr(e, "sqlite_errorcode", None)
-            if (code is not None and code & 0xFF == _SQLITE_FULL) or "database or disk is full" in str(e):
+            if (code is not None and (code & 0xFF == _SQLITE_FULL or code == _SQLITE_IOERR_SHMSIZE)) \
+                    or "database or disk is full" in str(e):
                 return True
         if isinstance(e, OSError) and e.errno in _FULL_ERRNOS:
             return True
@@ -76,6 +82,37 @@ def read_only(data_dir: Path) -> DataDirReadOnly:
     return DataDirReadOnly(f"the data dir {data_dir} is not writable",
                            hint="read commands (sessions, report, recall, export) still work; to run, "
                                 "pass a writable --data-dir or set ARTEMIS_HOME")
+
+
+@contextlib.contextmanager
+def storage_errors(data_dir: Path) -> Iterator[None]:
+    """Raise a full disk or an unwritable data dir met while writing as ``StorageFull`` /
+    ``DataDirReadOnly`` naming ``data_dir`` (the engine knows its dir; no caller has to guess it).
+    Other errors pass unchanged."""
+    try:
+        yield
+    except (StorageFull, DataDirReadOnly):
+        raise
+    except (OSError, sqlite3.Error) as exc:
+        if is_disk_full(exc):
+            raise disk_full(data_dir) from exc
+        if is_read_only(exc):
+            raise read_only(data_dir) from exc
+        raise
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def writes(method: _F) -> _F:
+    """Decorate a write method of an object with a ``data_dir``: its storage errors name that dir."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with storage_errors(self.data_dir):
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def log_failure(logger: logging.Logger, exc: BaseException, message: str, *args: object) -> None:

@@ -46,6 +46,8 @@ class Part:
     function_response: FunctionResponse | None = None
     thought: bool = False
     thought_signature: bytes | None = None
+    #: The model that issued ``thought_signature`` (a Gemini 3 model rejects another model's).
+    signature_model: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -63,6 +65,8 @@ class Part:
             out["thought"] = True
         if self.thought_signature is not None:
             out["thought_signature"] = base64.b64encode(self.thought_signature).decode("ascii")
+        if self.signature_model is not None:
+            out["signature_model"] = self.signature_model
         return out
 
     @classmethod
@@ -82,6 +86,7 @@ class Part:
             else None,
             thought=bool(data.get("thought", False)),
             thought_signature=base64.b64decode(sig) if sig else None,
+            signature_model=data.get("signature_model"),
         )
 
 

@@ -12,6 +12,10 @@ Thought signatures
     ``functionResponse`` parts does not start a turn) -- is checked: every ``model`` functionCall
     part there must carry a signature the server issued, else HTTP 400 ``INVALID_ARGUMENT`` as the
     service answers. Earlier turns are not checked (the service does not check them either).
+    Each signature is bound to the model that issued it: a Gemini 3 model (``gemini-3*``) rejects
+    one issued by another model (400 ``INVALID_ARGUMENT`` "Corrupted thought signature.", as after
+    a fallback from one model to the next); older models accept it. The documented dummy value
+    ``skip_thought_signature_validator`` (``SKIP_SIGNATURE``) passes the check on every model.
 
 Usage accounting (a documented estimate, not Google's tokenizer)
     A request is split into an ordered list of *blocks*: the system instruction, the tool
@@ -155,6 +159,13 @@ __all__ = [  # the wire names are re-exported: tests and benchmarks import them 
 ]
 
 
+#: Models that reject a thought signature another model issued (the service's Gemini 3 check).
+STRICT_SIGNATURE_MODELS = ("gemini-3",)
+#: The dummy signature the service documents for function calls it did not sign (a history from
+#: another model); it skips the validation.
+SKIP_SIGNATURE = b"skip_thought_signature_validator"
+
+
 class FakeGeminiServer(FakeHTTPServer[FakeRequest]):
     """Local Gemini REST fake. Use as a context manager or call ``start()`` / ``stop()``."""
 
@@ -178,7 +189,7 @@ class FakeGeminiServer(FakeHTTPServer[FakeRequest]):
         self.retry_delay_s = retry_delay_s
         self.timeout_hold_s = timeout_hold_s
         self.expected_api_key = expected_api_key
-        self._issued: set[bytes] = set()
+        self._issued: dict[bytes, str] = {}  # signature -> the model that issued it
         self._tries: dict[str, PrefixTrie] = {}
         #: Per answered request: where its prefix diverged from everything sent before (blocks are
         #: the system instruction, the tools, then every part in order; see the module docstring).
@@ -234,10 +245,14 @@ class FakeGeminiServer(FakeHTTPServer[FakeRequest]):
                         f"performance. Additional data, function call `{name}`, position 1. Please refer to "
                         "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
                     )
+                if sig == SKIP_SIGNATURE:
+                    continue
                 with self._lock:
-                    known = sig in self._issued
-                if not known:
+                    issuer = self._issued.get(sig)
+                if issuer is None:
                     return f"Corrupted thought signature in functionCall part `{name}`."
+                if issuer != req.model and req.model.startswith(STRICT_SIGNATURE_MODELS):
+                    return "Corrupted thought signature."
         return None
 
     def _usage_and_register(self, req: FakeRequest, reply_parts: list[dict[str, Any]]) -> dict[str, int]:
@@ -265,7 +280,7 @@ class FakeGeminiServer(FakeHTTPServer[FakeRequest]):
             "totalTokenCount": prompt + candidates + thoughts,
         }
 
-    def _reply_parts(self, reply: FakeReply) -> list[dict[str, Any]]:
+    def _reply_parts(self, reply: FakeReply, model: str) -> list[dict[str, Any]]:
         parts: list[dict[str, Any]] = []
         if reply.thought_text:
             parts.append({"text": reply.thought_text, "thought": True})
@@ -274,7 +289,7 @@ class FakeGeminiServer(FakeHTTPServer[FakeRequest]):
             if "functionCall" in out:
                 sig = secrets.token_bytes(24)
                 with self._lock:
-                    self._issued.add(sig)
+                    self._issued[sig] = model
                 out["thoughtSignature"] = base64.b64encode(sig).decode("ascii")
             parts.append(out)
         return parts
@@ -290,7 +305,7 @@ class FakeGeminiServer(FakeHTTPServer[FakeRequest]):
             reply = model_fault_reply(fault, req) if fault is not None else self.policy(req)
             if not isinstance(reply, FakeReply):
                 raise TypeError(f"policy returned {type(reply).__name__}, not FakeReply")
-            parts = self._reply_parts(reply)
+            parts = self._reply_parts(reply, req.model)
             json.dumps(parts)  # the policy's parts must be JSON
             json.dumps(reply.safety_ratings)
         except Exception as exc:  # a broken policy is a 500, never a dead server

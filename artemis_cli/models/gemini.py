@@ -87,9 +87,24 @@ MALFORMED_FINISH_REASONS = frozenset(
 # --- conversion: ours -> SDK ----------------------------------------------------------------
 
 
-def to_sdk_parts(part: Part) -> list[types.Part]:
+#: The dummy signature the service documents for a function call it did not sign (a history
+#: from another model): it skips the validation a Gemini 3 model makes.
+SKIP_SIGNATURE = b"skip_thought_signature_validator"
+
+
+def signature_for(part: Part, model: str | None) -> bytes | None:
+    """The signature to send ``model``: the part's own when ``model`` issued it (or nobody knows
+    who did); another model's signature is not sent — a function call carries the documented
+    dummy instead (a Gemini 3 model rejects the foreign one and needs one on its current turn)."""
+    if part.thought_signature is None or model is None or part.signature_model in (None, model):
+        return part.thought_signature
+    return SKIP_SIGNATURE if part.function_call is not None else None
+
+
+def to_sdk_parts(part: Part, model: str | None = None) -> list[types.Part]:
     """One of our parts as SDK parts (normally exactly one; a part mixing several kinds of data
-    is split, the signature staying on the first piece)."""
+    is split, the signature staying on the first piece). ``model``: the one the request goes
+    to (see ``signature_for``)."""
     pieces: list[dict[str, Any]] = []
     if part.text is not None:
         pieces.append({"text": part.text})
@@ -105,20 +120,21 @@ def to_sdk_parts(part: Part) -> list[types.Part]:
         )
     if not pieces:
         pieces.append({})  # signature-only part (the service sends these; echo them)
+    signature = signature_for(part, model)
     out: list[types.Part] = []
     for i, piece in enumerate(pieces):
         if part.thought:
             piece["thought"] = True
-        if i == 0 and part.thought_signature is not None:
-            piece["thought_signature"] = part.thought_signature
+        if i == 0 and signature is not None:
+            piece["thought_signature"] = signature
         out.append(types.Part(**piece))
     return out
 
 
-def to_sdk_content(message: Message) -> types.Content:
+def to_sdk_content(message: Message, model: str | None = None) -> types.Content:
     parts: list[types.Part] = []
     for part in message.parts:
-        parts.extend(to_sdk_parts(part))
+        parts.extend(to_sdk_parts(part, model))
     return types.Content(role=message.role, parts=parts)
 
 
@@ -159,7 +175,7 @@ def to_sdk_config(request: ModelRequest, model: str = "") -> types.GenerateConte
 # --- conversion: SDK -> ours ----------------------------------------------------------------
 
 
-def from_sdk_part(part: types.Part) -> Part | None:
+def from_sdk_part(part: types.Part, model: str | None = None) -> Part | None:
     """An SDK part as ours; None for kinds we do not model (code execution, files...). An empty
     text is no data: nothing to echo (Vertex AI rejects empty text parts); a signature on it is
     kept as a signature-only part."""
@@ -177,6 +193,7 @@ def from_sdk_part(part: types.Part) -> Part | None:
         else None,
         thought=bool(part.thought),
         thought_signature=part.thought_signature,
+        signature_model=model if part.thought_signature is not None else None,
     )
     if not has_data(ours) and ours.thought_signature is None:
         return None
@@ -204,8 +221,9 @@ def _enum_name(value: Any) -> str:
     return str(getattr(value, "value", None) or getattr(value, "name", None) or value)
 
 
-def message_from_response(response: types.GenerateContentResponse) -> Message:
-    """The first candidate's content as our Message.
+def message_from_response(response: types.GenerateContentResponse, model: str | None = None) -> Message:
+    """The first candidate's content as our Message (its signatures bound to ``model``, the chain
+    name the request went to: the service's ``modelVersion`` may name a dated version of it).
 
     Raises ``ModelRefused`` for a blocked prompt or a policy stop, ``ModelOutputError`` for a
     garbled or empty answer (see the module docstring); ``.reason`` is the recorded error class.
@@ -237,7 +255,7 @@ def message_from_response(response: types.GenerateContentResponse) -> Message:
     parts: list[Part] = []
     if candidate.content is not None:
         for sdk_part in candidate.content.parts or []:
-            ours = from_sdk_part(sdk_part)
+            ours = from_sdk_part(sdk_part, model)
             if ours is not None:
                 parts.append(ours)
     if not any(has_data(p) for p in parts):
@@ -371,7 +389,8 @@ class GeminiModel:
     def generate(self, request: ModelRequest) -> ModelResponse:
         try:
             configs = {model: to_sdk_config(request, model) for model in self.chain}
-            contents = [to_sdk_content(m) for m in request.messages]
+            # per model: a fallback model must not be sent the signatures another model issued
+            contents = {self.chain[0]: [to_sdk_content(m, self.chain[0]) for m in request.messages]}
         except Exception as exc:
             raise ModelRequestError(f"Cannot build the Gemini request: {self._scrub(str(exc))}") from None
         attempts: list[CallAttempt] = []
@@ -389,9 +408,14 @@ class GeminiModel:
                 hint="Retry later, or use --model heuristic to run offline.",
             )
 
+        def send(model: str) -> types.GenerateContentResponse:
+            if model not in contents:  # a fallback: the same messages, signatures bound to it
+                contents[model] = [to_sdk_content(m, model) for m in request.messages]
+            return self._client.models.generate_content(model=model, contents=contents[model], config=configs[model])
+
         answered = send_along_chain(
             self.chain,
-            lambda model: self._client.models.generate_content(model=model, contents=contents, config=configs[model]),
+            send,
             self._classify, attempts=attempts, rejected=rejected, unavailable=unavailable,
             max_retries=self.max_retries, backoff_s=self.backoff_s, max_backoff_s=self.max_backoff_s,
             sleep=self._sleep,
@@ -399,7 +423,7 @@ class GeminiModel:
         model, response, latency = answered.model, answered.response, answered.latency_ms
         usage = usage_from_sdk(response.usage_metadata)
         try:
-            message = message_from_response(response)
+            message = message_from_response(response, model)
         except ModelOutputError as exc:
             attempts.append(CallAttempt(model, "error", exc.reason, latency, usage))
             raise_with_attempts(ModelOutputError(f"{exc} (model {model})", reason=exc.reason,

@@ -1,17 +1,33 @@
-"""Perception: UI XML parsing, element indexing, hit testing, dHash, action markers."""
+"""Perception: UI XML parsing, element indexing, hit testing, dHash, action markers.
 
-from artemis_cli.perception.coords import CoordinateSpace
-from artemis_cli.perception.dhash import dhash_hex, hamming
-from artemis_cli.perception.elements import (
-    ParsedElement,
-    index_elements,
-    parse_element_lines,
-    render_element_list,
-)
-from artemis_cli.perception.foreground import foreground_app
-from artemis_cli.perception.hierarchy import parse_hierarchy
-from artemis_cli.perception.hittest import hit_test, target_for_element
-from artemis_cli.perception.marker import draw_action_marker
+The names below load on first use: ``perception.types`` (records the DataEngine reads) must not
+pull numpy, PIL and lxml into every command's start-up."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from artemis_cli.perception.coords import CoordinateSpace
+    from artemis_cli.perception.dhash import dhash_hex, hamming
+    from artemis_cli.perception.elements import (
+        ParsedElement,
+        index_elements,
+        parse_element_lines,
+        render_element_list,
+    )
+    from artemis_cli.perception.foreground import foreground_app
+    from artemis_cli.perception.hierarchy import parse_hierarchy
+    from artemis_cli.perception.hittest import hit_test, target_for_element
+    from artemis_cli.perception.marker import draw_action_marker
+
+_WHERE = {
+    "CoordinateSpace": "coords", "dhash_hex": "dhash", "hamming": "dhash",
+    "ParsedElement": "elements", "index_elements": "elements", "parse_element_lines": "elements",
+    "render_element_list": "elements", "foreground_app": "foreground", "parse_hierarchy": "hierarchy",
+    "hit_test": "hittest", "target_for_element": "hittest", "draw_action_marker": "marker",
+}
 
 __all__ = [
     "CoordinateSpace",
@@ -27,3 +43,10 @@ __all__ = [
     "render_element_list",
     "target_for_element",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -11,7 +11,9 @@ import json
 import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -109,3 +111,43 @@ def test_a_read_only_data_dir_is_readable_and_refuses_writes(tmp_path: Path) -> 
         assert blocks[f"{name}_rc"].strip() == "2", (name, blocks[name])
         assert f"Error: the data dir {data} is not writable" in blocks[name]
         assert "read commands (sessions, report, recall, export) still work" in blocks[name]
+
+
+def test_a_full_disk_outside_a_run_is_one_line_naming_the_data_dir(engine: Any, record_task: Callable[..., Any],
+                                                                    tmp_path: Path) -> None:
+    """`sessions import` on a full disk: the DataEngine raises StorageFull naming ITS dir (given
+    here through $ARTEMIS_HOME, so nothing on the command line names it), not an unexpected
+    OSError; the same for a read-only data dir named only by $ARTEMIS_HOME."""
+    from artemis_cli.engine.bundle import write_bundle
+
+    sid = record_task(engine, "demo.yaml").session_id
+    bundle = tmp_path / "run.artemis"
+    write_bundle(engine, sid, bundle)
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    data = mnt / "data"
+    ro = tmp_path / "ro"
+    made = f"{shlex.quote(sys.executable)} -c 'import sys; from artemis_cli.engine.db import DataEngine; " \
+           "DataEngine.open(sys.argv[1]).close()'"
+    script = f"""
+        mount -t tmpfs -o size=1m tmpfs {mnt}
+        {made} {data}
+        {made} {ro}
+        dd if=/dev/zero of={mnt}/filler bs=4k 2>/dev/null
+        echo "=== list"; ARTEMIS_HOME={data} {ARTEMIS} sessions list --json 2>&1; rc=$?; echo "=== list_rc"; echo $rc
+        echo "=== full"; ARTEMIS_HOME={data} {ARTEMIS} sessions import {bundle} 2>&1; rc=$?; echo "=== full_rc"; echo $rc
+        truncate -s -160K {mnt}/filler
+        echo "=== part"; ARTEMIS_HOME={data} {ARTEMIS} sessions import {bundle} 2>&1; rc=$?; echo "=== part_rc"; echo $rc
+        mount --bind {ro} {ro} && mount -o remount,ro,bind {ro}
+        echo "=== ro"; ARTEMIS_HOME={ro} {ARTEMIS} sessions import {bundle} 2>&1; rc=$?; echo "=== ro_rc"; echo $rc
+    """
+    blocks = _blocks(_namespace(script, timeout=120).stdout)
+    assert blocks["list_rc"].strip() == "0" and json.loads(blocks["list"]) == [], blocks["list"]  # reads still work
+    for name in ("full", "part"):  # opening (the WAL index cannot grow), then writing the blobs
+        assert blocks[f"{name}_rc"].strip() == "3", blocks[name]
+        lines = blocks[name].splitlines()
+        assert lines[0].startswith(f"Error: disk full at {data} ("), blocks[name]
+        assert lines[0].endswith("MB free): free space, then run the command again")
+        assert lines[1].startswith("Hint: nothing recorded so far is lost") and len(lines) == 2
+    assert blocks["ro_rc"].strip() == "2", blocks["ro"]
+    assert blocks["ro"].splitlines()[0] == f"Error: the data dir {ro} is not writable"

@@ -24,7 +24,7 @@ from artemis_cli.models.base import (
     ToolDecl,
 )
 from artemis_cli.models.fake_gemini import IMAGE_TOKENS, FakeGeminiServer, FakeReply, FakeRequest
-from artemis_cli.models.gemini import GeminiModel
+from artemis_cli.models.gemini import GeminiModel, to_sdk_content
 
 KEY = "SENTINEL-KEY-7f3a9c"
 TAP = ToolDecl(
@@ -388,3 +388,56 @@ def test_api_key_never_appears_in_errors_repr_or_logs(caplog: pytest.LogCaptureF
     assert "credentials ***" in texts[1]  # the echo reached us, scrubbed
     texts.append(caplog.text)
     assert all(KEY not in t for t in texts)
+
+
+# --- signatures bound to the model that issued them (Gemini 3 after a fallback) -------------
+
+
+def _call_then_fallback(server: FakeGeminiServer, chain: list[str]) -> tuple[GeminiModel, ModelRequest]:
+    """The first model calls a tool; on the function response it is overloaded every retry, so
+    the turn goes on on the next model of the chain with the first model's signed call in it."""
+    model = make_model(server, chain)
+    request = first_request()
+    answer_call(request, model.generate(request).message)
+    server.inject("503", count=model.max_retries + 1, model=chain[0])
+    return model, request
+
+
+def test_gemini_3_rejects_a_signature_another_model_issued_as_the_service_does(server: FakeGeminiServer) -> None:
+    from google.genai import errors as genai_errors
+
+    from artemis_cli.models.fake_gemini import SKIP_SIGNATURE
+
+    model = make_model(server, ["gemini-3-pro-preview"])
+    request = first_request()
+    answer_call(request, model.generate(request).message)
+    client = model._client
+    contents = [to_sdk_content(m) for m in request.messages]
+    with pytest.raises(genai_errors.ClientError) as info:
+        client.models.generate_content(model="gemini-3-flash-preview", contents=contents)
+    assert (info.value.code, info.value.status, info.value.message) == (400, "INVALID_ARGUMENT",
+                                                                         "Corrupted thought signature.")
+    assert client.models.generate_content(model="gemini-2.5-flash", contents=contents).candidates  # older: accepted
+    for content in contents:  # the documented dummy value passes everywhere
+        for part in content.parts or []:
+            if part.function_call is not None:
+                part.thought_signature = SKIP_SIGNATURE
+    assert client.models.generate_content(model="gemini-3-flash-preview", contents=contents).candidates
+
+
+def test_a_fallback_to_another_gemini_3_model_does_not_send_the_first_models_signatures(
+        server: FakeGeminiServer) -> None:
+    from artemis_cli.models.fake_gemini import SKIP_SIGNATURE
+
+    chain = ["gemini-3-pro-preview", "gemini-3-flash-preview"]
+    model, request = _call_then_fallback(server, chain)
+    response = model.generate(request)
+    assert response.message.text() == "done"
+    assert [(a.model, a.status) for a in response.attempts][-1] == (chain[1], "ok")
+    sent = server.requests[-1]
+    assert sent.model == chain[1] and sent.status == 200
+    calls = [p for c in sent.contents if c["role"] == "model" for p in c["parts"] if "functionCall" in p]
+    assert [base64.b64decode(p["thoughtSignature"]) for p in calls] == [SKIP_SIGNATURE]
+    # the first model, asked again, still gets its own signature back
+    own = request.messages[-2].parts
+    assert any(p.thought_signature not in (None, SKIP_SIGNATURE) for p in own)

@@ -1,0 +1,27 @@
+"""Importing sqlite-utils cheaply (start-up time, issue 23 item 14)."""
+
+from __future__ import annotations
+
+import sys
+
+
+def _import_sqlite_utils() -> None:
+    """sqlite-utils imports numpy and pandas when they are installed, only to map their scalar
+    types to column types when a table is created from inserted values, which the engine never
+    does (its tables come from migrations, its values are plain Python). numpy alone was the
+    largest part of ``sessions list``'s start-up, so sqlite-utils is imported without them unless
+    they are loaded already (then it sees them as usual). Runs once, before any engine module."""
+    if "sqlite_utils" in sys.modules:
+        return
+    hidden = [name for name in ("numpy", "pandas") if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]  # ImportError for this one import
+    try:
+        import sqlite_utils  # noqa: F401
+    finally:
+        for name in hidden:
+            if sys.modules.get(name) is None:
+                del sys.modules[name]
+
+
+_import_sqlite_utils()

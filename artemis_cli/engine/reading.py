@@ -1,0 +1,49 @@
+"""Opening a data dir for reading only: refuse a dir that holds no Artemis data (reading never
+creates one) and open a database read-only where nothing can be written (a read-only mount,
+another user's files, a disk too full for SQLite's WAL index)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import sqlite_utils
+
+from .errors import DataEngineError, NoArtemisData
+from .migrations import check_schema_current
+
+DB_FILENAME = "artemis.db"
+BUSY_TIMEOUT_MS = 5000
+
+
+def require_data(root: Path) -> None:
+    if not (root / DB_FILENAME).is_file():
+        raise NoArtemisData(f"no Artemis data in {root}",
+                            hint="pass the --data-dir your sessions were recorded in (default: $ARTEMIS_HOME, "
+                                 "else the user data dir); `artemis run` creates it")
+
+
+def connect_read_only(root: Path) -> sqlite_utils.Database:
+    path = root / DB_FILENAME
+    if not path.is_file():
+        raise DataEngineError(f"{root} holds no Artemis database and is not writable",
+                              hint="pass the --data-dir your sessions were recorded in")
+    last: sqlite3.Error | None = None
+    # mode=ro reads a WAL database when its -shm can be opened; immutable=1 reads it when
+    # nothing can be written at all (no other process can be writing a read-only dir).
+    for flags in ("mode=ro", "mode=ro&immutable=1"):
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{flags}", uri=True, check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            db = sqlite_utils.Database(conn)
+            check_schema_current(db)
+        except sqlite3.Error as exc:
+            conn.close()
+            last = exc
+            continue
+        except BaseException:
+            conn.close()
+            raise
+        return db
+    raise DataEngineError(f"cannot open {path} read-only: {last}",
+                          hint="check the path, or copy the data dir somewhere writable")
