@@ -32,6 +32,7 @@ class TaskCheck:
     task: Task | None = None
     issues: list[ConfigIssue] = field(default_factory=list)
     hint: str | None = None
+    warnings: list[ConfigIssue] = field(default_factory=list)  # a valid file that will fail at run time
 
     @property
     def ok(self) -> bool:
@@ -46,6 +47,7 @@ class TaskCheck:
         if self.task is not None:
             out["id"] = self.task.id
             out["reference_steps"] = len(self.task.reference)
+            out["warnings"] = [{"line": i.line, "field": i.field, "message": i.message} for i in self.warnings]
         if self.hint:
             out["hint"] = self.hint
         return out
@@ -87,13 +89,25 @@ def profile_hint(path: Path) -> str | None:
     return None
 
 
-def check_task_file(path: Path) -> TaskCheck:
+def check_task_file(path: Path, *, warnings: bool = False) -> TaskCheck:
     try:
         from artemis_cli.config.task import load_task
 
-        return TaskCheck(str(path), task=load_task(path))
+        task = load_task(path)
     except ConfigError as exc:
         return TaskCheck(str(path), issues=issues_of(exc), hint=profile_hint(path))
+    if not warnings:
+        return TaskCheck(str(path), task=task)
+    from artemis_cli.config.task_warnings import task_warnings
+
+    return TaskCheck(str(path), task=task, warnings=task_warnings(task, path))
+
+
+def _print_warnings(check: TaskCheck) -> None:
+    """Warnings go to stderr (results stay on stdout); the file stays valid, the exit code 0."""
+    err = _console(stderr=True)
+    for issue in check.warnings:
+        err.print(Text(f"warning: {issue}", style="yellow"))
 
 
 def _print_check(console: Console, check: TaskCheck) -> None:
@@ -123,7 +137,7 @@ def validate(
     """Check task files; print every error with file:line and field path. Exit 2 if any is invalid."""
     paths, problems = expand_task_paths(files)
     checks = [TaskCheck(p.path, issues=[p]) for p in problems]
-    checks += [check_task_file(p) for p in paths]
+    checks += [check_task_file(p, warnings=True) for p in paths]
     bad = sum(not c.ok for c in checks)
     if as_json:
         typer.echo(json.dumps([c.to_json() for c in checks], indent=2, ensure_ascii=False))
@@ -131,6 +145,7 @@ def validate(
         console = _console()
         for check in checks:
             _print_check(console, check)
+            _print_warnings(check)
         if len(checks) > 1:
             console.print(Text(f"{len(checks) - bad} valid, {bad} invalid", style="bold"))
     if bad:

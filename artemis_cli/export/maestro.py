@@ -64,6 +64,8 @@ _POPUP_MARKER = re.compile(r"\[script \d+/\d+ popup\]")
 #: Labels of buttons that dismiss a pop-up rather than act in the app.
 DISMISS_LABELS = frozenset({"no thanks", "not now", "dismiss", "close", "skip", "maybe later", "later",
                             "no, thanks", "got it", "cancel"})
+#: The package of framework resource ids (``android:id/button1``) that apps' own dialogs use.
+_FRAMEWORK = "android"
 _PACKAGE = r"[A-Za-z][\w]*(?:\.[A-Za-z][\w]*)+"
 _FORCE_STOP = re.compile(rf"^\s*am\s+force-stop\s+(?:--user\s+\S+\s+)?({_PACKAGE})\s*$")
 _PM_CLEAR = re.compile(rf"^\s*pm\s+clear\s+(?:--user\s+\S+\s+)?({_PACKAGE})\s*$")
@@ -163,7 +165,10 @@ def dismissed_popup(step: StepRecord, app_id: str) -> bool:
     package = _package_of(t.resource_id)
     home = {p for p in (app_id, step.foreground_app) if p}
     label = " ".join((t.text or t.content_desc).split()).casefold()
-    return bool(package and package not in home) or label in DISMISS_LABELS
+    # ``android:id/button1`` is the framework's id in the app's own dialog ("Delete this
+    # contact?" -> Delete): confirming it is the task's progress, not an overlay's dismissal.
+    foreign = bool(package) and package != _FRAMEWORK and package not in home
+    return foreign or label in DISMISS_LABELS
 
 
 def _popup_visible(tree: UITree | None) -> dict[str, Any] | None:

@@ -316,6 +316,13 @@ def _app(step: StepRecord) -> str:
     return _flat(step.foreground_app, 80) if step.foreground_app else "unknown app"
 
 
+def _phrase(text: str) -> str:
+    """A result phrase as it stands: its device text is quoted already (``quote`` in
+    ledger_lines), so quoting it again would write JSON-escaped quotes (``\\"Special offer!\\"``)
+    into the stored chunk text. Whitespace collapsed, so it stays on one line."""
+    return _flat(text, 200)
+
+
 def _neutral(text: str) -> str:
     return neutralize_verdict_words(text)
 
@@ -362,12 +369,12 @@ class MechanicalChunkLens:
             "effects": _neutral("Notes written: " + "; ".join(notes) + "." if notes else "No notes written."),
             "entry_state": _neutral(f"{step_header(first.number, first.offset_ms)} on {quote(_app(first))}."),
             "exit_state": _neutral(
-                f"{step_header(last.number, last.offset_ms)} on {quote(_app(last))}, result {quote(result_phrase(last))}."
+                f"{step_header(last.number, last.offset_ms)} on {quote(_app(last))}, result {_phrase(result_phrase(last))}."
             ),
             "verified_facts": [],
             "unresolved": [],
             "failed_paths": [
-                _neutral(f"{step_header(s.number, s.offset_ms)}: {_flat(action_phrase(s), 120)} -> {quote(result_phrase(s))}")
+                _neutral(f"{step_header(s.number, s.offset_ms)}: {_flat(action_phrase(s), 120)} -> {_phrase(result_phrase(s))}")
                 for s in steps
                 if s.result_status in ("error", "failed")
             ],

@@ -68,6 +68,11 @@ def _screen_texts(obs: Observation | None) -> list[str]:
     return [t for n in obs.tree.nodes for t in (n.text, n.content_desc) if t]
 
 
+def _where(seen: bool) -> str:
+    """What a visible/not_visible check found, said so that a failed check never reads as found."""
+    return "on the final screen" if seen else "not on the final screen"
+
+
 def evaluate_check(check: Any, device: Device, final: Observation | None,
                    finish: FinishState | None = None) -> CheckResult:
     shell = getattr(check, "shell", None)
@@ -93,10 +98,12 @@ def evaluate_check(check: Any, device: Device, final: Observation | None,
     texts = _screen_texts(final)
     if getattr(check, "visible", None):
         want = check.visible
-        return CheckResult(f"visible: {want!r}", any(want in t for t in texts), "on the final screen")
+        seen = any(want in t for t in texts)
+        return CheckResult(f"visible: {want!r}", seen, _where(seen))
     if getattr(check, "not_visible", None):
         want = check.not_visible
-        return CheckResult(f"not visible: {want!r}", not any(want in t for t in texts), "on the final screen")
+        seen = any(want in t for t in texts)
+        return CheckResult(f"not visible: {want!r}", not seen, _where(seen))
     if getattr(check, "app", None):
         fg = final.foreground if final else None
         return CheckResult(f"app: {check.app}", fg == check.app, f"foreground is {fg}")

@@ -87,7 +87,7 @@ def _checks(result: dict[str, Any]) -> str:
         return ""
     if not failed:
         return ""
-    items = "".join(f"<li>{e(c.get('check'))}<br><span class='got'>got: {e(c.get('detail') or '(nothing)')}</span></li>"
+    items = "".join(f"<li>{e(c.get('check'))}<br><span class='got'>{e(c.get('detail') or '(no detail)')}</span></li>"
                     for c in failed)
     return (f"<p>{len(failed)} of {len(checks)} success checks failed:</p>"
             f"<ul class='checks' id='failed-checks'>{items}</ul>")

@@ -61,7 +61,8 @@ def test_validate_mixed_exit_code_and_json(tmp_path: Path) -> None:
                                  str(missing)])
     assert result.exit_code == 2
     data = json.loads(result.output)
-    assert data[0] == {"path": str(FULL), "ok": True, "errors": [], "id": "settings-wifi-on", "reference_steps": 15}
+    assert data[0] == {"path": str(FULL), "ok": True, "errors": [], "id": "settings-wifi-on", "reference_steps": 15,
+                       "warnings": []}
     assert data[1] == {"path": str(BAD / "negative_max_steps.yaml"), "ok": False,
                        "errors": [{"line": 4, "field": "max_steps", "message": "must be ≥ 1 (got -3)"}]}
     assert data[2] == {"path": str(missing), "ok": False,
@@ -95,3 +96,37 @@ def test_list(tmp_path: Path) -> None:
     result = runner.invoke(app, ["tasks", "list", str(tmp_path)])
     assert result.exit_code == 2
     assert "b.yaml:2: max_steps: must be ≥ 1 (got -1)" in result.output
+
+
+UNFOCUSED = """goal: Write a note
+reference:
+  - launch: com.artemis.notes
+  - tap: {id: new_note}
+  - type: {text: Shopping}
+  - key: back
+  - wait: 1
+  - type: {text: never focused}
+  - type: {text: named, into: {id: title}}
+  - type: {text: still focused}
+"""
+
+
+def test_validate_warns_on_type_that_no_step_focuses(tmp_path: Path) -> None:
+    """A type with no into after a step that leaves nothing focused validates (exit 0) with a
+    warning on stderr naming file, line and field; a type after a tap or another type does not."""
+    path = tmp_path / "unfocused.yaml"
+    path.write_text(UNFOCUSED)
+    result = runner.invoke(app, ["tasks", "validate", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"✓ {path} (unfocused, 8 reference steps)\n"
+    assert result.stderr.splitlines() == [f"warning: {path}:8: reference[5].type: no text field will be focused here "
+                                          "(no earlier reference step taps one): add 'into: {id: …}' to name the "
+                                          'field, or the run stops with "no text field is focused"']
+    listed = json.loads(runner.invoke(app, ["tasks", "validate", "--json", str(path)]).stdout)
+    assert [(w["line"], w["field"]) for w in listed[0]["warnings"]] == [(8, "reference[5].type")]
+
+
+def test_shipped_tasks_validate_without_warnings() -> None:
+    tasks = Path(__file__).resolve().parents[2] / "tasks"
+    result = runner.invoke(app, ["tasks", "validate", str(tasks)])
+    assert result.exit_code == 0 and result.stderr == "", result.stderr

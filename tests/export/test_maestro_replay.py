@@ -174,6 +174,22 @@ def test_popup_dismissals_are_optional(shop: tuple[DataEngine, str, MaestroFlow]
     assert sum(1 for c in commands if isinstance(c, dict) and c.get("tapOn", {}).get("optional")) == len(popup_steps)
 
 
+def test_a_confirmation_the_task_needs_is_a_required_step(tmp_path: Path) -> None:
+    """contacts-delete confirms "Delete this contact?" (``android:id/button1`` in the app's own
+    dialog): that tap is the task's progress, so the flow must not pass without deleting."""
+    engine = DataEngine.open(tmp_path / "data")
+    run = _record(engine, "contacts-delete.yaml")
+    steps = {s.number: s for s in engine.get_steps(run.session_id)}
+    confirm = [n for n, s in steps.items() if (s.target or {}).get("resource_id") == "android:id/button1"]
+    assert len(confirm) == 1 and (steps[confirm[0]].outcome or {}).get("windows_closed")  # the dialog closed
+    flow = maestro_flow(engine, run.session_id)
+    entry = next(e for e in flow.steps if e.step == confirm[0])
+    taps = [c["tapOn"] for c in entry.commands if isinstance(c, dict) and "tapOn" in c]
+    assert not entry.popup and taps and all("optional" not in t for t in taps), taps
+    assert "optional" not in flow.to_yaml()
+    engine.close()
+
+
 def test_setup_and_step_comments(shop: tuple[DataEngine, str, MaestroFlow]) -> None:
     engine, sid, flow = shop
     text = flow.to_yaml()
@@ -227,6 +243,8 @@ def test_popup_detection_without_the_scripted_marker() -> None:
     assert dismissed_popup(_step(target=overlay, outcome=closed), "com.app")
     assert dismissed_popup(_step(target=dismiss, outcome=closed), "com.app")
     assert not dismissed_popup(_step(target=ordinary, outcome=closed), "com.app")
+    confirm = {"text": "Delete", "resource_id": "android:id/button1", "label_source": "index"}
+    assert not dismissed_popup(_step(target=confirm, outcome=closed), "com.app")  # the app's own dialog
     assert not dismissed_popup(_step(target=dismiss, outcome={"windows_closed": []}), "com.app")
     assert dismissed_popup(_step(action_type="press_key", action_args={"key": "back"}, outcome=closed), "com.app")
     assert dismissed_popup(_step(thought="[script 4/9 popup] A pop-up is in the way", target=ordinary), "com.app")

@@ -148,6 +148,18 @@ def test_mechanical_lens_names_notes_and_covers_the_segment() -> None:
     assert bands.source == "mechanical"
 
 
+def test_mechanical_lens_writes_screen_quotes_plainly() -> None:
+    """A result phrase already quotes its screen text; the stored chunk shows it as written,
+    never JSON-escaped a second time (issue 23 item 15)."""
+    popup = {"summary": 'new window "Special offer!" (com.artemis.promo)'}
+    steps = [step(4), step(5, result_status="failed", result_detail="popup", outcome=popup)]
+    bands = MechanicalChunkLens().summarize(ChunkJob(SID, 4, 5, None, steps, [], {}))
+    stored = json.dumps(bands.band1, ensure_ascii=False)  # band ① is stored as JSON
+    for text in (bands.band1["exit_state"], *bands.band1["failed_paths"]):
+        assert '"Special offer!"' in text and "\\" not in text, text
+    assert json.loads(stored)["exit_state"] == bands.band1["exit_state"]
+
+
 texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 
 

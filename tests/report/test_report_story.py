@@ -149,7 +149,7 @@ def test_a_failed_session_names_the_failing_check_and_what_it_got(tmp_path: Path
     summary = page[page.index("id='summary'"):page.index("id='timeline'")]
     assert "class='badge failed'>failed" in summary
     assert "1 of 2 success checks failed" in summary and "visible: Wi-Fi on" in summary
-    assert "got: not on screen; saw &lt;i&gt;Wi-Fi off&lt;/i&gt;" in summary
+    assert "<span class='got'>not on screen; saw &lt;i&gt;Wi-Fi off&lt;/i&gt;</span>" in summary
     assert "Turn &lt;b&gt;Wi-Fi&lt;/b&gt; on" in summary and "(offline model)" not in summary
     assert "none billed — no model calls" in summary
     assert "no screenshot" in page and "class='result nochange'" in page
