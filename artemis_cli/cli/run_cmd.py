@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from artemis_cli.cli.console import err, escape, out
+from artemis_cli.cli.console import err, escape, out, write_out
 
 
 def run(
@@ -103,14 +103,16 @@ def stop_cleanly(command: Callable[[], None], as_json: bool) -> None:
             command()
         except SessionInterrupted as exc:
             if as_json and exc.result is not None:
-                sys.stdout.write(json.dumps(exc.result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+                write_out(json.dumps(exc.result.to_dict(), ensure_ascii=False, indent=2) + "\n")
             print(exc.message(), file=sys.stderr)
             raise typer.Exit(exc.exit_code) from None
 
 
 def with_progress(start: Callable[[dict[str, Any]], Any], *, header: str, as_json: bool, no_live: bool) -> Any:
-    """Run ``start(callbacks)`` with live per-step progress (on stderr when --json)."""
-    progress = err() if as_json else out()
+    """Run ``start(callbacks)`` with per-step progress on stderr (stdout is kept for the result,
+    so ``artemis run … | head -1`` or ``--json | jq`` read only that). ``as_json`` is kept for the
+    callers: progress is on stderr either way."""
+    progress = err()
     plain = no_live or not progress.is_terminal
 
     def on_start(session_id: str) -> None:
@@ -132,16 +134,19 @@ def with_progress(start: Callable[[dict[str, Any]], Any], *, header: str, as_jso
         return start(callbacks)
 
 
-#: Columns of a progress line around the action phrase: "NNNN  TTTTT.Ts  status " and
+#: The status cell is as wide as the longest status, so every phrase starts in one column.
+_STATUS_WIDTH = len("no_change")
+#: Columns of a progress line around the action phrase: "NNNN  TTTTT.Ts  status___ " (and one
+#: spare) and
 #: " tok NNNNNN cache NNN%"; below ``_TOKENS_FROM`` columns the token figures are left out.
-_LEAD, _TOKENS, _TOKENS_FROM = 24, 22, 72
-_STATUS_STYLE = {"ok": "green", "finished": "blue"}
+_LEAD, _TOKENS, _TOKENS_FROM = 16 + _STATUS_WIDTH + 2, 22, 72
+_STATUS_STYLE = {"ok": "green", "finished": "blue", "no_change": "yellow"}
 
 
 def step_line(rep: Any, width: int) -> str:
     """One progress line that fits ``width`` columns (Rich markup; device text escaped)."""
     label = "finish" if rep.status == "finished" else rep.status
-    status = f"[{_STATUS_STYLE.get(rep.status, 'red')}]{escape(label)}[/]" + " " * max(0, 6 - len(label))
+    status = f"[{_STATUS_STYLE.get(rep.status, 'red')}]{escape(label)}[/]" + " " * max(0, _STATUS_WIDTH - len(label))
     tokens = width >= _TOKENS_FROM
     room = max(10, width - _LEAD - (_TOKENS if tokens else 0))
     phrase = rep.phrase if len(rep.phrase) <= room else rep.phrase[: room - 1] + "…"
@@ -162,7 +167,7 @@ def finish_command(result: Any, as_json: bool, engine: Any = None) -> None:
         data = result.to_dict()
         if usage is not None:
             data["tokens"] = usage.to_dict()
-        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        write_out(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     else:
         print_summary(result, usage)
     raise typer.Exit(result.exit_code)
