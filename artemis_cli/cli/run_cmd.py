@@ -143,19 +143,32 @@ _LEAD, _TOKENS, _TOKENS_FROM = 16 + _STATUS_WIDTH + 2, 22, 72
 _STATUS_STYLE = {"ok": "green", "finished": "blue", "no_change": "yellow"}
 
 
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
 def step_line(rep: Any, width: int) -> str:
-    """One progress line that fits ``width`` columns (Rich markup; device text escaped)."""
+    """One progress line that fits ``width`` columns (Rich markup; device text escaped): number,
+    time, status (padded to the longest, so every phrase starts in one column), the action phrase
+    and, for a step that did not work, why — both cut to the room — then the token figures."""
+    from artemis_cli.cli.tables import one_line
+
     label = "finish" if rep.status == "finished" else rep.status
     status = f"[{_STATUS_STYLE.get(rep.status, 'red')}]{escape(label)}[/]" + " " * max(0, _STATUS_WIDTH - len(label))
     tokens = width >= _TOKENS_FROM
     room = max(10, width - _LEAD - (_TOKENS if tokens else 0))
-    phrase = rep.phrase if len(rep.phrase) <= room else rep.phrase[: room - 1] + "…"
-    line = f"{rep.number:>4}  {rep.elapsed_s:7.1f}s  {status} {escape(phrase)}{' ' * (room - len(phrase))}"
+    why = one_line(rep.detail) if rep.detail and rep.status in ("error", "failed", "no_change") else ""
+    # the phrase keeps at least half the room when there is a reason to show beside it
+    phrase = _cut(rep.phrase, max(room - 2 - len(why), room // 2) if why else room)
+    why = _cut(why, room - len(phrase) - 2) if why and room - len(phrase) - 2 >= 4 else ""
+    shown = len(phrase) + (2 + len(why) if why else 0)
+    line = f"{rep.number:>4}  {rep.elapsed_s:7.1f}s  {status} {escape(phrase)}"
+    if why:
+        line += f"  [red]{escape(why)}[/]"
+    line += " " * (room - shown)
     if tokens:
         cache = f"{100 * rep.cached_tokens / rep.prompt_tokens:.0f}%" if rep.prompt_tokens else "-"
         line += f" tok {rep.prompt_tokens:>6} cache {cache:>4}"
-    if rep.detail and rep.status in ("error", "failed", "no_change"):
-        line += f"  [red]{escape(rep.detail[:80])}[/]"
     return line
 
 
