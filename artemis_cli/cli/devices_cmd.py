@@ -16,8 +16,7 @@ from artemis_cli.cli.tables import PlainOpt
 def devices(as_json: Annotated[bool, typer.Option("--json")] = False, plain: PlainOpt = False) -> None:
     """List attached adb devices and the simulated phone's worlds.
 
-    When stdout is not a terminal (or with --plain) each device is one tab-separated line with no
-    header: serial, kind, state, model, detail."""
+    When stdout is not a terminal (or with --plain) each device is one tab-separated line with no header: serial, kind, state, model, detail."""
     from artemis_cli.device.select import list_devices
 
     listings = list_devices()

@@ -139,8 +139,9 @@ def list_profiles(
     """List the profiles that --profile NAME finds.
 
     Looked up in ./profiles (and ./), then in the source checkout: name, loop, operator model,
-    file. When stdout is not a terminal (or with --plain) each profile is one tab-separated
-    line with no header, in that column order."""
+    file.
+
+    When stdout is not a terminal (or with --plain) each profile is one tab-separated line with no header, in that column order."""
     from artemis_cli.config.profile import available_profiles, resolve_profile_path
 
     rows = []

@@ -136,8 +136,7 @@ def list_sessions(
 ) -> None:
     """List recent sessions, newest first (filters: --task, --status, --since).
 
-    When stdout is not a terminal (or with --plain) each session is one tab-separated line with
-    no header: id, task, status, steps, model, device, started (ISO-8601, UTC)."""
+    When stdout is not a terminal (or with --plain) each session is one tab-separated line with no header: id, task, status, steps, model, device, started (ISO-8601, UTC)."""
     engine = _engine(data_dir)
     sessions = engine.list_sessions(limit=limit, status=status, task_id=task, since=parse_since(since))
     if as_json:

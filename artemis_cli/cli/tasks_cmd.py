@@ -151,10 +151,7 @@ def list_tasks(
 ) -> None:
     """List the task files in a directory: id, app, max steps, reference steps, tags, file.
 
-    A narrow terminal leaves out tags first, then reference steps, the app and max steps; the id
-    and the file stay. When stdout is not a terminal (or with --plain) each task is one
-    tab-separated line with no header and every column: id, app, max_steps, reference steps,
-    tags (comma-separated), file."""
+    A narrow terminal leaves out tags first, then reference steps (ref), the app and max_steps; the id and the file stay. When stdout is not a terminal (or with --plain) each task is one tab-separated line with no header and every column: id, app, max_steps, reference steps, tags (comma-separated), file."""
     folder = directory if directory is not None else _default_tasks_dir()
     if not folder.is_dir():
         raise ConfigError(str(folder), None, None, "not a directory")
