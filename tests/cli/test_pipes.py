@@ -81,7 +81,7 @@ def test_a_closed_stdout_never_stops_a_run(piped: SimpleNamespace) -> None:
     assert first.split() == ["Session", head.id]  # stdout: the result (the summary's title) only
     assert f"Session {head.id} · task demo-wifi-on" in stderr  # progress: on stderr
     assert re.search(r"^\s+4\s+\S+s\s+finish\s+finish success=True", stderr, re.M), stderr
-    for rc, _, stderr in (piped.as_json, piped.summary):  # nothing read at all: the first write fails
+    for _rc, _, stderr in (piped.as_json, piped.summary):  # nothing read at all: the first write fails
         assert not any(noise in stderr for noise in PIPE_NOISE), stderr
     assert (piped.as_json[0], piped.summary[0]) == (1, 0)  # each run's own exit code
     assert [s.status for s in piped.sessions] == ["succeeded", "failed", "succeeded"] and piped.steps == [4, 2, 4]
