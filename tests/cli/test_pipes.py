@@ -190,3 +190,15 @@ def test_sigpipe_is_never_reset_to_the_default() -> None:
                  if "signal.SIGPIPE" in p.read_text(encoding="utf-8")]
     assert offenders == []
 
+
+
+def test_plain_rows_keep_one_line_and_one_field_per_cell() -> None:
+    """A model label or device text with a tab or a line break must not add fields or rows."""
+    from rich.text import Text
+
+    from artemis_cli.cli.tables import Column, FitTable, plain_rows
+
+    table = FitTable.listing([Column("id", "id"), Column("status"), Column("model", "label")])
+    table.add_row("s1", Text("succeeded", style="green"), "odd\tlabel\nover two lines")
+    table.add_row("s2", "failed", "")
+    assert plain_rows(table) == ["s1\tsucceeded\todd label over two lines", "s2\tfailed\t"]
