@@ -23,6 +23,10 @@ class _NoSubcommand(Exception):
         self.ctx = ctx
 
 
+class _StdoutClosed(Exception):
+    """The reader of stdout went away (``artemis sessions list | head -1``); stdout is /dev/null now."""
+
+
 class ArtemisGroup(TyperGroup):
     """A group called without a subcommand shows its help on stderr and exits 2, on every Typer:
     Click 8.1 printed the help and exited 0, Click 8.2+ and Typer's bundled click raise
@@ -32,6 +36,17 @@ class ArtemisGroup(TyperGroup):
         if not args and self.no_args_is_help and not ctx.resilient_parsing:
             raise _NoSubcommand(ctx)
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: Any) -> Any:
+        """A write to a closed stdout ends the command quietly. Caught here, below Click, whose
+        own EPIPE handler would exit 1; Rich consoles and ``write_out`` go on without raising."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            from artemis_cli.cli.console import drop_stream
+
+            drop_stream(sys.stdout)
+            raise _StdoutClosed() from None
 
 
 app = typer.Typer(
@@ -102,6 +117,15 @@ def _show_help(ctx: Any) -> NoReturn:
 
 
 def main() -> None:
+    from artemis_cli.cli.console import flush_stdout
+
+    try:
+        _main()
+    finally:
+        flush_stdout()  # a closed stdout: quietly, before the interpreter's own flush would complain
+
+
+def _main() -> None:
     click_exception, usage_error = _click_errors()
     try:
         rc = app(prog_name=PROG, standalone_mode=False)
@@ -119,6 +143,8 @@ def main() -> None:
     except KeyboardInterrupt as exc:  # a stop signal before any session was taken
         print("Interrupted.", file=sys.stderr)
         sys.exit(getattr(exc, "exit_code", 130))
+    except _StdoutClosed:  # the reader took what it wanted: the command did its job
+        sys.exit(0)
     except _NoSubcommand as exc:
         _show_help(exc.ctx)
     except typer.Abort:  # Ctrl-C or end of input at a prompt

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Annotated, Any
 
 import typer
+
+from artemis_cli.cli.tables import PlainOpt
 
 
 def apps(
@@ -17,6 +18,7 @@ def apps(
         "--device", "-d", help="Serial from `artemis devices`, or sim / sim:<world>. Default: $ANDROID_SERIAL, "
                                "the one attached device, else the simulated phone.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    plain: PlainOpt = False,
 ) -> None:
     """List a device's launchable apps, or resolve each NAME to the package a person means on
     that phone and say how (package, alias, label, fuzzy) with the alternatives; a name that is
@@ -32,7 +34,8 @@ def apps(
         packages = installed_packages(dev)
         if not names:
             launchable = launchable_packages(dev)
-            _list(serial, launchable if launchable is not None else packages, launchable is not None, as_json)
+            _list(serial, launchable if launchable is not None else packages, launchable is not None, as_json,
+                  plain)
             return
         results = [resolve_app(name, packages) for name in names]
     finally:
@@ -41,7 +44,9 @@ def apps(
         print(json.dumps({"device": serial, "installed": len(packages),
                           "results": [r.as_dict() for r in results]}, ensure_ascii=False, indent=2))
         return
-    plain = not sys.stdout.isatty()
+    from artemis_cli.cli.tables import wants_plain
+
+    plain = wants_plain(plain)
     for r in results:
         also = ", ".join(r.candidates)
         if plain:
@@ -53,22 +58,20 @@ def apps(
             print(f"{r.query}: not installed" + (f"; closest: {also}" if also else ""))
 
 
-def _list(serial: str, packages: list[str], launchable: bool, as_json: bool) -> None:
+def _list(serial: str, packages: list[str], launchable: bool, as_json: bool, plain: bool = False) -> None:
     rows: list[dict[str, Any]] = [{"package": p, "label": None} for p in packages]
     if as_json:
         print(json.dumps({"device": serial, "launchable": launchable, "apps": rows}, ensure_ascii=False, indent=2))
         return
-    if not sys.stdout.isatty():
-        for row in rows:
-            print(row["package"])
-        return
     from artemis_cli.cli.console import out
-    from artemis_cli.cli.tables import Column, FitTable
+    from artemis_cli.cli.tables import Column, FitTable, print_table, wants_plain
 
-    table = FitTable([Column("package", "id")])  # no backend gives labels yet (device/apps.py)
+    table = FitTable.listing([Column("package", "id")])  # no backend gives labels yet (device/apps.py)
     for row in rows:
         table.add_row(row["package"])
+    print_table(table, plain=plain)
+    if wants_plain(plain):
+        return
     console = out()
-    console.print(table.build(console.width))
     what = "launchable apps" if launchable else "packages (this device cannot list launcher activities)"
     console.print(f"{len(rows)} {what} on {serial}", markup=False)

@@ -1,26 +1,82 @@
-"""Rich consoles, created lazily (Rich import costs start-up time)."""
+"""Rich consoles, created lazily (Rich import costs start-up time), and what happens when the
+reader of stdout or stderr goes away.
+
+Progress (session header, step lines, notices, the spinner) goes to :func:`err`; results (tables,
+summaries) to :func:`out`; ``--json`` is written with :func:`write_out`. A closed pipe never stops
+a command: the first write that meets it points that file descriptor at ``/dev/null``
+(:func:`drop_stream`), so the rest of the command — a run's remaining steps — goes on, later
+writes vanish and the interpreter's final flush cannot print "Exception ignored … BrokenPipeError".
+SIGPIPE stays ignored, as Python sets it: the write raises instead of killing the process.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 
+def drop_stream(stream: IO[Any] | None = None) -> None:
+    """Point ``stream``'s file descriptor (default: stdout) at ``/dev/null`` after its reader went
+    away. Streams without a real descriptor (a test's buffer) are left as they are."""
+    stream = sys.stdout if stream is None else stream
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def write_out(text: str) -> None:
+    """Write ``text`` to stdout and flush; a closed stdout drops it silently (:func:`drop_stream`)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        drop_stream(sys.stdout)
+
+
+def flush_stdout() -> None:
+    """The last flush of stdout, done before the interpreter's own so a closed pipe stays quiet."""
+    with contextlib.suppress(BrokenPipeError):
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            drop_stream(sys.stdout)
+            sys.stdout.flush()  # what was buffered now goes to /dev/null
+
+
 @cache
-def out() -> Console:
+def _console_class() -> type[Console]:
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True)
+    class PipeSafeConsole(Console):
+        """Rich's console exits with status 1 when its pipe closes; ours goes quiet and carries on."""
+
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            drop_stream(sys.stderr if self.stderr else sys.stdout)
+
+    return PipeSafeConsole
+
+
+@cache
+def out() -> Console:
+    return _console_class()(highlight=False, soft_wrap=True)
 
 
 @cache
 def err() -> Console:
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return _console_class()(stderr=True, highlight=False, soft_wrap=True)
 
 
 def escape(text: str) -> str:

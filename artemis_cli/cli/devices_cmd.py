@@ -10,25 +10,27 @@ from typing import Annotated, Any
 import typer
 
 from artemis_cli.cli.console import escape, out
+from artemis_cli.cli.tables import PlainOpt
 
 
-def devices(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """List attached adb devices and the simulated phone's worlds."""
+def devices(as_json: Annotated[bool, typer.Option("--json")] = False, plain: PlainOpt = False) -> None:
+    """List attached adb devices and the simulated phone's worlds.
+
+    When stdout is not a terminal (or with --plain) each device is one tab-separated line with no header: serial, kind, state, model, detail."""
     from artemis_cli.device.select import list_devices
 
     listings = list_devices()
     if as_json:
         print(json.dumps([vars(d) for d in listings], ensure_ascii=False, indent=2))
         return
-    from artemis_cli.cli.tables import Column, FitTable
+    from artemis_cli.cli.tables import Column, FitTable, print_table
 
     # narrow: the detail goes first, then the kind; the serial (what --device takes) stays whole
-    table = FitTable([Column("serial", "id"), Column("kind", drop=2), Column("state", "label", min_width=9),
+    table = FitTable.listing([Column("serial", "id"), Column("kind", drop=2), Column("state", "label", min_width=9),
                       Column("model", "label", min_width=12), Column("detail", "label", drop=3)])
     for d in listings:
         table.add_row(d.serial, d.kind, d.state, d.model or "", d.detail or "")
-    console = out()
-    console.print(table.build(console.width))
+    print_table(table, plain=plain)
 
 
 #: The Gemini endpoint when neither ARTEMIS_GEMINI_BASE_URL nor the SDK's GOOGLE_GEMINI_BASE_URL is set.

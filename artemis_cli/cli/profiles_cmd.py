@@ -11,6 +11,8 @@ from typing import Annotated, Any
 
 import typer
 
+from artemis_cli.cli.tables import PlainOpt
+
 app = typer.Typer(help="Work with profiles (the loop, the model of each role, memory settings).",
                   no_args_is_help=True)
 
@@ -132,11 +134,14 @@ def validate(
 @app.command("list")
 def list_profiles(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    plain: PlainOpt = False,
 ) -> None:
     """List the profiles that --profile NAME finds.
 
     Looked up in ./profiles (and ./), then in the source checkout: name, loop, operator model,
-    file."""
+    file.
+
+    When stdout is not a terminal (or with --plain) each profile is one tab-separated line with no header, in that column order."""
     from artemis_cli.config.profile import available_profiles, resolve_profile_path
 
     rows = []
@@ -150,20 +155,19 @@ def list_profiles(
         return
     from rich.text import Text
 
-    from artemis_cli.cli.console import out
-    from artemis_cli.cli.tables import Column, FitTable
+    from artemis_cli.cli.tables import Column, FitTable, note_console, print_table
 
-    console = out()
+    console = note_console(plain)
     if not rows:
         console.print("No profiles found (looked in ./profiles and the source checkout).")
         return
-    table = FitTable([Column("name", "id"), Column("loop"), Column("operator", "label", min_width=16),
+    table = FitTable.listing([Column("name", "id"), Column("loop"), Column("operator", "label", min_width=16),
                       Column("file", "path", min_width=16)])
     for name, c, file in rows:
         if c.ok:
             table.add_row(name, str(c.profile.loop), c.operator(), file)
         else:
             table.add_row(name, Text("invalid", style="red"), "—", file)
-    console.print(table.build(console.width))
+    print_table(table, plain=plain)
     if any(not c.ok for _, c, _ in rows):
         console.print("Check one with: artemis profiles validate FILE", soft_wrap=False)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from artemis_cli.cli.console import err, escape, out
+from artemis_cli.cli.console import err, escape, out, write_out
 
 
 def replay(
@@ -56,7 +55,7 @@ def replay(
     if dry_run:
         steps = plan(engine, src.id, opts)
         if as_json:
-            sys.stdout.write(json.dumps({"source_session": src.id, "dry_run": True, "by": by,
+            write_out(json.dumps({"source_session": src.id, "dry_run": True, "by": by,
                                          "steps": [s.to_dict() for s in steps]}, ensure_ascii=False, indent=2) + "\n")
             return
         out().print(f"[bold]Replay plan[/] for {src.id} · {escape(src.task_id or '')} · {len(steps)} steps · by {by}")
@@ -66,7 +65,7 @@ def replay(
         return
     spec, seed, sim_opts, world = device_spec_for(src)
     dev = resolve_device(device or spec, sim_seed=seed, sim_options=sim_opts, sim_world=world)
-    progress = err() if as_json else out()
+    progress = err()  # progress on stderr, the result on stdout (cli/console.py)
     info = dev.info()
     progress.print(f"[bold]Replaying {src.id}[/] on {escape(info.serial)} ({info.kind}, {info.width}x{info.height}) by {by}")
     incomplete = incomplete_reason(engine, src)
@@ -90,7 +89,7 @@ def replay(
         dev.close()
     result = results[0]
     if as_json:
-        sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+        write_out(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:
         for c in result.checks:
             mark = "[green]✓[/]" if c.passed else "[red]✗[/]"

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from artemis_cli.cli.console import err, escape, out
+from artemis_cli.cli.console import err, escape, out, write_out
 
 
 def run(
@@ -104,14 +104,16 @@ def stop_cleanly(command: Callable[[], None], as_json: bool) -> None:
             command()
         except SessionInterrupted as exc:
             if as_json and exc.result is not None:
-                sys.stdout.write(json.dumps(exc.result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+                write_out(json.dumps(exc.result.to_dict(), ensure_ascii=False, indent=2) + "\n")
             print(exc.message(), file=sys.stderr)
             raise typer.Exit(exc.exit_code) from None
 
 
 def with_progress(start: Callable[[dict[str, Any]], Any], *, header: str, as_json: bool, no_live: bool) -> Any:
-    """Run ``start(callbacks)`` with live per-step progress (on stderr when --json)."""
-    progress = err() if as_json else out()
+    """Run ``start(callbacks)`` with per-step progress on stderr (stdout is kept for the result,
+    so ``artemis run … | head -1`` or ``--json | jq`` read only that). ``as_json`` is kept for the
+    callers: progress is on stderr either way."""
+    progress = err()
     plain = no_live or not progress.is_terminal
 
     def on_start(session_id: str) -> None:
@@ -133,25 +135,41 @@ def with_progress(start: Callable[[dict[str, Any]], Any], *, header: str, as_jso
         return start(callbacks)
 
 
-#: Columns of a progress line around the action phrase: "NNNN  TTTTT.Ts  status " and
+#: The status cell is as wide as the longest status, so every phrase starts in one column.
+_STATUS_WIDTH = len("no_change")
+#: Columns of a progress line around the action phrase: "NNNN  TTTTT.Ts  status___ " (and one
+#: spare) and
 #: " tok NNNNNN cache NNN%"; below ``_TOKENS_FROM`` columns the token figures are left out.
-_LEAD, _TOKENS, _TOKENS_FROM = 24, 22, 72
-_STATUS_STYLE = {"ok": "green", "finished": "blue"}
+_LEAD, _TOKENS, _TOKENS_FROM = 16 + _STATUS_WIDTH + 2, 22, 72
+_STATUS_STYLE = {"ok": "green", "finished": "blue", "no_change": "yellow"}
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
 def step_line(rep: Any, width: int) -> str:
-    """One progress line that fits ``width`` columns (Rich markup; device text escaped)."""
+    """One progress line that fits ``width`` columns (Rich markup; device text escaped): number,
+    time, status (padded to the longest, so every phrase starts in one column), the action phrase
+    and, for a step that did not work, why — both cut to the room — then the token figures."""
+    from artemis_cli.cli.tables import one_line
+
     label = "finish" if rep.status == "finished" else rep.status
-    status = f"[{_STATUS_STYLE.get(rep.status, 'red')}]{escape(label)}[/]" + " " * max(0, 6 - len(label))
+    status = f"[{_STATUS_STYLE.get(rep.status, 'red')}]{escape(label)}[/]" + " " * max(0, _STATUS_WIDTH - len(label))
     tokens = width >= _TOKENS_FROM
     room = max(10, width - _LEAD - (_TOKENS if tokens else 0))
-    phrase = rep.phrase if len(rep.phrase) <= room else rep.phrase[: room - 1] + "…"
-    line = f"{rep.number:>4}  {rep.elapsed_s:7.1f}s  {status} {escape(phrase)}{' ' * (room - len(phrase))}"
+    why = one_line(rep.detail) if rep.detail and rep.status in ("error", "failed", "no_change") else ""
+    # the phrase keeps at least half the room when there is a reason to show beside it
+    phrase = _cut(rep.phrase, max(room - 2 - len(why), room // 2) if why else room)
+    why = _cut(why, room - len(phrase) - 2) if why and room - len(phrase) - 2 >= 4 else ""
+    shown = len(phrase) + (2 + len(why) if why else 0)
+    line = f"{rep.number:>4}  {rep.elapsed_s:7.1f}s  {status} {escape(phrase)}"
+    if why:
+        line += f"  [red]{escape(why)}[/]"
+    line += " " * (room - shown)
     if tokens:
         cache = f"{100 * rep.cached_tokens / rep.prompt_tokens:.0f}%" if rep.prompt_tokens else "-"
         line += f" tok {rep.prompt_tokens:>6} cache {cache:>4}"
-    if rep.detail and rep.status in ("error", "failed", "no_change"):
-        line += f"  [red]{escape(rep.detail[:80])}[/]"
     return line
 
 
@@ -163,7 +181,7 @@ def finish_command(result: Any, as_json: bool, engine: Any = None) -> None:
         data = result.to_dict()
         if usage is not None:
             data["tokens"] = usage.to_dict()
-        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        write_out(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     else:
         print_summary(result, usage)
     raise typer.Exit(result.exit_code)

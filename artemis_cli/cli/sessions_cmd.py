@@ -11,6 +11,7 @@ import typer
 
 from artemis_cli.cli.console import escape, out
 from artemis_cli.cli.helptext import literal
+from artemis_cli.cli.tables import PlainOpt
 
 app = typer.Typer(help="Browse and inspect recorded sessions.", no_args_is_help=True)
 
@@ -125,16 +126,20 @@ def session_to_dict(rec: Any) -> dict[str, Any]:
 
 @app.command("list")
 def list_sessions(
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many sessions.")] = 20,
     status: Annotated[str | None, typer.Option("--status", help="running, succeeded, failed, aborted or interrupted.")] = None,
     task: Annotated[str | None, typer.Option("--task", help="Only sessions of this task id.")] = None,
     since: Annotated[
         str | None, typer.Option("--since", help="Only sessions started at or after this time: ISO-8601 (2024-05-01T09:30) or an age such as 30m, 12h, 7d.")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of the sessions.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the session ids, one per line.")] = False,
+    plain: PlainOpt = False,
     data_dir: DataDirOpt = None,
 ) -> None:
-    """List recent sessions, newest first (filters: --task, --status, --since)."""
+    """List recent sessions, newest first (filters: --task, --status, --since).
+
+    When stdout is not a terminal (or with --plain) each session is one tab-separated line with no header: id, task, status, steps, model, device, started (ISO-8601, UTC)."""
     from artemis_cli.engine.errors import NoArtemisData
 
     try:
@@ -149,37 +154,44 @@ def list_sessions(
         rows = [{**session_to_dict(s), "steps": engine.step_count(s.id)} for s in sessions]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return
+    if quiet:
+        print("".join(f"{s.id}\n" for s in sessions), end="")
+        return
+    from artemis_cli.cli.tables import note_console
+
+    notes = note_console(plain)
     if not sessions:
         total = 0 if engine is None else engine.session_count()
         if total == 0:
-            out().print("No sessions yet. Try: artemis run tasks/demo.yaml")
+            notes.print("No sessions yet. Try: artemis run tasks/demo.yaml")
             return
         wanted = [f"{name} {value}" for name, value in (("of task", task), ("with status", status),
                                                           ("since", since)) if value is not None]
-        out().print(escape(f"No sessions {' '.join(wanted)} ({total} session{'s' if total != 1 else ''} in all)."),
+        notes.print(escape(f"No sessions {' '.join(wanted)} ({total} session{'s' if total != 1 else ''} in all)."),
                     soft_wrap=True)
         return
     from rich.text import Text
 
-    from artemis_cli.cli.tables import Column, FitTable
+    from artemis_cli.cli.tables import Column, FitTable, print_table, wants_plain
 
     # The id already says when a session started (20240501-093012-…): "started" goes first,
     # then the device, the step count and the model label; id, task and status always stay.
-    table = FitTable([
+    table = FitTable.listing([
         Column("session", "id"), Column("task", "id"), Column("status"),
         Column("steps", justify="right", drop=3), Column("model", "label", drop=2, min_width=12),
         Column("device", "label", drop=4, min_width=6), Column("started", drop=5),
     ])
+    whole = wants_plain(plain)
     for s in sessions:
         colour = {"succeeded": "green", "failed": "red", "running": "yellow"}.get(s.status, "magenta")
+        started = (s.started_at or "") if whole else (s.started_at or "")[:16].replace("T", " ")
         table.add_row(s.id, s.task_id or "", Text(s.status, style=colour), str(engine.step_count(s.id)),
-                      s.model_label or "", s.device_serial or "", (s.started_at or "")[:19])
-    console = out()
-    console.print(table.build(console.width))
+                      s.model_label or "", s.device_serial or "", started)
+    print_table(table, plain=plain)
     stopped = [s for s in sessions if resume_command(s)]
     if stopped:
-        console.print(f"{len(stopped)} stopped before the end; continue one with: {resume_command(stopped[0])}",
-                      soft_wrap=False)
+        notes.print(f"{len(stopped)} stopped before the end; continue one with: {resume_command(stopped[0])}",
+                    soft_wrap=False)
 
 
 @app.command("show")

@@ -14,21 +14,35 @@ console's width (:meth:`FitTable.build`):
 
 Cells are plain text (never Rich markup: device and model text is shown as is) or
 :class:`rich.text.Text` for styled cells. ``--json`` output never goes through here.
+
+List commands print through :func:`print_table`: on a terminal the laid-out table, and when stdout
+is not a terminal (a pipe, a file) or with ``--plain``, :func:`plain_rows`: one tab-separated
+line per row, every column in declared order, no header, nothing cut — so
+``artemis sessions list | head -1`` is a session and ``cut -f1`` its id. Listings use the borderless
+:meth:`FitTable.listing` layout (two spaces between columns), which leaves the most room at 80
+and 60 columns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import typer
 
 if TYPE_CHECKING:
     from rich.box import Box
+    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
 Kind = Literal["id", "fixed", "label", "path"]
 Justify = Literal["left", "center", "right"]
+
+#: ``--plain`` of every list command.
+PlainOpt = Annotated[bool, typer.Option(
+    "--plain", help="Tab-separated rows, no header, every column (the default when stdout is not a terminal).")]
 
 ELLIPSIS = "…"
 #: The narrowest a label column is shown before secondary columns are dropped for it.
@@ -116,8 +130,10 @@ class FitTable:
 
     def __init__(self, columns: Sequence[Column], *, title: str | None = None, caption: str | None = None,
                  box: Box | Literal["default"] | None = "default", show_edge: bool = True,
-                 show_header: bool = True, show_footer: bool = False, **table_options: Any) -> None:
+                 show_header: bool = True, show_footer: bool = False, pad_edge: bool = True,
+                 **table_options: Any) -> None:
         self.columns = list(columns)
+        self.pad_edge = pad_edge
         self.title = title
         self.caption = caption
         self.box = box
@@ -126,6 +142,11 @@ class FitTable:
         self.show_footer = show_footer
         self.table_options = table_options
         self.rows: list[tuple[list[str | Text], str | None]] = []
+
+    @classmethod
+    def listing(cls, columns: Sequence[Column], **options: Any) -> FitTable:
+        """A list command's table: no borders, two spaces between columns, a bold header."""
+        return cls(columns, box=None, pad_edge=False, **options)
 
     def add_row(self, *cells: str | Text, style: str | None = None) -> None:
         if len(cells) != len(self.columns):
@@ -144,7 +165,8 @@ class FitTable:
     def overhead(self, n: int) -> int:
         """Cells a table of ``n`` columns spends on borders, dividers and padding (one space each side)."""
         has_box = self._box() is not None
-        return (2 if has_box and self.show_edge else 0) + (max(n - 1, 0) if has_box else 0) + 2 * n
+        padding = 2 * n - (2 if n and not self.pad_edge else 0)
+        return (2 if has_box and self.show_edge else 0) + (max(n - 1, 0) if has_box else 0) + padding
 
     def natural_widths(self) -> list[int]:
         """Each column's width with nothing cut: its widest cell, header or footer."""
@@ -206,15 +228,13 @@ class FitTable:
         kept, label_widths = self.layout(width)
         natural = self.natural_widths()
         table = Table(title=self.title, caption=self.caption, box=self._box(), show_edge=self.show_edge,
-                      show_header=self.show_header, show_footer=self.show_footer, **self.table_options)
+                      show_header=self.show_header, show_footer=self.show_footer, pad_edge=self.pad_edge,
+                      **self.table_options)
         for i in kept:
             col = self.columns[i]
-            if col.kind == "id":
+            if col.kind in ("id", "fixed"):  # shown whole: an id is never cut, a status never "succeed…"
                 table.add_column(col.header, footer=col.footer, justify=col.justify, style=col.style,
                                  no_wrap=True, min_width=natural[i])
-            elif col.kind == "fixed":
-                table.add_column(col.header, footer=col.footer, justify=col.justify, style=col.style,
-                                 no_wrap=True)
             else:
                 w = label_widths[i]
                 table.add_column(ellipsize(col.header, w), footer=ellipsize(col.footer, w), justify=col.justify,
@@ -231,3 +251,42 @@ class FitTable:
             table.add_row(*shown, style=style)
         return table
 
+
+
+def _plain_cell(cell: str | Text) -> str:
+    return " ".join(_plain(cell).replace("\t", " ").split("\n")).replace("\r", " ")
+
+
+def plain_rows(table: FitTable) -> list[str]:
+    """Every row as one line of tab-separated cells (all columns, nothing cut, no header)."""
+    return ["\t".join(_plain_cell(c) for c in cells) for cells, _ in table.rows]
+
+
+def wants_plain(plain: bool = False, console: Console | None = None) -> bool:
+    """Plain rows: asked for with ``--plain``, or stdout is not a terminal."""
+    from artemis_cli.cli.console import out
+
+    return plain or not (console or out()).is_terminal
+
+
+def print_table(table: FitTable, *, plain: bool = False, console: Console | None = None) -> None:
+    """A list command's rows: the table laid out for the terminal, or :func:`plain_rows` for a
+    script (see the module doc). A closed stdout ends the command quietly (cli/app)."""
+    import sys
+
+    from artemis_cli.cli.console import out
+
+    console = console or out()
+    if wants_plain(plain, console):
+        sys.stdout.write("".join(row + "\n" for row in plain_rows(table)))
+        sys.stdout.flush()
+    else:
+        console.print(table.build(console.width))
+
+
+def note_console(plain: bool = False) -> Console:
+    """Where a list command's notes go ("No sessions yet", hints): stdout beside a table, stderr
+    beside plain rows (a script reads only rows from stdout)."""
+    from artemis_cli.cli.console import err, out
+
+    return err() if wants_plain(plain) else out()

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from artemis_cli.cli.tables import Column, FitTable
+from artemis_cli.cli.tables import Column, FitTable, PlainOpt, print_table
 from artemis_cli.config.issues import ConfigIssue, issues_of
 from artemis_cli.errors import ConfigError
 from artemis_cli.paths import repo_root
@@ -54,7 +54,9 @@ class TaskCheck:
 
 
 def _console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    from artemis_cli.cli.console import err, out
+
+    return err() if stderr else out()
 
 
 def expand_task_paths(paths: list[Path]) -> tuple[list[Path], list[ConfigIssue]]:
@@ -164,8 +166,11 @@ def _default_tasks_dir() -> Path:
 def list_tasks(
     directory: Annotated[Path | None, typer.Argument(help="Directory of task files (default: ./tasks).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    plain: PlainOpt = False,
 ) -> None:
-    """List the task files in a directory: id, app, max_steps, reference steps, tags."""
+    """List the task files in a directory: id, app, max steps, reference steps, tags, file.
+
+    A narrow terminal leaves out tags first, then reference steps (ref), the app and max_steps; the id and the file stay. When stdout is not a terminal (or with --plain) each task is one tab-separated line with no header and every column: id, app, max_steps, reference steps, tags (comma-separated), file."""
     folder = directory if directory is not None else _default_tasks_dir()
     if not folder.is_dir():
         raise ConfigError(str(folder), None, None, "not a directory")
@@ -181,13 +186,12 @@ def list_tasks(
         ]
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
-        console = _console()
-        table = FitTable([
+        table = FitTable.listing([
             # narrow: tags go first, then the reference count, the app and max_steps; the id and the
             # file (what `artemis run` takes) stay. File and package are cut at the front (their
             # end tells them apart: …/bench-notes.yaml, …android.deskclock)
-            Column("id", "id"), Column("app", "path", drop=3, min_width=16),
-            Column("max_steps", justify="right", drop=2), Column("reference", justify="right", drop=4),
+            Column("id", "id"), Column("app", "path", drop=3, min_width=10),
+            Column("max_steps", justify="right", drop=2), Column("ref", justify="right", drop=4),
             Column("tags", "label", drop=5), Column("file", "path", min_width=16),
         ], title=f"Tasks in {folder}", title_justify="left")
         for c in good:
@@ -195,7 +199,7 @@ def list_tasks(
             t = c.task
             table.add_row(t.id, t.app or "-", str(t.max_steps), str(len(t.reference)),
                           ", ".join(t.tags) or "-", c.path)
-        console.print(table.build(console.width))
+        print_table(table, plain=plain)
     if bad:
         err = _console(stderr=True)
         for c in bad:

@@ -3,7 +3,9 @@ than the terminal, long labels cut with an ellipsis (never wrapped), secondary c
 first, and ``--json`` complete whatever the width.
 
 The commands run as real processes (``python -m artemis_cli`` with ``$COLUMNS``): the CLI's Rich
-console takes its width once, when it is created."""
+console takes its width once, when it is created. ``TTY_COMPATIBLE=1`` makes Rich treat the pipe
+as a terminal (a pipe gets plain rows: tests/cli/test_pipes.py), ``NO_COLOR`` and :data:`SGR` drop
+the styles."""
 
 from __future__ import annotations
 
@@ -23,14 +25,20 @@ from artemis_cli.cli.tables import Column, FitTable, ellipsize, ellipsize_front
 REPO = Path(__file__).resolve().parents[2]
 WIDTHS = (60, 80, 120)
 LONG_LABEL = "openai (qwen2.5-vl-7b @ 127.0.0.1:8000)"
+#: Select Graphic Rendition sequences (bold, dim) a terminal console writes even under NO_COLOR.
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+#: What makes the CLI's consoles lay tables out for a terminal of $COLUMNS although stdout is a pipe.
+AS_TERMINAL = {"TTY_COMPATIBLE": "1", "NO_COLOR": "1"}
 
 
 def cli(home: Path, *args: str | Path, width: int = 80, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ARTEMIS_HOME": str(home), "COLUMNS": str(width)}
+    env = {**os.environ, "ARTEMIS_HOME": str(home), "COLUMNS": str(width), **AS_TERMINAL}
     for key in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "ARTEMIS_DEBUG"):
         env.pop(key, None)
-    return subprocess.run([sys.executable, "-m", "artemis_cli", *map(str, args)], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=300, stdin=subprocess.DEVNULL)
+    res = subprocess.run([sys.executable, "-m", "artemis_cli", *map(str, args)], capture_output=True, text=True,
+                         env=env, cwd=cwd, timeout=300, stdin=subprocess.DEVNULL)
+    res.stdout = SGR.sub("", res.stdout)
+    return res
 
 
 def assert_fits(text: str, width: int) -> None:
@@ -69,8 +77,8 @@ def test_sessions_list_keeps_ids_whole_and_fits(sessions: tuple[Path, list[str]]
         assert_whole_on_one_line(res.stdout, sid)
     rows = [line for line in res.stdout.splitlines() if any(sid in line for sid in ids)]
     assert len(rows) == 3, res.stdout  # one line per session: nothing wraps
-    body = res.stdout.splitlines()[3:-1]
-    assert len(body) == 3, res.stdout
+    header, *body = res.stdout.splitlines()
+    assert header.startswith("session ") and len(body) == 3, res.stdout
     assert all("demo-wifi-on" in line and "succeeded" in line for line in rows), res.stdout
     if width >= 80:  # the model label is cut with an ellipsis, on the session's own line
         assert all("heuristic" in line for line in rows), res.stdout

@@ -89,8 +89,9 @@ def test_list_shows_the_available_profiles(tmp_path: Path) -> None:
     assert rows["broken"]["ok"] is False
     table = cli("profiles", "list", cwd=tmp_path)
     assert table.returncode == 0, table.stderr
-    assert "invalid" in table.stdout and "openai:qwen2.5-vl-7b" in table.stdout
-    assert "artemis profiles validate" in table.stdout
+    # stdout is a pipe: plain rows on stdout, the hint on stderr
+    assert "broken\tinvalid\t" in table.stdout and "local\tpro\topenai:qwen2.5-vl-7b\t" in table.stdout
+    assert "artemis profiles validate" in table.stderr
 
 
 def test_tasks_validate_says_when_a_file_looks_like_a_profile() -> None:
