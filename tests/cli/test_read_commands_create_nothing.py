@@ -61,7 +61,8 @@ def test_the_default_data_dir_before_the_first_run_lists_no_sessions_and_stays_a
     home = tmp_path / "fresh-home"
     res = artemis("sessions", "list", home=home)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "No sessions yet. Try: artemis run tasks/demo.yaml"
+    assert res.stdout == ""  # a pipe gets data rows only: the note is on stderr
+    assert res.stderr.strip() == "No sessions yet. Try: artemis run tasks/demo.yaml"
     res = artemis("sessions", "list", "--json", home=home)
     assert res.returncode == 0 and json.loads(res.stdout) == []
     assert not home.exists()
@@ -73,7 +74,7 @@ def test_a_filter_that_matches_nothing_counts_the_sessions_there_are(tmp_path: P
             engine.create_session(SessionRecord(goal="g", task_id="demo", status="succeeded"))
     res = artemis("sessions", "list", "--task", "nosuch", "--data-dir", tmp_path / "data", home=tmp_path)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "No sessions of task nosuch (3 sessions in all)."
+    assert res.stdout == "" and res.stderr.strip() == "No sessions of task nosuch (3 sessions in all)."
     res = artemis("sessions", "list", "--task", "nosuch", "--status", "failed", "--data-dir", tmp_path / "data",
                   home=tmp_path)
-    assert res.stdout.strip() == "No sessions of task nosuch with status failed (3 sessions in all)."
+    assert res.stderr.strip() == "No sessions of task nosuch with status failed (3 sessions in all)."
