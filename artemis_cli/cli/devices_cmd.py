@@ -12,7 +12,7 @@ import typer
 from artemis_cli.cli.console import escape, out
 
 
-def devices(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def devices(as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list: serial, kind, state, model, detail.")] = False) -> None:
     """List attached adb devices and the simulated phone's worlds."""
     from artemis_cli.device.select import list_devices
 
@@ -40,9 +40,9 @@ DEEP_PROGRESS_AFTER_S = 2.0
 
 
 def doctor(
-    data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
-    deep: Annotated[bool, typer.Option("--deep", help="also hash every referenced blob file")] = False,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir to check (default $ARTEMIS_HOME or the user data dir).")] = None,
+    deep: Annotated[bool, typer.Option("--deep", help="Also hash every referenced blob file.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: ok and every check.")] = False,
     model: Annotated[str | None, typer.Option(
         "--model", "-m", help="openai:NAME: also check NAME on its OpenAI-compatible endpoint (reachable, "
                               "served, tool calls, cached tokens).")] = None,

@@ -51,7 +51,7 @@ def recall(
         "--package", callback=_checked("parse_package"),
         help="Only steps whose foreground app is this package (alone: that app's latest steps).")] = None,
     details: Annotated[bool, typer.Option("--details", help="Show thoughts, verdicts and summaries.")] = False,
-    max_results: Annotated[int, typer.Option("--max-results", min=1, max=20)] = 5,
+    max_results: Annotated[int, typer.Option("--max-results", min=1, max=20, help="Search hits to show at most.")] = 5,
     max_tokens: Annotated[int, typer.Option(
         "--max-tokens", min=100, max=100_000, help="Cap on the text shown (about 4 characters a token).")] = 2000,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,

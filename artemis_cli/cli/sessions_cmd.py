@@ -122,13 +122,13 @@ def session_to_dict(rec: Any) -> dict[str, Any]:
 
 @app.command("list")
 def list_sessions(
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1)] = 20,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Show at most this many sessions.")] = 20,
     status: Annotated[str | None, typer.Option("--status", help="running, succeeded, failed, aborted or interrupted.")] = None,
     task: Annotated[str | None, typer.Option("--task", help="Only sessions of this task id.")] = None,
     since: Annotated[
         str | None, typer.Option("--since", help="Only sessions started at or after this time: ISO-8601 (2024-05-01T09:30) or an age such as 30m, 12h, 7d.")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list: each session's fields and its step count.")] = False,
     data_dir: DataDirOpt = None,
 ) -> None:
     """List recent sessions, newest first (filters: --task, --status, --since)."""
@@ -167,7 +167,7 @@ def list_sessions(
 @app.command("show")
 def show(
     session: Annotated[str, typer.Argument(help="Session id (a unique prefix is enough).")],
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: the session and every step.")] = False,
     chunks: Annotated[
         bool, typer.Option("--chunks", help="Print the history chunks (newest version per range) as the transcript shows them.")
     ] = False,
@@ -376,7 +376,7 @@ def rm(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Also remove a session still marked running.")] = False,
     keep_blobs: Annotated[bool, typer.Option("--keep-blobs", help="Keep screenshot/XML files even when unused.")] = False,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list: per session its id, steps, blobs removed and kept.")] = False,
     data_dir: DataDirOpt = None,
 ) -> None:
     """Remove sessions: their steps, model calls, events, notes, and blobs no other session uses."""
