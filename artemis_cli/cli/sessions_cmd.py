@@ -180,12 +180,15 @@ def show(
     if chunks:
         _show_chunks(engine, rec.id, as_json=as_json)
         return
+    from artemis_cli.engine.segments import session_time, stops
     from artemis_cli.engine.token_usage import token_usage
 
     steps = engine.get_steps(rec.id)
     usage = token_usage(engine, rec.id)
+    timing = session_time(engine, rec, running=rec.status == "running")
     if as_json:
         data = session_to_dict(rec)
+        data["time"] = timing.to_dict()
         data["steps"] = [step_to_dict(engine, s) for s in steps]
         data["llm_calls"] = len(engine.llm_calls(rec.id))
         data["tokens"] = usage.to_dict()
@@ -208,6 +211,11 @@ def show(
         if model:
             console.print(Text(ellipsize(f"model: {model}", width)))
     console.print(Text(f"goal: {rec.goal or ''}"), soft_wrap=False)
+    if timing.segments:
+        running = " so far" if rec.status == "running" else ""
+        console.print(Text(f"time: {timing.text()}{running}"), soft_wrap=False)
+    for stop in stops(timing):
+        console.print(Text(stop.text(), style="yellow"), soft_wrap=False)
     intents = any(s.intent for s in steps)  # the column only for sessions whose model stated them
     table = FitTable([
         Column("#", justify="right"), Column("T+", justify="right", drop=2),
