@@ -27,7 +27,7 @@ def _checked(parse_name: str) -> Callable[[str | None], str | None]:
         from artemis_cli.memory import recall_args
 
         try:
-            getattr(recall_args, parse_name)(value)
+            getattr(recall_args, parse_name)(value, None)  # errors name the option, not the tool's argument
         except recall_args.RecallError as exc:
             if exc.did_you_mean:  # "--steps 50-10": one line, and the forward spelling
                 raise typer.BadParameter(f"{recall_args.echo_repr(value.strip())} runs backwards; "
@@ -65,6 +65,12 @@ def recall(
 
     if steps and at:
         raise typer.BadParameter("give --steps or --at, not both", param_hint="--at")
+    if not any(v and v.strip() for v in (query, steps, at, package)):
+        from artemis_cli.errors import UsageError
+
+        raise UsageError("nothing to recall: give words to search for, --steps, --at or --package",
+                         hint='e.g. artemis recall latest "wifi password", --steps 12-20, --at T+12:30 '
+                              "or --package com.android.settings")
     with DataEngine.open_for_reading(resolve(data_dir)) as engine:
         session_id = engine.get_session(session).id
         recaller = Recall(engine)
@@ -101,4 +107,3 @@ def recall(
             console.print(escape(rest))
     for notice in result.notices:
         err().print(escape(notice))
-    err().print(f"[dim]{elapsed_ms:.1f} ms[/]")
