@@ -192,10 +192,21 @@ def test_export_to_a_directory_is_refused_and_report_writes_inside_it(recorded: 
     assert (tmp_path / f"artemis-report-{sid}.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
-def test_outputs_create_missing_directories_and_leave_no_temporary_files(recorded: tuple[Path, str],
-                                                                        tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [["report"], ["sessions", "export"]])
+def test_an_output_in_a_missing_directory_is_refused_and_nothing_is_created(
+        recorded: tuple[Path, str], command: list[str], tmp_path: Path) -> None:
+    """A mistyped directory is an error, not a new directory tree (issue 23 item 8)."""
     data, sid = recorded
-    target = tmp_path / "new" / "deeper" / "steps.jsonl"
+    target = tmp_path / "new" / "deeper" / "out.txt"
+    res = cli(*command, sid, "-o", target, "--data-dir", data)
+    assert_cannot_write(res, target, "No such file or directory")
+    assert f"Hint: create {target.parent} first" in res.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_outputs_leave_no_temporary_files(recorded: tuple[Path, str], tmp_path: Path) -> None:
+    data, sid = recorded
+    target = tmp_path / "steps.jsonl"
     res = cli("sessions", "export", sid, "-o", target, "--data-dir", data)
     assert res.returncode == 0, res.stderr
     assert [json.loads(line)["number"] for line in target.read_text().splitlines()] == [1, 2, 3, 4]
