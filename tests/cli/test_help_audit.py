@@ -39,8 +39,9 @@ def broken_lines(text: str) -> list[str]:
 
 @pytest.mark.parametrize(("path", "command"), ALL, ids=IDS)
 def test_every_option_has_help(path: tuple[str, ...], command: Any) -> None:
-    bare = [p.opts[0] for p in command.params if getattr(p, "help", "x") is not None and not (p.help or "").strip()]
-    bare += [p.name for p in command.params if p.param_type_name == "argument" and not getattr(p, "help", None)]
+    shown = [p for p in command.params if not getattr(p, "hidden", False)]
+    bare = [p.opts[0] if p.param_type_name == "option" else p.name for p in shown
+            if not (getattr(p, "help", None) or "").strip()]
     assert not bare, f"artemis {' '.join(path)}: no help for {bare}"
     assert (command.help or "").strip(), f"artemis {' '.join(path)} has no help"
 
