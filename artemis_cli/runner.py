@@ -358,17 +358,22 @@ def _finish_session(engine: DataEngine, session_id: str, status: str, result: Ru
     try:
         engine.abandon_interrupted_write()
         data = result if isinstance(result, dict) else result.to_dict()
-        if status == "interrupted":
-            signum = data.get("signal")
-            engine.record_event(EventRecord(session_id=session_id, step=None, kind=INTERRUPTED_EVENT, payload={
-                "after_step": data.get("steps", 0),
-                "reason": signal_name(signum) if signum else data.get("stop_reason") or "interrupted"}))
-        timing = session_time(engine, engine.get_session(session_id), running=status != "interrupted")
-        times = {"elapsed_s": round(timing.active_s, 3), "wall_s": round(timing.wall_s, 3),
-                 "interruptions": timing.interruptions}
-        if isinstance(result, RunResult):
-            result.elapsed_s, result.wall_s, result.interruptions = (
-                times["elapsed_s"], times["wall_s"], timing.interruptions)
+        times: dict[str, Any] = {}
+        try:  # the stop's mark and the time first; on a full disk the status write is still tried
+            if status == "interrupted":
+                signum = data.get("signal")
+                engine.record_event(EventRecord(session_id=session_id, step=None, kind=INTERRUPTED_EVENT, payload={
+                    "after_step": data.get("steps", 0),
+                    "reason": signal_name(signum) if signum else data.get("stop_reason") or "interrupted"}))
+            timing = session_time(engine, engine.get_session(session_id), running=status != "interrupted")
+            times = {"elapsed_s": round(timing.active_s, 3), "wall_s": round(timing.wall_s, 3),
+                     "interruptions": timing.interruptions}
+            if isinstance(result, RunResult):
+                result.elapsed_s, result.wall_s, result.interruptions = (
+                    times["elapsed_s"], times["wall_s"], timing.interruptions)
+        except Exception as exc:
+            if not is_disk_full(exc):
+                raise
         engine.finish_session(session_id, status, {**data, **times})
     except Exception as exc:
         if not is_disk_full(exc):
