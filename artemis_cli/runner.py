@@ -55,7 +55,9 @@ class RunResult:
     prompt_tokens: int = 0
     cached_tokens: int = 0
     completion_tokens: int = 0
-    elapsed_s: float = 0.0
+    elapsed_s: float = 0.0  # ACTIVE time: the run and resume segments, not the time spent stopped
+    wall_s: float = 0.0  # first start to the end, stops included
+    interruptions: int = 0  # segments before this one that stopped short
     data_dir: str = ""
     signal: int | None = None  # the stop signal, when one ended the run
 
@@ -332,7 +334,7 @@ def finish_run(
         elapsed_s=loop.offset_ms() / 1000,
         data_dir=str(engine.data_dir),
     )
-    _finish_session(engine, session_id, status, result.to_dict())
+    _finish_session(engine, session_id, status, result)
     return result
 
 
@@ -345,13 +347,36 @@ def _close_background(loop: Any, service: StepMemoryService) -> None:
         close_agents()
 
 
-def _finish_session(engine: DataEngine, session_id: str, status: str, result: dict[str, Any]) -> None:
+def _finish_session(engine: DataEngine, session_id: str, status: str, result: RunResult | dict[str, Any]) -> None:
     """The final status write. On a full disk it may fail: the session then shows as interrupted
     anyway (``running`` with no live owner), so the failure is not an error of its own. A write
-    that a stop signal cut short is rolled back first, or this one would nest in it and be lost."""
+    that a stop signal cut short is rolled back first, or this one would nest in it and be lost.
+
+    An interrupted segment is marked by an ``interrupted`` event (where and why it stopped), and
+    the result's time becomes the session's (``artemis_cli.engine.segments``): ``elapsed_s`` is
+    the ACTIVE time (the sum of the run and resume segments), ``wall_s`` first start to now."""
+    from artemis_cli.engine.segments import INTERRUPTED_EVENT, session_time
+
     try:
         engine.abandon_interrupted_write()
-        engine.finish_session(session_id, status, result)
+        data = result if isinstance(result, dict) else result.to_dict()
+        times: dict[str, Any] = {}
+        try:  # the stop's mark and the time first; on a full disk the status write is still tried
+            if status == "interrupted":
+                signum = data.get("signal")
+                engine.record_event(EventRecord(session_id=session_id, step=None, kind=INTERRUPTED_EVENT, payload={
+                    "after_step": data.get("steps", 0),
+                    "reason": signal_name(signum) if signum else data.get("stop_reason") or "interrupted"}))
+            timing = session_time(engine, engine.get_session(session_id), running=status != "interrupted")
+            times = {"elapsed_s": round(timing.active_s, 3), "wall_s": round(timing.wall_s, 3),
+                     "interruptions": timing.interruptions}
+            if isinstance(result, RunResult):
+                result.elapsed_s, result.wall_s, result.interruptions = (
+                    times["elapsed_s"], times["wall_s"], timing.interruptions)
+        except Exception as exc:
+            if not is_disk_full(exc):
+                raise
+        engine.finish_session(session_id, status, {**data, **times})
     except Exception as exc:
         if not is_disk_full(exc):
             raise
@@ -391,7 +416,7 @@ def _drive(
             answer="", model=model.name, model_label=model.label, offline_model=model.offline,
             elapsed_s=loop.offset_ms() / 1000, data_dir=str(engine.data_dir), signal=stop.signum,
         )
-        _finish_session(engine, session_id, "interrupted", result.to_dict())
+        _finish_session(engine, session_id, "interrupted", result)
         raise SessionInterrupted(stop.signum, session_id, step, result) from None
     except Exception as exc:
         if not is_disk_full(exc):
@@ -601,7 +626,7 @@ def _prepare_resume(
     _restore_pro_state(loop, engine, session_id, steps)
     engine.record_event(EventRecord(session_id=session_id, step=None, kind="resume",
                                     payload={"after_step": last.number if last else 0,
-                                             "entries": len(ledger.entries)}))
+                                             "entries": len(ledger.entries), "device": device.info().serial}))
     if callbacks.on_start:
         callbacks.on_start(session_id)
     start = (last.number + 1) if last else 1

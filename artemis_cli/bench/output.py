@@ -48,6 +48,31 @@ ROWS: list[tuple[str, str, str, str]] = [
 ]
 
 
+def _count(n: int) -> str:
+    """A step count as a label: 1000, 500, 10k (whole thousands from ten thousand on)."""
+    return f"{n // 1000}k" if n >= 10_000 and n % 1000 == 0 else str(n)
+
+
+def _at(counts: list[Any]) -> str | None:
+    """``@1000`` for the step counts the figures were measured at (``@500/@1000`` when modes or
+    files differ); None when no count is known."""
+    known = list(dict.fromkeys(int(c) for c in counts if isinstance(c, int | float) and c))
+    return "/".join(f"@{_count(c)}" for c in known) or None
+
+
+def labels(*results: dict[str, Any]) -> dict[str, str]:
+    """Each figure's label, the synthetic runs' labels with the step counts they actually had
+    (``--synthetic-steps``, ``--recall-steps``), not the defaults' ``@1000`` / ``@10k``."""
+    named = {key: label for key, label, _goal, _kind in ROWS}
+    overhead = _at([m.get("synthetic_steps") for r in results for m in r["modes"].values()])
+    recall = _at([(r.get("recall") or {}).get("steps") for r in results])
+    named["overhead_ms_p50_step1000"] = (f"overhead / step p50 {overhead} (ms)" if overhead
+                                         else "overhead / step p50, synthetic run (ms)")
+    named["recall_ms_p50_10k"] = (f"recall p50 {recall} steps (ms)" if recall
+                                  else "recall p50, synthetic session (ms)")
+    return named
+
+
 def fmt(value: Any, kind: str) -> str:
     if value is None:
         return "—"
@@ -74,8 +99,9 @@ def results_table(results: dict[str, Any], width: int | None = None) -> Table:
                       Column("goal (transcript)", "label", drop=1, style="dim", min_width=12)],
                      title=f"artemis bench · {results['suite']} · model {results['model']} · profile "
                            f"{results['profile']} · budget {results['context_budget_tokens']:,} tokens")
-    for key, label, goal, kind in ROWS:
-        table.add_row(label, *[fmt(results["modes"][m].get(key), kind) for m in modes], goal)
+    named = labels(results)
+    for key, _label, goal, kind in ROWS:
+        table.add_row(named[key], *[fmt(results["modes"][m].get(key), kind) for m in modes], goal)
     return table.build(width)
 
 
@@ -181,8 +207,9 @@ def compare_table(a: dict[str, Any], b: dict[str, Any], a_name: str, b_name: str
                       Column("B", justify="right"), Column("B − A", justify="right", drop=2),
                       Column("B ÷ A", justify="right", drop=1)],
                      title=f"bench compare · A = {a_name} · B = {b_name}")
+    named = labels(a, b)
     for mode in [m for m in a["modes"] if m in b["modes"]]:
-        for key, label, _goal, kind in ROWS:
+        for key, _label, _goal, kind in ROWS:
             va, vb = a["modes"][mode].get(key), b["modes"][mode].get(key)
             if va is None and vb is None:
                 continue
@@ -190,7 +217,7 @@ def compare_table(a: dict[str, Any], b: dict[str, Any], a_name: str, b_name: str
             if isinstance(va, int | float) and isinstance(vb, int | float):
                 diff = f"{vb - va:+.4g}"
                 ratio = f"{vb / va:.3f}×" if va else "—"
-            table.add_row(mode, label, fmt(va, kind), fmt(vb, kind), diff, ratio)
+            table.add_row(mode, named[key], fmt(va, kind), fmt(vb, kind), diff, ratio)
     only = sorted(set(a["modes"]) ^ set(b["modes"]))
     if only:
         table.caption = "modes in only one file: " + ", ".join(only)

@@ -88,6 +88,35 @@ def _register() -> None:
     from artemis_cli.cli import bench_cmd
 
     app.add_typer(bench_cmd.app, name="bench", cls=ArtemisGroup)
+    from artemis_cli.cli.helptext import prepare
+
+    prepare(app)
+
+
+def version() -> str:
+    """The installed package's version (its metadata), else the source tree's ``__version__``."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("artemis-cli")
+    except metadata.PackageNotFoundError:
+        from artemis_cli import __version__
+
+        return __version__
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"{PROG} {version()}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(
+    show_version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_print_version,
+                                      help="Print the version (artemis X.Y.Z) and exit."),
+) -> None:
+    """Run LLM agents that operate Android phones; record, replay and benchmark them."""
 
 
 _register()

@@ -27,7 +27,7 @@ def run(
     model: Annotated[str, typer.Option("--model", "-m", help="scripted (reference solutions through the fake Gemini server) | heuristic.")] = "scripted",
     profile: Annotated[str, typer.Option("--profile", "-p", help="flash | pro | path to a profile.")] = "flash",
     tasks: Annotated[str | None, typer.Option("--tasks", help="Comma list of task ids to run (default: all).")] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Results JSON (the SVG chart is written next to it).")] = Path("bench-results.json"),
+    out: Annotated[Path, typer.Option("--out", "-o", help="Results JSON; the SVG chart is written next to it with .svg (--out r.json: r.svg).")] = Path("bench-results.json"),
     synthetic_steps: Annotated[int, typer.Option("--synthetic-steps", min=20, help="Length of the synthetic overhead run.")] = 1000,
     recall_steps: Annotated[int, typer.Option("--recall-steps", min=10, help="Size of the synthetic recall session.")] = 10_000,
     fresh: Annotated[bool, typer.Option("--fresh", help="Ignore finished pairs from an earlier run.")] = False,
@@ -48,6 +48,10 @@ def run(
     from artemis_cli.cli.console import out as console
     from artemis_cli.cli.output import check_output, write_output
 
+    if out.suffix.lower() == ".svg":  # the chart goes beside the results, with .svg: the same file
+        raise typer.BadParameter(f"{out} is an SVG name, where the chart would overwrite the results: --out takes "
+                                 "the results JSON and the chart goes beside it (--out results.json: results.svg)",
+                                 param_hint="'--out' / '-o'")
     check_output(out, option="--out")  # before the run, not after it
     config = BenchConfig(suite=suite, out=out, modes=_split(memory) or [], model=model, profile=profile,
                          tasks=_split(tasks), synthetic_steps=synthetic_steps, recall_steps=recall_steps, lens=lens,

@@ -13,7 +13,8 @@ from artemis_cli.cli.console import escape, out
 from artemis_cli.cli.tables import PlainOpt
 
 
-def devices(as_json: Annotated[bool, typer.Option("--json")] = False, plain: PlainOpt = False) -> None:
+def devices(as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list: serial, kind, state, model, detail.")] = False,
+            plain: PlainOpt = False) -> None:
     """List attached adb devices and the simulated phone's worlds.
 
     When stdout is not a terminal (or with --plain) each device is one tab-separated line with no header: serial, kind, state, model, detail."""
@@ -42,9 +43,9 @@ DEEP_PROGRESS_AFTER_S = 2.0
 
 
 def doctor(
-    data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
-    deep: Annotated[bool, typer.Option("--deep", help="also hash every referenced blob file")] = False,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir to check (default $ARTEMIS_HOME or the user data dir).")] = None,
+    deep: Annotated[bool, typer.Option("--deep", help="Also hash every referenced blob file.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: ok and every check.")] = False,
     model: Annotated[str | None, typer.Option(
         "--model", "-m", help="openai:NAME: also check NAME on its OpenAI-compatible endpoint (reachable, "
                               "served, tool calls, cached tokens).")] = None,

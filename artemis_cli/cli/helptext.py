@@ -9,6 +9,9 @@ test_help_brackets.py`` walks every command and fails on a bracket lost in the r
 
 from __future__ import annotations
 
+import inspect
+from typing import Any
+
 
 def literal(text: str) -> str:
     """``text`` with every ``[`` that Rich would read as a tag escaped — only when Typer renders
@@ -20,3 +23,57 @@ def literal(text: str) -> str:
     from rich.markup import escape
 
     return escape(text)
+
+
+def unwrap(text: str) -> str:
+    """``text`` with the hard line breaks of its paragraphs removed, so a docstring wrapped at the
+    source's width is rewrapped at the terminal's (Rich help keeps single newlines verbatim and
+    would break lines mid-sentence). A paragraph starting with ``\\b`` (Click's "keep as written")
+    and lines starting a list item (``- ``, ``* ``) or indented keep their breaks."""
+    paragraphs = []
+    for paragraph in text.split("\n\n"):
+        if paragraph.startswith("\b"):
+            paragraphs.append(paragraph)
+            continue
+        lines: list[str] = []
+        for line in paragraph.split("\n"):
+            if lines and not line.startswith((" ", "- ", "* ")):
+                lines[-1] = f"{lines[-1].rstrip()} {line.strip()}"
+            else:
+                lines.append(line)
+        paragraphs.append("\n".join(lines))
+    return "\n\n".join(paragraphs)
+
+
+def prepare(app: Any) -> None:
+    """Unwrap the help of every command and group registered on the Typer ``app`` (recursively),
+    and show no type for flags (below). Called once, when the ``artemis`` app is assembled."""
+    for command in app.registered_commands:
+        doc = command.help if command.help is not None else inspect.getdoc(command.callback)
+        if doc:
+            command.help = unwrap(inspect.cleandoc(doc))
+    for group in app.registered_groups:
+        instance = group.typer_instance
+        if isinstance(instance.info.help, str):
+            instance.info.help = unwrap(inspect.cleandoc(instance.info.help))
+        prepare(instance)
+    _flags_show_no_type()
+
+
+def _flags_show_no_type() -> None:
+    """Typer's Rich help shows every flag's Python type (``--json <bool>``), where Click's plain
+    help (and every other CLI) shows nothing: a flag takes no value. Same rule as the plain help:
+    no type column for flags and counters."""
+    from typer.core import TyperOption
+
+    if getattr(TyperOption.display_type_rich, "_artemis", False):
+        return
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        if self.is_flag or self.count:
+            return None
+        return shown(self, ctx)
+
+    display_type_rich._artemis = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]

@@ -42,13 +42,16 @@ class ProfileCheck:
 
         return [] if self.error is None else issues_of(self.error)
 
-    def line(self) -> str:
-        """One line: ``ok: FILE (loop …, operator provider:model)`` or the first error
-        (``FILE:LINE: FIELD: message``) and how many more there are."""
+    def lines(self) -> list[str]:
+        """``ok: FILE (loop …, operator provider:model)``, or every error with file, line and
+        field: one line for one error (``error: FILE:LINE: FIELD: message``), else a head line
+        (``error: FILE: N errors``) and each error indented below it."""
         if self.ok:
-            return f"ok: {self.path} (loop {self.profile.loop}, operator {self.operator()})"
-        first, *more = self.issues()
-        return f"error: {first}" + (f" (and {len(more)} more; --json lists all)" if more else "")
+            return [f"ok: {self.path} (loop {self.profile.loop}, operator {self.operator()})"]
+        issues = self.issues()
+        if len(issues) == 1:
+            return [f"error: {issues[0]}"]
+        return [f"error: {self.path}: {len(issues)} errors", *(f"  {i}" for i in issues)]
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"path": self.path, "ok": self.ok}
@@ -109,8 +112,7 @@ def validate(
 ) -> None:
     """Check profile files (and their extends: parents). Exit 2 if any is invalid.
 
-    One line per profile: ok with its loop and operator model, or its first error with
-    file:line and field (--json lists every error)."""
+    Per profile: ok with its loop and operator model, or every error with file:line and field."""
     from artemis_cli.cli.console import out
 
     checks = [check_profile(f) for f in files]
@@ -122,7 +124,8 @@ def validate(
 
         console = out()
         for c in checks:
-            console.print(Text(c.line(), style="" if c.ok else "red"), soft_wrap=True)
+            for line in c.lines():
+                console.print(Text(line, style="" if c.ok else "red"), soft_wrap=True)
             if c.hint:
                 console.print(Text(f"  hint: {c.hint}", style="dim"), soft_wrap=True)
         if len(checks) > 1:
@@ -136,10 +139,11 @@ def list_profiles(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     plain: PlainOpt = False,
 ) -> None:
-    """List the profiles that --profile NAME finds.
+    """List the profiles that --profile NAME finds: name, loop, operator model, file.
 
-    Looked up in ./profiles (and ./), then in the source checkout: name, loop, operator model,
-    file.
+    Looked up in ./profiles, then in the source checkout's profiles/; a YAML file directly in
+    either directory is listed only when it is written as a profile (loop: or extends:, nothing
+    but a profile's keys).
 
     When stdout is not a terminal (or with --plain) each profile is one tab-separated line with no header, in that column order."""
     from artemis_cli.config.profile import available_profiles, resolve_profile_path

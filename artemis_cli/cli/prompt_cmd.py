@@ -35,8 +35,8 @@ def prompt(
     session: Annotated[str, typer.Argument(help="Session id (a unique prefix, or 'latest').")],
     step: Annotated[int, typer.Option("--step", "-s", min=1, help="The step whose turn to re-render.")],
     show: Annotated[bool, typer.Option("--show", help="Print the re-rendered request.")] = False,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: session_id, step, match and each call's hashes.")] = False,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
 ) -> None:
     """Re-render step N's request(s) from stored records and compare with the recorded hashes."""
     from artemis_cli.engine.db import DataEngine

@@ -27,7 +27,7 @@ def _checked(parse_name: str) -> Callable[[str | None], str | None]:
         from artemis_cli.memory import recall_args
 
         try:
-            getattr(recall_args, parse_name)(value)
+            getattr(recall_args, parse_name)(value, None)  # errors name the option, not the tool's argument
         except recall_args.RecallError as exc:
             if exc.did_you_mean:  # "--steps 50-10": one line, and the forward spelling
                 raise typer.BadParameter(f"{recall_args.echo_repr(value.strip())} runs backwards; "
@@ -51,7 +51,7 @@ def recall(
         "--package", callback=_checked("parse_package"),
         help="Only steps whose foreground app is this package (alone: that app's latest steps).")] = None,
     details: Annotated[bool, typer.Option("--details", help="Show thoughts, verdicts and summaries.")] = False,
-    max_results: Annotated[int, typer.Option("--max-results", min=1, max=20)] = 5,
+    max_results: Annotated[int, typer.Option("--max-results", min=1, max=20, help="Search hits to show at most.")] = 5,
     max_tokens: Annotated[int, typer.Option(
         "--max-tokens", min=100, max=100_000, help="Cap on the text shown (about 4 characters a token).")] = 2000,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
@@ -65,6 +65,12 @@ def recall(
 
     if steps and at:
         raise typer.BadParameter("give --steps or --at, not both", param_hint="--at")
+    if not any(v and v.strip() for v in (query, steps, at, package)):
+        from artemis_cli.errors import UsageError
+
+        raise UsageError("nothing to recall: give words to search for, --steps, --at or --package",
+                         hint='e.g. artemis recall latest "wifi password", --steps 12-20, --at T+12:30 '
+                              "or --package com.android.settings")
     with DataEngine.open_for_reading(resolve(data_dir)) as engine:
         session_id = engine.get_session(session).id
         recaller = Recall(engine)
@@ -101,4 +107,3 @@ def recall(
             console.print(escape(rest))
     for notice in result.notices:
         err().print(escape(notice))
-    err().print(f"[dim]{elapsed_ms:.1f} ms[/]")

@@ -238,7 +238,9 @@ def print_summary(result: object, usage: Any = None) -> None:
         table.add_row("tokens", total_line(usage))
     else:
         table.add_row("tokens", no_billed_line(usage, offline=result.offline_model))
-    table.add_row("time", f"{result.elapsed_s:.1f}s")
+    from artemis_cli.engine.segments import time_text
+
+    table.add_row("time", time_text(result.elapsed_s, result.wall_s, result.interruptions))
     table.add_row("data", escape(ellipsize_front(str(result.data_dir), room)))
     out().print(table)
     if usage is not None and usage.billed:

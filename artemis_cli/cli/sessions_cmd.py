@@ -126,13 +126,13 @@ def session_to_dict(rec: Any) -> dict[str, Any]:
 
 @app.command("list")
 def list_sessions(
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many sessions.")] = 20,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Show at most this many sessions.")] = 20,
     status: Annotated[str | None, typer.Option("--status", help="running, succeeded, failed, aborted or interrupted.")] = None,
     task: Annotated[str | None, typer.Option("--task", help="Only sessions of this task id.")] = None,
     since: Annotated[
         str | None, typer.Option("--since", help="Only sessions started at or after this time: ISO-8601 (2024-05-01T09:30) or an age such as 30m, 12h, 7d.")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of the sessions.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list: each session's fields and its step count.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the session ids, one per line.")] = False,
     plain: PlainOpt = False,
     data_dir: DataDirOpt = None,
@@ -197,7 +197,7 @@ def list_sessions(
 @app.command("show")
 def show(
     session: Annotated[str, typer.Argument(help="Session id (a unique prefix is enough).")],
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: the session and every step.")] = False,
     chunks: Annotated[
         bool, typer.Option("--chunks", help="Print the history chunks (newest version per range) as the transcript shows them.")
     ] = False,
@@ -210,12 +210,15 @@ def show(
     if chunks:
         _show_chunks(engine, rec.id, as_json=as_json)
         return
+    from artemis_cli.engine.segments import session_time, stops
     from artemis_cli.engine.token_usage import token_usage
 
     steps = engine.get_steps(rec.id)
     usage = token_usage(engine, rec.id)
+    timing = session_time(engine, rec, running=rec.status == "running")
     if as_json:
         data = session_to_dict(rec)
+        data["time"] = timing.to_dict()
         data["steps"] = [step_to_dict(engine, s) for s in steps]
         data["llm_calls"] = len(engine.llm_calls(rec.id))
         data["tokens"] = usage.to_dict()
@@ -238,6 +241,11 @@ def show(
         if model:
             console.print(Text(ellipsize(f"model: {model}", width)))
     console.print(Text(f"goal: {rec.goal or ''}"), soft_wrap=False)
+    if timing.segments:
+        running = " so far" if rec.status == "running" else ""
+        console.print(Text(f"time: {timing.text()}{running}"), soft_wrap=False)
+    for stop in stops(timing):
+        console.print(Text(stop.text(), style="yellow"), soft_wrap=False)
     intents = any(s.intent for s in steps)  # the column only for sessions whose model stated them
     table = FitTable([
         Column("#", justify="right"), Column("T+", justify="right", drop=2),
@@ -406,7 +414,7 @@ def rm(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Also remove a session still marked running.")] = False,
     keep_blobs: Annotated[bool, typer.Option("--keep-blobs", help="Keep screenshot/XML files even when unused.")] = False,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list: per session its id, steps, blobs removed and kept.")] = False,
     data_dir: DataDirOpt = None,
 ) -> None:
     """Remove sessions: their steps, model calls, events, notes, and blobs no other session uses."""

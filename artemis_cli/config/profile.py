@@ -289,12 +289,31 @@ def resolve_profile_path(name_or_path: str, *, search_dirs: list[Path] | None = 
 
 
 def available_profiles(search_dirs: list[Path] | None = None) -> list[str]:
+    """The profile names ``--profile NAME`` finds: every ``profiles/*.yaml`` of the search dirs
+    (the current directory, the source checkout), and a ``*.yaml`` beside them only when it is
+    written as a profile (:func:`looks_like_profile`) — tasks and other YAML files are not
+    profiles because they sit in the directory a command runs in."""
     names: set[str] = set()
     for d in search_dirs if search_dirs is not None else default_search_dirs():
-        for folder in (d / "profiles", d):
-            if folder.is_dir():
-                names.update(p.stem for p in folder.glob("*.yaml"))
+        if (d / "profiles").is_dir():
+            names.update(p.stem for p in (d / "profiles").glob("*.yaml"))
+        if d.is_dir():
+            names.update(p.stem for p in d.glob("*.yaml") if looks_like_profile(p))
     return sorted(names)
+
+
+def looks_like_profile(path: Path) -> bool:
+    """``path`` holds a mapping with ``loop:`` or ``extends:`` and only a profile's top-level keys."""
+    import yaml
+
+    try:
+        if path.stat().st_size > 1 << 20:
+            return False
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    return (isinstance(data, dict) and bool({"loop", "extends"} & set(data))
+            and set(map(str, data)) <= set(Profile.model_fields))
 
 
 class _ChainLocator:

@@ -230,10 +230,19 @@ def fts_phrases(phrases: Sequence[Sequence[str]]) -> str:
 # --- step range, time, package -------------------------------------------------------------------
 
 
-def parse_step_range(value: tuple[int, int] | Sequence[int] | str | None) -> tuple[int, int] | None:
+def _subject(name: str | None) -> str:
+    """How an error names the argument: the tool's argument name for the model (``step_range``),
+    nothing for the CLI (Click's "Invalid value for '--steps':" already names the option)."""
+    return f"{name} " if name else ""
+
+
+def parse_step_range(value: tuple[int, int] | Sequence[int] | str | None,
+                     name: str | None = "step_range") -> tuple[int, int] | None:
     """``(a, b)``, ``"a-b"`` (also ``a–b``, ``a..b``, ``a to b``) or ``"n"`` → ``(a, b)``.
 
-    A backwards range (``"50-10"``) is an error that shows the forward spelling."""
+    A backwards range (``"50-10"``) is an error that shows the forward spelling. ``name``: what
+    an error calls the argument (:func:`_subject`)."""
+    arg = _subject(name)
     if value is None:
         return None
     if isinstance(value, str):
@@ -242,7 +251,7 @@ def parse_step_range(value: tuple[int, int] | Sequence[int] | str | None) -> tup
         match = _RANGE.match(value)
         if not match:
             raise RecallError(
-                f"step_range {echo_repr(value)} is not a step range",
+                f"{arg}{echo_repr(value)} is not a step range",
                 hint='write it as "a-b", e.g. "12-20", or one step "12"',
             )
         a = int(match.group(1))
@@ -250,48 +259,50 @@ def parse_step_range(value: tuple[int, int] | Sequence[int] | str | None) -> tup
     else:
         items = list(value)
         if len(items) != 2 or not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
-            raise RecallError(f"step_range {echo_repr(value)} must be two step numbers")
+            raise RecallError(f"{arg}{echo_repr(value)} must be two step numbers")
         a, b = items
     if b < a:
         shown = value.strip() if isinstance(value, str) else f"{a}-{b}"
         raise RecallError(
-            f"step_range {shown!r} runs backwards", hint=f'write the lower step first: "{b}-{a}"',
+            f"{arg}{shown!r} runs backwards", hint=f'write the lower step first: "{b}-{a}"',
             did_you_mean=f"{b}-{a}",
         )
     if b < 1:
-        raise RecallError(f"step_range {a}-{b} has no step: steps are numbered from 1")
+        raise RecallError(f"{arg}{a}-{b} has no step: steps are numbered from 1")
     a = max(a, 1)
     if b - a + 1 > MAX_RANGE_STEPS:
         raise RecallError(
-            f"step_range {a}-{b} spans {b - a + 1} steps; ask for at most {MAX_RANGE_STEPS} at a time"
+            f"{arg}{a}-{b} spans {b - a + 1} steps; ask for at most {MAX_RANGE_STEPS} at a time"
         )
     return a, b
 
 
-def parse_at(value: str | None) -> int | None:
+def parse_at(value: str | None, name: str | None = "at") -> int | None:
     """``"T+12:30"`` (also ``12:30``, ``T+125:03``, ``1:02:03``) → milliseconds into the session."""
+    arg = _subject(name)
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     hint = "write a session time as T+mm:ss with seconds 00-59, e.g. T+12:30"
     if not isinstance(value, str):
-        raise RecallError(f"at {echo_repr(value)} is not a session time", hint=hint)
+        raise RecallError(f"{arg}{echo_repr(value)} is not a session time", hint=hint)
     match = _AT.match(value)
     if not match:
-        raise RecallError(f"at {echo_repr(value)} is not a session time", hint=hint)
+        raise RecallError(f"{arg}{echo_repr(value)} is not a session time", hint=hint)
     hours, minutes, seconds = int(match.group(1) or 0), int(match.group(2)), int(match.group(3))
     if seconds > 59 or len(match.group(3)) != 2 or (match.group(1) is not None and minutes > 59):
-        raise RecallError(f"at {echo_repr(value)} is not a session time", hint=hint)
+        raise RecallError(f"{arg}{echo_repr(value)} is not a session time", hint=hint)
     return ((hours * 60 + minutes) * 60 + seconds) * 1000
 
 
-def parse_package(value: str | None) -> str | None:
+def parse_package(value: str | None, name: str | None = "package") -> str | None:
     """An Android package name (``com.android.settings``), stripped; None when not given."""
+    arg = _subject(name)
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     hint = "give the app's package name, e.g. com.android.settings"
     if not isinstance(value, str):
-        raise RecallError(f"package {echo_repr(value)} is not a package name", hint=hint)
+        raise RecallError(f"{arg}{echo_repr(value)} is not a package name", hint=hint)
     package = value.strip()
     if len(package) > MAX_PACKAGE_CHARS or not _PACKAGE.match(package):
-        raise RecallError(f"package {echo_repr(value)} is not a package name", hint=hint)
+        raise RecallError(f"{arg}{echo_repr(value)} is not a package name", hint=hint)
     return package

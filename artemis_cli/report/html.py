@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.segments import Stop, session_time, stops
 from artemis_cli.engine.token_usage import token_usage
 from artemis_cli.memory.restore import SessionSpec
 from artemis_cli.report.charts import charts_html, step_tokens
@@ -30,7 +31,7 @@ from artemis_cli.report.images import FULL_EMBED_LIMIT, ImageStore, distinct_scr
 from artemis_cli.report.levels import load_levels
 from artemis_cli.report.style import CSP, SCRIPT, STYLE
 from artemis_cli.report.summary import e, summary_html
-from artemis_cli.report.timeline import chunk_band, level_band, step_card
+from artemis_cli.report.timeline import chunk_band, level_band, step_card, stop_band
 
 #: Steps read from the database at a time.
 PAGE = 200
@@ -67,7 +68,11 @@ def render_report(engine: DataEngine, session: str, out: TextIO, *, assets: Path
               "<meta name='viewport' content='width=device-width,initial-scale=1'>"
               f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">"
               f"<title>Artemis report {e(sid)}</title><style>{STYLE}</style></head><body><main>\n")
-    out.write(summary_html(rec, steps=count, usage=usage, level_counts=counts))
+    timing = session_time(engine, rec, running=engine.derived_status(rec) == "running")
+    stopped: dict[int, list[Stop]] = {}
+    for stop in stops(timing):
+        stopped.setdefault(stop.after_step, []).append(stop)
+    out.write(summary_html(rec, steps=count, usage=usage, level_counts=counts, timing=timing))
     out.write("\n")
     out.write(charts_html(tokens, rec))
     timeline_note = " · screenshots as the model saw them, element numbers drawn" if marks else ""
@@ -95,9 +100,14 @@ def render_report(engine: DataEngine, session: str, out: TextIO, *, assets: Path
                     now = levels.label(n)
                     out.write(chunk_band(chunk, "" if now.startswith("chunk") or now == "verbatim" else now))
                 out.write(step_card(step, images, tokens.get(n), levels.label(n)))
+                for stop in stopped.pop(n, []):
+                    out.write(stop_band(stop))
             page = following
     finally:
         images.close()
+    for rest in stopped.values():  # a stop before the first step, or after steps that are gone
+        for stop in rest:
+            out.write(stop_band(stop))
     out.write("</section></main>\n<div id='zoom' role='dialog' aria-label='full screenshot'>"
               "<div class='frame'></div><div class='note'></div></div>"
               "<nav class='help'>j / ↓ next step · k / ↑ previous · click a screenshot to enlarge</nav>\n")

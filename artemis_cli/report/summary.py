@@ -1,5 +1,5 @@
 """The summary block at the top of the report: goal, result (with the failing success checks and
-what they got), model (offline models say so), steps, wall time, tokens and cache share by role.
+what they got), model (offline models say so), steps, active and wall time (interruptions), tokens and cache share by role.
 
 There is no price table in Artemis, so no cost is shown (never an invented price): tokens by role
 and their cached share are. An offline model's session says "none billed" instead of a table of
@@ -13,6 +13,7 @@ from typing import Any
 
 from artemis_cli.cli.token_table import no_billed_line
 from artemis_cli.engine.records import SessionRecord
+from artemis_cli.engine.segments import SessionTime, stops
 from artemis_cli.engine.token_usage import OUTPUT_IS, TokenCounts, TokenUsage
 
 
@@ -93,8 +94,10 @@ def _checks(result: dict[str, Any]) -> str:
             f"<ul class='checks' id='failed-checks'>{items}</ul>")
 
 
-def summary_html(rec: SessionRecord, *, steps: int, usage: TokenUsage, level_counts: dict[str, int]) -> str:
-    """The ``<section id='summary'>`` block."""
+def summary_html(rec: SessionRecord, *, steps: int, usage: TokenUsage, level_counts: dict[str, int],
+                 timing: SessionTime | None = None) -> str:
+    """The ``<section id='summary'>`` block. ``timing``: the session's run segments (active time,
+    wall time, interruptions); without it only the wall time from ``started_at`` to ``ended_at``."""
     result = rec.result or {}
     status = rec.status
     message = str(result.get("message") or "")
@@ -104,10 +107,17 @@ def summary_html(rec: SessionRecord, *, steps: int, usage: TokenUsage, level_cou
     if roles:
         facts.append(("other models", ", ".join(f"{k}: {v}" for k, v in roles.items())))
     facts.append(("steps", f"{steps:,}"))
-    facts.append(("wall time", duration_text(wall_seconds(rec))))
-    elapsed = result.get("elapsed_s")
-    if isinstance(elapsed, (int, float)) and elapsed:
-        facts.append(("session clock", duration_text(float(elapsed))))
+    if timing is not None and timing.segments:
+        running = rec.status == "running"
+        facts.append(("active time", duration_text(timing.active_s) + (" so far" if running else "")))
+        facts.append(("wall time", duration_text(timing.wall_s) + (" so far" if running else "")))
+        if timing.interruptions or any(s.stop for s in timing.segments):
+            marks = stops(timing)
+            facts.append(("interruptions", f"{len(marks)}: " + "; ".join(
+                f"after step {m.after_step} ({m.reason})" + ("" if m.resumed_at is None else ", resumed")
+                for m in marks)))
+    else:
+        facts.append(("wall time", duration_text(wall_seconds(rec))))
     total = usage.total
     if usage.billed:
         facts.append(("tokens", f"{total.prompt:,} prompt · {total.output:,} output · {total.calls:,} calls"))

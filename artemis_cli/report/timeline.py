@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from artemis_cli.engine.clock import format_offset
 from artemis_cli.engine.records import StepRecord
+from artemis_cli.engine.segments import Stop
 from artemis_cli.memory.ledger_lines import action_phrase, describe_target, verdict_phrase
 from artemis_cli.report.charts import StepTokens
 from artemis_cli.report.chunks import ChunkView
@@ -141,3 +142,10 @@ def level_band(level: Level) -> str:
     lines = "".join(f"<p>{e(line)}</p>" for line in level.lines)
     return (f"<section class='band {e(level.kind)}' data-start='{level.start}' data-end='{level.end}'>"
             f"<h3>{e(level.title)}</h3>{lines}</section>\n")
+
+
+def stop_band(stop: Stop) -> str:
+    """Where the session stopped (after which step, why, when) and when and on what device it
+    went on: between the last step before the stop and the first after it."""
+    return (f"<section class='band stop' data-after='{stop.after_step}'><h3>Interrupted after step "
+            f"{stop.after_step} <span class='muted'>{e(stop.reason)}</span></h3><p>{e(stop.text())}</p></section>\n")

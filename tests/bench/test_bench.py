@@ -136,6 +136,9 @@ def test_cli_writes_json_and_svg_and_compare_prints_ratios(bench: tuple[BenchCon
     assert res.exit_code == 0, res.output
     assert "steady-state" in res.output and "≥ 90%" in res.output
     assert "tokens: all roles prompt" in res.output and "tokens: lens prompt" in res.output
+    # the synthetic figures are labelled with the counts they ran at, not the defaults
+    assert "overhead / step p50 @25 (ms)" in res.output and "recall p50 @60 steps (ms)" in res.output
+    assert "@1000" not in res.output and "@10k" not in res.output
     data = json.loads(out.read_text())
     validate_results(data)
     svg = out.with_suffix(".svg").read_text()
@@ -147,6 +150,32 @@ def test_cli_writes_json_and_svg_and_compare_prints_ratios(bench: tuple[BenchCon
     res = runner.invoke(app, ["bench", "compare", str(out), str(b)])
     assert res.exit_code == 0, res.output
     assert "2.000×" in res.output and "1.000×" in res.output
+
+
+def test_labels_follow_the_step_counts(bench: tuple[BenchConfig, dict[str, Any]]) -> None:
+    from artemis_cli.bench.output import labels
+
+    _config, results = bench
+    default = json.loads(json.dumps(results))
+    for agg in default["modes"].values():
+        agg["synthetic_steps"] = 1000
+    default["recall"]["steps"] = 10_000
+    named = labels(default)
+    assert named["overhead_ms_p50_step1000"] == "overhead / step p50 @1000 (ms)"
+    assert named["recall_ms_p50_10k"] == "recall p50 @10k steps (ms)"
+    both = labels(results, default)  # compare: A and B measured at different counts
+    assert both["overhead_ms_p50_step1000"] == "overhead / step p50 @25/@1000 (ms)"
+    assert both["recall_ms_p50_10k"] == "recall p50 @60/@10k steps (ms)"
+
+
+@pytest.mark.parametrize("name", ["x.svg", "chart.SVG"])
+def test_out_with_an_svg_name_is_refused_before_the_run(tmp_path: Path, name: str) -> None:
+    out = tmp_path / name
+    res = CliRunner().invoke(app, ["bench", "run", str(tmp_path), "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    assert "Invalid value for '--out' / '-o'" in res.output and "results.json" in res.output
+    assert "Usage: artemis bench run" in res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing run, nothing written
 
 
 #: role -> bench token group, written out here (not imported) so a regrouping in the code fails

@@ -44,7 +44,7 @@ def recorded(data_home: Path) -> str:
 
 def test_a_colleague_imports_shows_rerenders_and_replays_a_session(recorded: str, tmp_path: Path) -> None:
     bundle = tmp_path / "share" / "run.artemis"
-    bundle.parent.mkdir()
+    bundle.parent.mkdir()  # -o never creates directories
     proc = ok(artemis("sessions", "export", recorded[:15], "--format", "bundle", "-o", str(bundle)))
     assert f"Wrote session {recorded}" in proc.stderr and bundle.is_file()
 

@@ -64,9 +64,15 @@ def test_validate_a_task_or_a_missing_file(tmp_path: Path) -> None:
     res = cli("profiles", "validate", "tasks/demo.yaml", "nothere.yaml")
     assert res.returncode == 2
     lines = res.stdout.splitlines()
-    assert lines[0].startswith("error: tasks/demo.yaml:") and "--json lists all" in lines[0]
-    assert lines[1] == "  hint: this looks like a task: artemis tasks validate tasks/demo.yaml"
-    assert lines[2] == "error: nothere.yaml: profile file 'nothere.yaml' not found"
+    errors = json.loads(cli("profiles", "validate", "tasks/demo.yaml", "--json").stdout)[0]["errors"]
+    assert len(errors) > 1
+    # every error, each with file:line and field, under one head line
+    assert lines[0] == f"error: tasks/demo.yaml: {len(errors)} errors"
+    assert lines[1:1 + len(errors)] == [f"  tasks/demo.yaml:{e['line']}: {e['field']}: {e['message']}" for e in errors]
+    assert "  tasks/demo.yaml:2: loop: required key is missing" in lines
+    rest = lines[1 + len(errors):]
+    assert rest[0] == "  hint: this looks like a task: artemis tasks validate tasks/demo.yaml"
+    assert rest[1] == "error: nothere.yaml: profile file 'nothere.yaml' not found"
     assert "Traceback" not in res.stderr
 
 
@@ -92,6 +98,20 @@ def test_list_shows_the_available_profiles(tmp_path: Path) -> None:
     # stdout is a pipe: plain rows on stdout, the hint on stderr
     assert "broken\tinvalid\t" in table.stdout and "local\tpro\topenai:qwen2.5-vl-7b\t" in table.stdout
     assert "artemis profiles validate" in table.stderr
+
+
+def test_list_leaves_out_yaml_files_that_are_not_profiles(tmp_path: Path) -> None:
+    """In a directory of tasks (or any YAML), only profiles are listed: every file of ./profiles,
+    and a file beside them only when it is written as a profile."""
+    (tmp_path / "demo.yaml").write_text((REPO / "tasks" / "demo.yaml").read_text(), encoding="utf-8")
+    (tmp_path / "compose.yaml").write_text("services: {web: {image: nginx}}\n", encoding="utf-8")
+    (tmp_path / "mine.yaml").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "broken.yaml").write_text(BAD_LOOP, encoding="utf-8")
+    res = cli("profiles", "list", "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    names = [r["path"] for r in json.loads(res.stdout)]
+    assert names == ["broken", "flash", "mine", "pro"]
 
 
 def test_tasks_validate_says_when_a_file_looks_like_a_profile() -> None:

@@ -105,3 +105,29 @@ def test_echo() -> None:
     assert echo("short") == "short"
     assert echo("x" * ECHO_CHARS) == "x" * ECHO_CHARS
     assert echo("x" * 1000) == "x" * ECHO_CHARS + "… (1,000 characters)"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--steps", "0-0"], "Error: Invalid value for '--steps': 0-0 has no step: steps are numbered from 1"),
+    (["--steps", "1-900"], "Error: Invalid value for '--steps': 1-900 spans 900 steps; ask for at most"),
+    (["--at", "12:99"], "Error: Invalid value for '--at': '12:99' is not a session time (write a session time"),
+    (["--package", "not a package"], "Error: Invalid value for '--package': 'not a package' is not a package name"),
+    (["  "], "Error: nothing to recall: give words to search for, --steps, --at or --package"),
+], ids=["no-step", "too-wide", "at", "package", "nothing"])
+def test_errors_name_the_cli_options_not_the_tool_arguments(recorded: tuple[Path, str], args: list[str],
+                                                            message: str) -> None:
+    data, sid = recorded
+    res = cli("recall", sid, *args, "--data-dir", data)
+    assert res.returncode == 2, res.stderr
+    assert message in res.stderr, res.stderr
+    for internal in ("step_range", "at=", "recall_history", "package="):
+        assert internal not in res.stderr, res.stderr
+
+
+def test_a_recall_prints_no_timing_on_stderr(recorded: tuple[Path, str]) -> None:
+    data, sid = recorded
+    res = cli("recall", sid, "wifi", "--data-dir", data)
+    assert res.returncode == 0 and res.stdout, res.stderr
+    assert res.stderr == ""
+    as_json = cli("recall", sid, "wifi", "--json", "--data-dir", data)
+    assert as_json.stderr == "" and json.loads(as_json.stdout)["elapsed_ms"] >= 0  # machine output keeps it

@@ -369,7 +369,7 @@ def test_cli_recall_empty_query_exits_2(long_session: tuple[DataEngine, str], tm
     engine, sid = long_session
     proc = subprocess.run([sys.executable, "-m", "artemis_cli", "recall", sid, "  ", "--data-dir", str(engine.data_dir)],
                           capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and "needs a query" in proc.stderr
+    assert proc.returncode == 2 and "Error: nothing to recall: give words to search for, --steps" in proc.stderr
 
 
 def test_recall_latency_150_steps(long_session: tuple[DataEngine, str]) -> None:

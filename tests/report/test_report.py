@@ -122,7 +122,7 @@ def test_report_cli_writes_a_file(xss_session: tuple[DataEngine, str, int], tmp_
 
     engine, sid, _ = xss_session
     out = tmp_path / "r" / "x.html"
-    out.parent.mkdir()
+    out.parent.mkdir()  # -o never creates directories
     res = CliRunner().invoke(app, ["report", sid[:15], "-o", str(out), "--data-dir", str(engine.data_dir)])
     assert res.exit_code == 0, res.output
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
