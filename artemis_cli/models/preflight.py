@@ -1,0 +1,82 @@
+"""Pre-flight model check: before ``artemis run`` creates a session (and before ``artemis resume``
+takes one over), the model must exist and answer, so a wrong name or a dead endpoint is a usage
+error with no session left behind (or the session still resumable).
+
+OpenAI-compatible endpoints get doctor's check (:func:`endpoint_check.first_problem`: ``GET
+/models``, then one tiny request per called model); Gemini gets the same through the google-genai
+SDK (``models.get``, then one tiny ``generateContent``). Offline models skip it. Every request is
+one attempt with a short timeout: no retries, so a dead endpoint fails within seconds.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from artemis_cli.errors import UsageError
+from artemis_cli.models.base import Model
+
+#: Seconds ``GET /models`` (Gemini: ``models.get``) may take.
+LIST_TIMEOUT_S = 5.0
+#: Seconds the tiny request may take (a local server may load the model on its first request).
+CALL_TIMEOUT_S = 60.0
+
+DOCTOR_HINT = "artemis doctor --model openai:NAME --base-url URL checks an endpoint in detail"
+
+
+def check_model(model: Model, *, list_timeout_s: float = LIST_TIMEOUT_S, call_timeout_s: float = CALL_TIMEOUT_S) -> None:
+    """Raise ``UsageError`` (one line and a hint) when ``model`` cannot answer; offline: nothing."""
+    if model.offline:
+        return
+    if getattr(model, "provider", None) == "openai":
+        _check_openai(model, list_timeout_s, call_timeout_s)
+        return
+    from artemis_cli.models.gemini import GeminiModel
+
+    if isinstance(model, GeminiModel):
+        _check_gemini(model, list_timeout_s, call_timeout_s)
+
+
+def _check_openai(model: Any, list_timeout_s: float, call_timeout_s: float) -> None:
+    from artemis_cli.models.endpoint_check import Endpoint, first_problem
+    from artemis_cli.models.openai_provider import DEFAULT_KEY_ENV
+
+    ep = Endpoint(model.base_url, model.api_key_env, model.api_key_env != DEFAULT_KEY_ENV)
+    ep.use(model.name, model.options.tool_calls, "--model")
+    for fallback in model.chain[1:]:
+        ep.use(fallback, None, "fallback")
+    row = first_problem(ep, list_timeout_s=list_timeout_s, call_timeout_s=call_timeout_s)
+    if row is not None:
+        raise UsageError(f"model check failed: {row.detail}", hint=row.hint or DOCTOR_HINT)
+
+
+def _check_gemini(model: Any, list_timeout_s: float, call_timeout_s: float) -> None:
+    from google.genai import errors, types
+
+    client = model._client
+    name = model.name
+    where = f"Gemini at {os.environ.get('ARTEMIS_GEMINI_BASE_URL') or 'generativelanguage.googleapis.com'}"
+
+    def options(seconds: float) -> Any:
+        return types.HttpOptions(timeout=int(seconds * 1000), retry_options=types.HttpRetryOptions(attempts=1))
+
+    try:
+        client.models.get(model=name, config=types.GetModelConfig(http_options=options(list_timeout_s)))
+        client.models.generate_content(
+            model=name, contents="Answer with the word ok.",
+            config=types.GenerateContentConfig(max_output_tokens=8, http_options=options(call_timeout_s)))
+    except errors.APIError as exc:
+        code = int(getattr(exc, "code", 0) or 0)
+        said = model._scrub(str(getattr(exc, "message", "") or exc))
+        if code == 404:
+            raise UsageError(f"model check failed: {where} does not serve {name!r} ({said})",
+                             hint="pass a model Gemini serves, e.g. --model gemini-2.5-flash") from None
+        if code in (400, 401, 403) and "key" in said.lower():
+            raise UsageError(f"model check failed: {where} rejected the API key ({said})",
+                             hint="export a valid GEMINI_API_KEY") from None
+        raise UsageError(f"model check failed: {where} answered HTTP {code} for {name!r} ({said})",
+                         hint="retry later, or run with an offline model (--model heuristic)") from None
+    except Exception as exc:  # transport: refused, timeout, DNS
+        said = model._scrub(f"{type(exc).__name__}: {exc}")
+        raise UsageError(f"model check failed: cannot reach {where} for {name!r} ({said})",
+                         hint="check $ARTEMIS_GEMINI_BASE_URL and the network, or run with --model heuristic") from None
