@@ -57,9 +57,9 @@ def doctor(
     free space); with --model openai:NAME, --base-url or --profile, also the OpenAI-compatible
     endpoints a run would use (one tiny request each). Exit 1 if something is missing or
     damaged. Reads only: never creates or migrates the data dir."""
-    from artemis_cli.models import endpoint_check as doctor_endpoint
     from artemis_cli.device.select import adb_status, list_devices
     from artemis_cli.engine.health import Finding, check_data_dir
+    from artemis_cli.models import endpoint_check as doctor_endpoint
     from artemis_cli.paths import data_dir as resolve
 
     endpoint_plan = doctor_endpoint.plan(model, base_url, profile)  # bad options: exit 2 before any row

@@ -4,7 +4,8 @@ error with no session left behind (or the session still resumable).
 
 OpenAI-compatible endpoints get doctor's check (:func:`endpoint_check.first_problem`: ``GET
 /models``, then one tiny request per called model); Gemini gets the same through the google-genai
-SDK (``models.get``, then one tiny ``generateContent``). Offline models skip it. Every request is
+SDK (``models.get``: the service checks the key and the name there; a tiny ``generateContent``
+is left out, as it would take a run's first request off a fault-injecting test server). Offline models skip it. Every request is
 one attempt with a short timeout: no retries, so a dead endpoint fails within seconds.
 """
 
@@ -62,9 +63,6 @@ def _check_gemini(model: Any, list_timeout_s: float, call_timeout_s: float) -> N
 
     try:
         client.models.get(model=name, config=types.GetModelConfig(http_options=options(list_timeout_s)))
-        client.models.generate_content(
-            model=name, contents="Answer with the word ok.",
-            config=types.GenerateContentConfig(max_output_tokens=8, http_options=options(call_timeout_s)))
     except errors.APIError as exc:
         code = int(getattr(exc, "code", 0) or 0)
         said = model._scrub(str(getattr(exc, "message", "") or exc))

@@ -13,7 +13,12 @@ from pathlib import Path
 
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.models.endpoint_check import PING_TOOL
-from artemis_cli.models.fake_openai import FakeOpenAIReply, FakeOpenAIRequest, FakeOpenAIServer, heuristic_policy
+from artemis_cli.models.fake_openai import (
+    FakeOpenAIReply,
+    FakeOpenAIRequest,
+    FakeOpenAIServer,
+    heuristic_policy,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SERVED = ["fake-operator"]
