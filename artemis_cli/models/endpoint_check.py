@@ -127,8 +127,8 @@ def plan(model: str | None, base_url: str | None, profile_name: str | None) -> P
     name: str | None = None
     if model is not None:
         if not model.startswith(OPENAI_PREFIX):
-            raise UsageError(f"doctor --model checks an OpenAI-compatible model; got {model!r}",
-                             hint="use --model openai:NAME (the API key and Gemini endpoint rows cover Gemini)")
+            raise UsageError(f"doctor --model checks an OpenAI-compatible or a Gemini model; got {model!r}",
+                             hint="use --model openai:NAME or a Gemini model name (offline models need no check)")
         name = model[len(OPENAI_PREFIX):].strip()
         if not name:
             raise UsageError("--model openai: needs the name the server serves", hint="e.g. --model openai:qwen2.5-vl-7b")
