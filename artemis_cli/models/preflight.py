@@ -52,29 +52,21 @@ def _check_openai(model: Any, list_timeout_s: float, call_timeout_s: float) -> N
 
 
 def _check_gemini(model: Any, list_timeout_s: float, call_timeout_s: float) -> None:
-    from google.genai import errors, types
+    from google.genai import types
 
-    client = model._client
     name = model.name
     where = f"Gemini at {os.environ.get('ARTEMIS_GEMINI_BASE_URL') or 'generativelanguage.googleapis.com'}"
-
-    def options(seconds: float) -> Any:
-        return types.HttpOptions(timeout=int(seconds * 1000), retry_options=types.HttpRetryOptions(attempts=1))
-
+    options = types.HttpOptions(timeout=int(list_timeout_s * 1000), retry_options=types.HttpRetryOptions(attempts=1))
     try:
-        client.models.get(model=name, config=types.GetModelConfig(http_options=options(list_timeout_s)))
-    except errors.APIError as exc:
-        code = int(getattr(exc, "code", 0) or 0)
-        said = model._scrub(str(getattr(exc, "message", "") or exc))
-        if code == 404:
-            raise UsageError(f"model check failed: {where} does not serve {name!r} ({said})",
+        model._client.models.get(model=name, config=types.GetModelConfig(http_options=options))
+    except Exception as exc:
+        failure = model._classify(exc)  # the run's own classification: the same words, the key scrubbed
+        if failure.auth:
+            raise UsageError(f"model check failed: {where} rejected the API key ({failure.description})",
+                             hint=model._key_hint()) from None
+        if failure.error_class == "http_404":
+            raise UsageError(f"model check failed: {where} does not serve {name!r} ({failure.description})",
                              hint="pass a model Gemini serves, e.g. --model gemini-2.5-flash") from None
-        if code in (400, 401, 403) and "key" in said.lower():
-            raise UsageError(f"model check failed: {where} rejected the API key ({said})",
-                             hint="export a valid GEMINI_API_KEY") from None
-        raise UsageError(f"model check failed: {where} answered HTTP {code} for {name!r} ({said})",
-                         hint="retry later, or run with an offline model (--model heuristic)") from None
-    except Exception as exc:  # transport: refused, timeout, DNS
-        said = model._scrub(f"{type(exc).__name__}: {exc}")
-        raise UsageError(f"model check failed: cannot reach {where} for {name!r} ({said})",
-                         hint="check $ARTEMIS_GEMINI_BASE_URL and the network, or run with --model heuristic") from None
+        raise UsageError(f"model check failed: {where} could not be asked about {name!r} ({failure.description})",
+                         hint="check $ARTEMIS_GEMINI_BASE_URL and the network, retry later, or run offline with "
+                              "--model heuristic") from None
