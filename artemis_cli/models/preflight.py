@@ -43,9 +43,9 @@ def _check_openai(model: Any, list_timeout_s: float, call_timeout_s: float) -> N
     from artemis_cli.models.openai_provider import DEFAULT_KEY_ENV
 
     ep = Endpoint(model.base_url, model.api_key_env, model.api_key_env != DEFAULT_KEY_ENV)
-    ep.use(model.name, model.options.tool_calls, "--model")
+    ep.use(model.name, model.options.tool_calls, "the operator")
     for fallback in model.chain[1:]:
-        ep.use(fallback, None, "fallback")
+        ep.use(fallback, None, "its fallback")
     row = first_problem(ep, list_timeout_s=list_timeout_s, call_timeout_s=call_timeout_s)
     if row is not None:
         raise UsageError(f"model check failed: {row.detail}", hint=row.hint or DOCTOR_HINT)
