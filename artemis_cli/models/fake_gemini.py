@@ -400,7 +400,7 @@ def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
             if not self._authorized(split.query):
                 return
             model, version = match.group("model"), match.group("version")
-            if server.models is not None and model not in server.models:
+            if not server.serves(model):
                 self._send(*not_found_answer(model, version, "generateContent"))
                 return
             try:
