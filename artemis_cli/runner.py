@@ -533,18 +533,22 @@ def resume_session(
     on_step: Callable[[StepReport], None] | None = None,
     on_notice: Callable[[str], None] | None = None,
     lease: Lease | None = None,
+    override: dict[str, Any] | None = None,
 ) -> RunResult:
     """Continue an interrupted session from the DataEngine: the transcript is rebuilt from stored
     records (no model call), a simulated phone is fast-forwarded, and the loop goes on from the
     next step number. The session's lease is taken first (``lease``, if the caller already holds
-    it): a session another live process owns is refused before the device is touched."""
+    it): a session another live process owns is refused before the device is touched.
+    ``override`` (``registry.resume_choice``): ``model`` was built from another model name or
+    endpoint than the session's; it is recorded on the resume event and in the session's run
+    config (the next resume goes on from there)."""
     rec = engine.get_session(session_id)
     session_id = rec.id
     ensure_resumable(rec)
     with lease or engine.acquire_lease(session_id, "resume") as held:
         try:
             loop, service, device, model, task, spec, start, last = _prepare_resume(
-                rec, engine, device, model, real_time, Callbacks(on_start, on_step, on_notice))
+                rec, engine, device, model, real_time, Callbacks(on_start, on_step, on_notice), override or {})
             loop.lease = held
         except KeyboardInterrupt as exc:
             stop = as_stop(exc)
@@ -574,9 +578,22 @@ def ensure_resumable(rec: SessionRecord) -> None:
         raise UsageError(f"session {rec.id} already ended ({rec.status}); there is nothing to resume")
 
 
+def resume_model(rec: SessionRecord, engine: DataEngine, model: str | None = None,
+                 base_url: str | None = None) -> tuple[Model, dict[str, Any]]:
+    """The model a resume of ``rec`` runs on (the recorded one, or ``model`` / ``base_url`` /
+    ``$ARTEMIS_OPENAI_BASE_URL`` within the same provider) and the override to record
+    (``registry.resume_choice``); not yet checked (``preflight.check_model``)."""
+    from artemis_cli.memory.restore import SessionSpec
+    from artemis_cli.models.registry import build_model, resume_choice
+
+    spec = SessionSpec.load(engine, rec.id)
+    name, url, override = resume_choice(spec.run, model, base_url, spec.profile)
+    return build_model(name, task=_task_for(spec), profile=spec.profile, base_url=url), override
+
+
 def _prepare_resume(
     rec: SessionRecord, engine: DataEngine, device: Device | None, model: Model | None, real_time: bool,
-    callbacks: Callbacks,
+    callbacks: Callbacks, override: dict[str, Any],
 ) -> tuple[FlashLoop, StepMemoryService, Device, Model, Any, Any, int, Any]:
     """Everything ``resume_session`` does before the loop runs again: the model, the device (a
     simulated phone fast-forwarded), the rebuilt ledger and loop state."""
@@ -620,13 +637,19 @@ def _prepare_resume(
         for s in steps
     ]
     last = steps[-1] if steps else None
-    engine.update_session(session_id, status="running")
+    if override:  # never a key: the model name and the endpoint only
+        run = {**spec.run, "model": override["model"], "base_url": override["base_url"]}
+        engine.update_session(session_id, status="running", config={**(rec.config or {}), "run": run},
+                              models={**(rec.models or {}), "operator": model.name}, model_label=model.label)
+    else:
+        engine.update_session(session_id, status="running")
     if loop.compressor is not None:
         loop.compressor.restore(ledger.decisions)
     _restore_pro_state(loop, engine, session_id, steps)
     engine.record_event(EventRecord(session_id=session_id, step=None, kind="resume",
                                     payload={"after_step": last.number if last else 0,
-                                             "entries": len(ledger.entries), "device": device.info().serial}))
+                                             "entries": len(ledger.entries), "device": device.info().serial,
+                                             "model": model.label, **({"override": override} if override else {})}))
     if callbacks.on_start:
         callbacks.on_start(session_id)
     start = (last.number + 1) if last else 1

@@ -316,6 +316,13 @@ def openai_server(policy: Callable[[FakeRequest], FakeReply]) -> TimedOpenAIServ
                              timeout_hold_s=2 * MODEL_TIMEOUT_S)
 
 
+def _not_preflight(request: Any) -> bool:
+    """Not the pre-flight check's one tiny request (``models.endpoint_check``: only its ping tool)."""
+    from artemis_cli.models.endpoint_check import PING_TOOL
+
+    return [t.get("function", {}).get("name") for t in getattr(request, "tools", None) or []] != [PING_TOOL]
+
+
 def openai_profile(dest: Path, server: FakeOpenAIServer) -> Path:
     """A flash profile with every role on ``server``: the operator on :data:`OPENAI_CHAIN`."""
     def role(model: str, fallback: list[str]) -> dict[str, Any]:
@@ -390,7 +397,8 @@ def run_fault(fault: Fault, seed: int, timeout_s: float) -> RunRecord:
             env = cli_env(home, server)
             model_args = ["--model", "gemini"]
         for kind, count, model in fault.inject:
-            server.inject(kind, count, model)
+            # the run's requests, not the pre-flight check's ping (it runs before the session exists)
+            server.inject(kind, count, model, match=_not_preflight)
         t0 = time.monotonic()
         code, out, err, hung = _cli(["run", str(task_path), *model_args, "--json", "--no-live"], env, timeout_s)
         elapsed = time.monotonic() - t0

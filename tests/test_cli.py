@@ -96,8 +96,8 @@ def test_devices_lists_sim_and_doctor_reports_plainly(data_home: Path, monkeypat
     assert devices.returncode == 0
     assert "sim" in [d["serial"] for d in json.loads(devices.stdout)]
     doctor = artemis("doctor")
-    assert doctor.returncode == 1
-    assert "no phone or emulator attached" in doctor.stdout
+    assert doctor.returncode == 0, doctor.stdout  # nothing asked for needs adb, a phone or a key
+    assert "not needed for the simulated phone" in doctor.stdout
     assert "no GEMINI_API_KEY" in doctor.stdout
 
 

@@ -46,9 +46,12 @@ def doctor(
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir to check (default $ARTEMIS_HOME or the user data dir).")] = None,
     deep: Annotated[bool, typer.Option("--deep", help="Also hash every referenced blob file.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: ok and every check.")] = False,
+    device: Annotated[str | None, typer.Option(
+        "--device", "-d", help="Also check this device is attached and ready (a serial needs adb; 'sim' needs "
+                               "nothing).")] = None,
     model: Annotated[str | None, typer.Option(
         "--model", "-m", help="openai:NAME: also check NAME on its OpenAI-compatible endpoint (reachable, "
-                              "served, tool calls, cached tokens).")] = None,
+                              "served, tool calls, cached tokens); a Gemini model: the API key and the model.")] = None,
     base_url: Annotated[str | None, typer.Option(
         "--base-url", help="The endpoint for --model openai:NAME, e.g. http://127.0.0.1:8000/v1. Default: "
                            "$ARTEMIS_OPENAI_BASE_URL. Alone: check it is up and list what it serves.")] = None,
@@ -58,48 +61,44 @@ def doctor(
 ) -> None:
     """Check adb, attached devices, the API key and the data dir (database, blobs, writable,
     free space); with --model openai:NAME, --base-url or --profile, also the OpenAI-compatible
-    endpoints a run would use (one tiny request each). Exit 1 if something is missing or
-    damaged. Reads only: never creates or migrates the data dir."""
-    from artemis_cli.cli import doctor_endpoint
-    from artemis_cli.device.select import adb_status, list_devices
+    endpoints a run would use (one tiny request each). What nothing asked for needs (adb and a
+    phone without --device SERIAL, a Gemini key without a Gemini model) is shown as not applying,
+    not failed. Exit 1 if something needed is missing or damaged. Reads only: never creates or
+    migrates the data dir."""
+    from artemis_cli.device.select import parse_sim_spec
     from artemis_cli.engine.health import Finding, check_data_dir
+    from artemis_cli.models import endpoint_check
+    from artemis_cli.models.registry import provider_of
     from artemis_cli.paths import data_dir as resolve
 
-    endpoint_plan = doctor_endpoint.plan(model, base_url, profile)  # bad options: exit 2 before any row
+    gemini_model = model if model is not None and provider_of(model) == "gemini" else None
+    # bad options: exit 2 before any row
+    endpoint_plan = endpoint_check.plan(None if gemini_model else model, base_url, profile)
     checks: list[dict[str, Any]] = []
 
     def add(name: str, ok: bool, detail: str, hint: str = "", level: str = "") -> None:
         checks.append({"check": name, "ok": ok, "detail": detail, "hint": hint,
                        "level": level or ("ok" if ok else "error")})
 
-    status = adb_status()
-    if status.adb_binary:
-        add("adb binary", True, status.adb_binary)
-    else:
-        add("adb binary", False, "adb not found on PATH", "install Android platform-tools (Debian: apt install adb)")
-    if status.server_reachable:
-        add("adb server", True, f"reachable (version {status.server_version})")
-    else:
-        add("adb server", False, status.error or "not reachable", "start it with `adb start-server`")
-    real = [d for d in list_devices() if d.kind != "sim"]
-    ready = [d for d in real if d.state == "device"]
-    if ready:
-        add("device", True, ", ".join(f"{d.serial} ({d.model or '?'})" for d in ready))
-    else:
-        add("device", False, "no phone or emulator attached" + (f" ({len(real)} not ready)" if real else ""),
-            "connect one with USB debugging on, or use the simulated phone: --device sim")
+    _adb_rows(add, device if device is not None and parse_sim_spec(device) is None else None)
     key = os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+    gemini_needed = True if gemini_model else (endpoint_plan.gemini_needed if endpoint_plan is not None else None)
     if key:
         add("API key", True, "GEMINI_API_KEY/GOOGLE_API_KEY is set")
-    elif endpoint_plan is not None and endpoint_plan.gemini_needed is False:
+    elif gemini_needed is False and endpoint_plan is not None:
         add("API key", True, f"no GEMINI_API_KEY, and none needed: {endpoint_plan.gemini_reason}")
+    elif gemini_needed is None:
+        add("Gemini", True, "no GEMINI_API_KEY — offline models only (export GEMINI_API_KEY=… to run Gemini)",
+            level=NOT_APPLICABLE)
     else:
         add("API key", False, "no GEMINI_API_KEY or GOOGLE_API_KEY",
             (endpoint_plan.gemini_hint if endpoint_plan is not None else "")
-            or "export GEMINI_API_KEY=… (without one, runs use the offline heuristic baseline)")
+            or f"export GEMINI_API_KEY=… ({gemini_model or 'the profile'} runs on Gemini)")
     add("Gemini endpoint", *_gemini_endpoint())
+    if gemini_model and key:
+        add(*_gemini_model_row(gemini_model, profile))
     if endpoint_plan is not None:
-        for row in doctor_endpoint.check(endpoint_plan):
+        for row in endpoint_check.check(endpoint_plan):
             add(*row)
     path = resolve(data_dir)
     try:
@@ -117,8 +116,77 @@ def doctor(
     else:
         _print_checks(checks)
         failed = list(dict.fromkeys(c["check"] for c in checks if not c["ok"]))
-        out().print("[green]All good.[/]" if healthy else f"[yellow]Problems: {escape(', '.join(failed))}.[/]")
+        moot = list(dict.fromkeys(c["check"] for c in checks if c["level"] == NOT_APPLICABLE))
+        good = "[green]All good.[/]" + (f" Not needed here: {escape(', '.join(moot))}." if moot else "")
+        out().print(good if healthy else f"[yellow]Problems: {escape(', '.join(failed))}.[/]")
     raise typer.Exit(0 if healthy else 1)
+
+
+#: The level of a row for a check that nothing asked for needs (shown, never a failure).
+NOT_APPLICABLE = "n/a"
+SIM_ONLY = "not needed for the simulated phone"
+
+
+def _adb_rows(add: Any, serial: str | None) -> None:
+    """adb and the phones: required when ``serial`` (a real device) is asked for, else rows that
+    say what does not apply (a sim-only setup needs neither adb nor a phone)."""
+    from artemis_cli.device.select import adb_status, list_devices
+
+    status = adb_status()
+    needed = serial is not None
+    if status.adb_binary:
+        add("adb binary", True, status.adb_binary)
+    elif needed:
+        add("adb binary", False, f"adb not found on PATH (needed for --device {serial})",
+            "install Android platform-tools (Debian: apt install adb)")
+        return
+    else:
+        add("real devices", True, f"adb not installed — {SIM_ONLY} (for a phone: apt install adb)",
+            level=NOT_APPLICABLE)
+        return
+    if status.server_reachable:
+        add("adb server", True, f"reachable (version {status.server_version})")
+    else:
+        # adb_status's text may carry the fix too: the hint says it once
+        said = (status.error or "not reachable").split("; ", 1)[0]
+        if not needed:
+            add("adb server", True, f"{said} — {SIM_ONLY} (for a phone: adb start-server)", level=NOT_APPLICABLE)
+            return
+        add("adb server", False, said, "start it with `adb start-server`")
+        return
+    real = [d for d in list_devices() if d.kind != "sim"]
+    ready = [d for d in real if d.state == "device"]
+    if needed:
+        asked = [d for d in real if d.serial == serial]
+        if asked and asked[0].state == "device":
+            add("device", True, f"{serial} ({asked[0].model or '?'})")
+        else:
+            state = f" (state {asked[0].state})" if asked else ""
+            others = ", ".join(d.serial for d in real) or "none"
+            add("device", False, f"{serial} is not attached and ready{state}; attached: {others}",
+                "connect it with USB debugging on (adb devices lists it), or `adb connect HOST:PORT`")
+    elif ready:
+        add("device", True, ", ".join(f"{d.serial} ({d.model or '?'})" for d in ready))
+    elif real:
+        add("device", True, f"no phone or emulator ready ({len(real)} not ready) — {SIM_ONLY}",
+            "authorize USB debugging on the phone", "warning")
+    else:
+        add("device", True, f"no phone or emulator attached — {SIM_ONLY} (--device sim)", level=NOT_APPLICABLE)
+
+
+def _gemini_model_row(name: str, profile: str | None) -> tuple[Any, ...]:
+    """``--model gemini…`` with a key: does the model answer (the run's pre-flight check)?"""
+    from artemis_cli.config.profile import load_profile
+    from artemis_cli.errors import ArtemisError
+    from artemis_cli.models.preflight import check_model
+    from artemis_cli.models.registry import build_model
+
+    try:
+        mdl = build_model(name, task=None, profile=load_profile(profile or "flash"))
+        check_model(mdl)
+    except ArtemisError as exc:
+        return "Gemini model", False, str(exc), exc.hint or ""
+    return "Gemini model", True, f"{mdl.name} answers (models.get)"
 
 
 def _gemini_endpoint() -> tuple[bool, str, str]:
@@ -140,11 +208,11 @@ def _gemini_endpoint() -> tuple[bool, str, str]:
 def _print_checks(checks: list[dict[str, Any]]) -> None:
     """One line per row; a problem's hint once after its group (rows of a check that share it);
     at most DOCTOR_MAX_LISTED problem rows per check."""
-    marks = {"ok": "[green]✓[/]", "warning": "[yellow]![/]", "error": "[red]✗[/]"}
+    marks = {"ok": "[green]✓[/]", "warning": "[yellow]![/]", "error": "[red]✗[/]", NOT_APPLICABLE: "[dim]–[/]"}
     shown: dict[str, int] = {}
     hidden: dict[str, int] = {}
     for i, c in enumerate(checks):
-        problem = c["level"] != "ok"
+        problem = c["level"] in ("warning", "error")
         if problem:
             shown[c["check"]] = shown.get(c["check"], 0) + 1
         if problem and shown[c["check"]] > DOCTOR_MAX_LISTED:

@@ -29,8 +29,9 @@ def replay(
     only when no step diverged and they pass (with no checks: when the replayed finish said so).
     A source session that never finished (interrupted, aborted, no finish step) is reported as such.
 
-    Text typed into password fields is not stored: it comes from $ARTEMIS_REPLAY_SECRET_<FIELD>
-    (e.g. ARTEMIS_REPLAY_SECRET_PASSWORD), $ARTEMIS_REPLAY_SECRET, or a prompt.
+    Text typed into password fields is not stored: it comes from $ARTEMIS_SECRET_<FIELD> (e.g.
+    ARTEMIS_SECRET_PASSWORD), $ARTEMIS_SECRET (as for resume), or a prompt; the older
+    ARTEMIS_REPLAY_SECRET[_<FIELD>] names are still read.
     """
     from artemis_cli.device.select import resolve_device
     from artemis_cli.engine.db import DataEngine

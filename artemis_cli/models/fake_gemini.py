@@ -82,6 +82,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import secrets
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -179,11 +180,14 @@ class FakeGeminiServer(FakeHTTPServer[FakeRequest]):
         timeout_hold_s: float = 5.0,
         expected_api_key: str | None = None,
         keep_requests: int | None = None,
+        models: list[str] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
         super().__init__(keep_requests=keep_requests, host=host, port=port)
         self.policy = policy
+        #: The models served (``GET models/NAME`` and generateContent); None: any ``gemini*`` name.
+        self.models = models
         self.min_cacheable_tokens = min_cacheable_tokens
         self.require_thought_signatures = require_thought_signatures
         self.retry_delay_s = retry_delay_s
@@ -204,6 +208,9 @@ class FakeGeminiServer(FakeHTTPServer[FakeRequest]):
     @property
     def base_url(self) -> str:
         return f"http://{self._host}:{self.port}"
+
+    def serves(self, model: str) -> bool:
+        return model in self.models if self.models is not None else model.startswith("gemini")
 
     def issued_signature(self, signature: bytes) -> bool:
         with self._lock:
@@ -341,6 +348,16 @@ class FakeGeminiServer(FakeHTTPServer[FakeRequest]):
         return 200, {"candidates": [candidate], "usageMetadata": usage, "modelVersion": reply.model_version or req.model}
 
 
+MODEL_GET_RE = re.compile(r"^/(?P<version>[^/]+)/models/(?P<model>[^/:]+)$")
+
+
+def not_found_answer(model: str, version: str, method: str) -> tuple[int, dict[str, Any]]:
+    """The service's 404 for a model it does not serve."""
+    return 404, error_body(404, "NOT_FOUND", f"models/{model} is not found for API version {version}, or is not "
+                                             f"supported for {method}. Call ListModels to see the list of available "
+                                             "models and their supported methods.")
+
+
 def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
     class Handler(JSONHandler):
         server_version = "FakeGemini/1.0"
@@ -350,19 +367,25 @@ def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
             return error_body(code, rpc_status(code), message)
 
         def _handle_get(self) -> None:
+            """``GET /{version}/models/{model}`` (the SDK's ``models.get``), as the service answers it."""
             self._read_body()
-            self._send(404, error_body(404, "NOT_FOUND", "Only POST :generateContent is served here."))
-
-        def _handle_post(self) -> None:
-            raw = self._read_body()
             split = urlsplit(self.path)
-            match = PATH_RE.match(split.path)
-            if match is None or match.group("method") != "generateContent":
-                self._send(
-                    404, error_body(404, "NOT_FOUND", f"Requested entity was not found: {split.path}")
-                )
+            match = MODEL_GET_RE.match(split.path)
+            if match is None:
+                self._send(404, error_body(404, "NOT_FOUND", f"Requested entity was not found: {split.path}"))
                 return
-            query = parse_qs(split.query)
+            if not self._authorized(split.query):
+                return
+            model, version = match.group("model"), match.group("version")
+            if not server.serves(model):
+                self._send(*not_found_answer(model, version, "get"))
+                return
+            self._send(200, {"name": f"models/{model}", "version": "001", "displayName": model,
+                             "inputTokenLimit": 1048576, "outputTokenLimit": 65536,
+                             "supportedGenerationMethods": ["generateContent", "countTokens"]})
+
+        def _authorized(self, query_string: str) -> bool:
+            query = parse_qs(query_string)
             key = self.headers.get("x-goog-api-key") or next(iter(query.get("key", [])), None)
             if not key:
                 self._send(
@@ -374,11 +397,27 @@ def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
                         "Please use API Key or other form of API consumer identity to call this API.",
                     ),
                 )
-                return
+                return False
             if server.expected_api_key is not None and key != server.expected_api_key:
                 self._send(*invalid_key_answer())
+                return False
+            return True
+
+        def _handle_post(self) -> None:
+            raw = self._read_body()
+            split = urlsplit(self.path)
+            match = PATH_RE.match(split.path)
+            if match is None or match.group("method") != "generateContent":
+                self._send(
+                    404, error_body(404, "NOT_FOUND", f"Requested entity was not found: {split.path}")
+                )
+                return
+            if not self._authorized(split.query):
                 return
             model, version = match.group("model"), match.group("version")
+            if not server.serves(model):
+                self._send(*not_found_answer(model, version, "generateContent"))
+                return
             try:
                 req = parse_body(model, version, raw)
             except BadRequest as exc:

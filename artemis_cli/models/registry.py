@@ -30,6 +30,40 @@ def default_model_name(profile: Any = None) -> str:
     if profile is not None and profile_provider(profile) == "openai":
         return "profile"
     return "gemini" if has_api_key() else "heuristic"
+def provider_of(name: str) -> str:
+    """Which provider a ``--model`` name runs on: openai, gemini, or the offline model's own name."""
+    if name.startswith(OPENAI_PREFIX) or name == "profile":
+        return "openai"
+    if name.startswith("gemini"):
+        return "gemini"
+    return name
+
+
+def resume_choice(run: dict[str, Any], model: str | None, base_url: str | None,
+                  profile: Any = None) -> tuple[str, str | None, dict[str, Any]]:
+    """(model name, base URL, override) a resume runs on: the session's recorded ``run`` config,
+    with ``model`` (same provider only: UsageError naming both) and the endpoint from ``base_url``,
+    else ``$ARTEMIS_OPENAI_BASE_URL`` (OpenAI-compatible sessions), else the recorded one. The
+    override is ``{}`` when nothing changed, else the new ``model`` / ``base_url`` and what ``was``."""
+    from artemis_cli.models.openai_provider import BASE_URL_ENV
+
+    recorded = str(run.get("model") or default_model_name(profile))
+    recorded_url = run.get("base_url")
+    name = model.strip() if model else recorded
+    if provider_of(name) != provider_of(recorded):
+        raise UsageError(f"--model {name} runs on {provider_of(name)}, but the session ran {recorded} on "
+                         f"{provider_of(recorded)}: a resume continues on the same provider",
+                         hint=f"resume with another {provider_of(recorded)} model, or start a new run with "
+                              f"--model {name}")
+    url = base_url
+    if url is None and provider_of(name) == "openai":
+        url = os.environ.get(BASE_URL_ENV, "").strip() or None
+    url = url or recorded_url
+    if name == recorded and url == recorded_url:
+        return name, url, {}
+    return name, url, {"model": name, "base_url": url, "was": {"model": recorded, "base_url": recorded_url}}
+
+
 def reference_script(task: Any) -> list[dict[str, Any]]:
     steps = getattr(task, "reference", None) or []
     out = []

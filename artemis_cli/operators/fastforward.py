@@ -3,37 +3,32 @@
 The simulated phone lives in the runner's process, so a crash takes its state with it; it is
 deterministic, though (same world, seed and actions give the same screens), so replaying the
 committed steps' device actions — from the DataEngine, no model — restores it. Text typed into
-password fields is stored redacted; it is taken from ``$ARTEMIS_SECRET`` when a step needs it.
+password fields is stored redacted; it is taken from ``$ARTEMIS_SECRET_<FIELD>`` or
+``$ARTEMIS_SECRET`` (``operators.secrets``, the family replay reads too) when a step needs it.
 A real phone keeps its own state and is never fast-forwarded.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.records import StepRecord
-from artemis_cli.errors import UsageError
 from artemis_cli.operators.act import PlannedAction, execute
+from artemis_cli.operators.secrets import missing_secret, secret_from_env
 from artemis_cli.operators.typing import probe_tree
 from artemis_cli.perception.dhash import dhash_hex, hamming
 from artemis_cli.perception.types import Target, UITree
 
-SECRET_ENV = "ARTEMIS_SECRET"
 
-
-def planned_from_step(step: StepRecord) -> PlannedAction:
+def planned_from_step(step: StepRecord, task_id: str | None = None) -> PlannedAction:
     args = dict(step.action_args or {})
     action = PlannedAction(step.action_type or "none", args, step.x, step.y, step.x2, step.y2,
                            target=Target.from_dict(step.target))
     if args.get("redacted"):
-        secret = os.environ.get(SECRET_ENV)
+        secret = secret_from_env(step)
         if secret is None:
-            raise UsageError(
-                f"step {step.number} typed into a password field, which is stored redacted",
-                hint=f"set {SECRET_ENV} to that text to restore the simulated phone",
-            )
+            raise missing_secret(step, task_id, " (the simulated phone is restored by typing it again)")
         action.secret = secret
     return action
 
@@ -55,9 +50,9 @@ def fast_forward(device: Device, task: Any, steps: list[StepRecord]) -> int | No
             def probe() -> UITree | None:
                 return probe_tree(device, size)
 
-            execute(planned_from_step(step), device, real_time=False, pre=probe(), probe=probe)
+            execute(planned_from_step(step, task.id), device, real_time=False, pre=probe(), probe=probe)
             continue
-        execute(planned_from_step(step), device, real_time=False)
+        execute(planned_from_step(step, task.id), device, real_time=False)
     if not steps or not steps[-1].post_dhash:
         return None
     return hamming(dhash_hex(device.screenshot()), steps[-1].post_dhash)

@@ -253,7 +253,7 @@ class Replayer:
             raise UsageError("--from-step must be 1 or more")
         self.src = engine.get_session(source)
         self.on_step = on_step
-        self.secret = self.opts.secret or env_or_prompt()
+        self.secret = self.opts.secret or env_or_prompt(task_id=self.src.task_id)
         info = device.info()
         self.info = info
         self.size = (info.width, info.height)

@@ -175,3 +175,33 @@ def test_keep_requests_bounds_memory() -> None:
         for goal in ("one", "two", "three"):
             post(srv, {"contents": [{"role": "user", "parts": [{"text": goal}]}]})
         assert [r.last_user_text() for r in srv.requests] == ["two", "three"]
+
+
+def get(server: FakeGeminiServer, path: str, key: str | None = "k") -> tuple[int, dict[str, Any]]:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    try:
+        conn.request("GET", path, headers={"x-goog-api-key": key} if key else {})
+        resp = conn.getresponse()
+        return resp.status, json.loads(resp.read())
+    finally:
+        conn.close()
+
+
+def test_models_get_answers_as_the_service_does(server: FakeGeminiServer) -> None:
+    status, payload = get(server, "/v1beta/models/gemini-a")
+    assert status == 200 and payload["name"] == "models/gemini-a"
+    assert "generateContent" in payload["supportedGenerationMethods"]
+    assert get(server, "/v1beta/models/gemini-a", key=None)[0] == 403  # no key: unregistered caller
+    status, payload = get(server, "/v1beta/models/nosuch")
+    assert status == 404 and payload["error"]["status"] == "NOT_FOUND"
+    assert payload["error"]["message"].startswith("models/nosuch is not found for API version v1beta")
+
+
+def test_a_model_the_fake_does_not_serve_gets_the_service_404() -> None:
+    with FakeGeminiServer(echo, models=["gemini-a"]) as srv:
+        assert post(srv, VALID)[0] == 200
+        status, payload = post(srv, VALID, path="/v1beta/models/gemini-b:generateContent")
+        assert status == 404 and "models/gemini-b is not found" in payload["error"]["message"]
+        assert get(srv, "/v1beta/models/gemini-b")[0] == 404 and get(srv, "/v1beta/models/gemini-a")[0] == 200
+    with FakeGeminiServer(echo) as srv:  # by default: any gemini* name, never any name at all
+        assert post(srv, VALID, path="/v1beta/models/nosuch:generateContent")[0] == 404

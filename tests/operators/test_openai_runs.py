@@ -17,6 +17,7 @@ from artemis_cli.config.profile import Profile, load_profile
 from artemis_cli.config.task import Task, load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.turn_check import check_turn
+from artemis_cli.models.endpoint_check import PING_TOOL
 from artemis_cli.models.fake_openai import (
     FakeOpenAIRequest,
     FakeOpenAIServer,
@@ -99,7 +100,10 @@ def test_cli_run_on_an_openai_server_then_sessions_prompt_matches(data_home: Pat
     result = json.loads(proc.stdout)
     assert result["success"] is True and result["offline_model"] is False
     assert "fake-operator" in result["model_label"] and url.split("/")[2] in result["model_label"]
-    operator_requests = [r for r in server.requests if r.tools]
+    # before the session, the pre-flight check asked once (its ping declares only report_ok)
+    pings = [r for r in server.requests if r.tool_names == [PING_TOOL]]
+    assert len(pings) == 1 and server.requests[0] is pings[0]
+    operator_requests = [r for r in server.requests if r.tools and r not in pings]
     assert len(operator_requests) == result["steps"] >= 3
     assert {r.model for r in server.requests} == {"fake-operator"}  # openai:NAME serves every role
     assert any(not r.tools for r in server.requests)  # the visual lens spoke too

@@ -200,8 +200,8 @@ def test_a_refused_replay_leaves_no_session(
     data = tmp_path / "data"
     engine = DataEngine.open(data)
     source = record_task(engine, "shop-buy-one.yaml")
-    monkeypatch.delenv("ARTEMIS_REPLAY_SECRET", raising=False)
-    monkeypatch.delenv("ARTEMIS_REPLAY_SECRET_PASSWORD", raising=False)
+    for name in ("ARTEMIS_REPLAY_SECRET", "ARTEMIS_REPLAY_SECRET_PASSWORD", "ARTEMIS_SECRET", "ARTEMIS_SECRET_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
     before = _session_ids(engine)
     with pytest.raises(UsageError, match="password"):
         replay_session(engine, phone_for("shop-buy-one.yaml"), source.session_id)
@@ -215,7 +215,9 @@ def test_a_refused_replay_leaves_no_session(
     cli = subprocess.run([sys.executable, "-m", "artemis_cli", "replay", source.session_id, "--data-dir", str(data)],
                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120, cwd=REPO)
     assert cli.returncode == 2, cli.stderr
-    assert "typed into a password field" in cli.stderr and "ARTEMIS_REPLAY_SECRET" in cli.stderr
+    # the step, the field and the task that need it, and the one family of names (the older too)
+    assert "typed into the password field (com.artemis.shop:id/password) of task shop-buy-desk-lamp" in cli.stderr
+    assert "set ARTEMIS_SECRET_PASSWORD (or ARTEMIS_SECRET)" in cli.stderr and "ARTEMIS_REPLAY_SECRET" in cli.stderr
     with DataEngine.open_for_reading(data) as reader:
         assert {s.id for s in reader.list_sessions(limit=None)} == before
         assert all(s.status != "aborted" for s in reader.list_sessions(limit=None))

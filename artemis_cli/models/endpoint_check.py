@@ -1,5 +1,6 @@
-"""``artemis doctor --model openai:NAME [--base-url URL] [--profile P]``: check the
-OpenAI-compatible endpoints a run would use, each problem with its fix.
+"""Check the OpenAI-compatible endpoints a run would use, each problem with its fix: the rows of
+``artemis doctor --model openai:NAME [--base-url URL] [--profile P]``, and (:func:`first_problem`)
+the pre-flight check ``artemis run`` and ``artemis resume`` make before they touch a session.
 
 :func:`plan` reads the options (and the profile) and says which endpoints to check; nothing
 touches the network there, and a bad option raises ``UsageError`` before doctor prints a row.
@@ -126,8 +127,8 @@ def plan(model: str | None, base_url: str | None, profile_name: str | None) -> P
     name: str | None = None
     if model is not None:
         if not model.startswith(OPENAI_PREFIX):
-            raise UsageError(f"doctor --model checks an OpenAI-compatible model; got {model!r}",
-                             hint="use --model openai:NAME (the API key and Gemini endpoint rows cover Gemini)")
+            raise UsageError(f"doctor --model checks an OpenAI-compatible or a Gemini model; got {model!r}",
+                             hint="use --model openai:NAME or a Gemini model name (offline models need no check)")
         name = model[len(OPENAI_PREFIX):].strip()
         if not name:
             raise UsageError("--model openai: needs the name the server serves", hint="e.g. --model openai:qwen2.5-vl-7b")
@@ -193,6 +194,15 @@ def check(p: Plan, *, list_timeout_s: float = LIST_TIMEOUT_S, call_timeout_s: fl
     return rows
 
 
+def first_problem(ep: Endpoint, *, list_timeout_s: float, call_timeout_s: float) -> Row | None:
+    """The pre-flight part of doctor's check for one endpoint: does ``GET /models`` answer, and
+    does each called model (``mode`` not None) answer one tiny request (a model the list does not
+    name must answer it, as llama.cpp's any-name server does; a 404 means it is not served)? The
+    first failing row, or None. How the answer is shaped (tool call or text) is doctor's concern,
+    not a reason to refuse a run. One attempt each, no retries."""
+    return _Checker(ep, list_timeout_s, call_timeout_s).first_problem()
+
+
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _NAME_RE = re.compile(r'"name"\s*:\s*"([A-Za-z0-9_.-]{1,64})"')
 
@@ -244,13 +254,7 @@ class _Checker:
                                       f"{ep.key_env} for api.openai.com",
                             "pass --base-url http://HOST:PORT/v1 (or set $ARTEMIS_OPENAI_BASE_URL) for a local "
                             "server, or export OPENAI_API_KEY")]
-        import openai
-
-        from artemis_cli.models.openai_provider import NO_KEY
-
-        client = openai.OpenAI(api_key=self.key or NO_KEY, base_url=ep.base_url, timeout=self.list_timeout_s,
-                               max_retries=0)
-        self.url = str(client.base_url).rstrip("/")
+        client = self._client()
         try:
             served = [str(m.id) for m in client.models.list()]
         except Exception as exc:
@@ -263,6 +267,34 @@ class _Checker:
         for use in ep.uses:
             rows.extend(self._model_rows(caller, use, served, checked))
         return rows
+
+    def _client(self) -> Any:
+        import openai
+
+        from artemis_cli.models.openai_provider import NO_KEY
+
+        client = openai.OpenAI(api_key=self.key or NO_KEY, base_url=self.ep.base_url, timeout=self.list_timeout_s,
+                               max_retries=0)
+        self.url = str(client.base_url).rstrip("/")
+        return client
+
+    def first_problem(self) -> Row | None:
+        client = self._client()
+        try:
+            served = [str(m.id) for m in client.models.list()]
+        except Exception as exc:
+            return self._endpoint_failure(exc, self._who(self.ep.users))
+        caller = client.with_options(timeout=self.call_timeout_s)
+        for use in self.ep.uses:
+            if use.mode is None:
+                continue  # a fallback is called only when the model before it fails
+            answer = self._round_trip(caller, use)
+            label = f"{use.model} ({self._who(use.users)})"
+            if isinstance(answer, Exception):
+                if getattr(answer, "status_code", None) == 404 and use.model not in served:
+                    return self._not_listed(label, use.model, served, answered=False)
+                return self._call_failure(answer, use)
+        return None
 
     def _endpoint_failure(self, exc: BaseException, who: str) -> Row:
         import openai
