@@ -40,7 +40,7 @@ def _resume(session: str, device: str | None, model: str | None, base_url: str |
     from artemis_cli.engine.db import DataEngine
     from artemis_cli.models.preflight import check_model
     from artemis_cli.paths import data_dir as resolve_data_dir
-    from artemis_cli.runner import ensure_resumable, resume_model, resume_session
+    from artemis_cli.resume import ensure_resumable, resume_model, resume_session
 
     engine = DataEngine.open(resolve_data_dir(data_dir), create=False)
     rec = engine.get_session(session)

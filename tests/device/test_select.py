@@ -213,7 +213,7 @@ def test_an_implicit_real_device_is_named(fake_adb: StartFake, monkeypatch: pyte
 def test_resume_keeps_a_sim_session_on_the_sim(fake_adb: StartFake, monkeypatch: pytest.MonkeyPatch,
                                                tmp_path: Path, record_task: Callable[..., Any]) -> None:
     from artemis_cli.engine.db import DataEngine
-    from artemis_cli.runner import resume_session
+    from artemis_cli.resume import resume_session
 
     shell = FakeShell(rules=dict(_PIXEL))
     fake_adb({"R58M123": "device"}, shell=shell)

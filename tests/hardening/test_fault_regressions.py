@@ -12,7 +12,8 @@ from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.models.registry import reference_script
 from artemis_cli.models.scripted import script_policy
 from artemis_cli.operators.observe import observe
-from artemis_cli.runner import resume_session, run_task
+from artemis_cli.resume import resume_session
+from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone
 
 REPO = Path(__file__).resolve().parents[2]

@@ -31,7 +31,8 @@ from artemis_cli.models.scripted import script_policy
 from artemis_cli.perception.marks import draw_marks, marks_from_json
 from artemis_cli.perception.model_image import scale_for_model
 from artemis_cli.perception.png import png_size
-from artemis_cli.runner import RunResult, resume_session, run_task
+from artemis_cli.resume import resume_session
+from artemis_cli.runner import RunResult, run_task
 from artemis_cli.sim.phone import SimPhone
 
 REPO = Path(__file__).resolve().parents[2]

@@ -27,7 +27,8 @@ from artemis_cli.models.registry import reference_script
 from artemis_cli.models.scripted import script_policy
 from artemis_cli.models.scripted_roles import pro_script_policy
 from artemis_cli.operators.turn import MAX_CORRECTIVE_RETRIES
-from artemis_cli.runner import RunResult, resume_session, run_task
+from artemis_cli.resume import resume_session
+from artemis_cli.runner import RunResult, run_task
 from artemis_cli.sim.phone import SimPhone
 
 REPO = Path(__file__).resolve().parents[2]

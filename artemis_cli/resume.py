@@ -1,0 +1,181 @@
+"""Resuming an interrupted session: the transcript rebuilt from the DataEngine (no model call), a
+simulated phone fast-forwarded, the model the session ran on (or an override within its provider),
+and the loop going on from the next step number under the session's lease."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from artemis_cli.device.protocol import Device
+from artemis_cli.engine.clock import now_iso
+from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.lease import Lease
+from artemis_cli.engine.records import EventRecord, SessionRecord
+from artemis_cli.memory.service import StepMemoryService
+from artemis_cli.models.base import Model
+from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport
+from artemis_cli.operators.recording import responses_from_dicts
+from artemis_cli.runner import Callbacks, RunResult, build_loop, drive, finish_run, finish_session, new_ledger
+from artemis_cli.stopping import SessionInterrupted, as_stop
+
+
+def resume_session(
+    session_id: str,
+    engine: DataEngine,
+    *,
+    device: Device | None = None,
+    model: Model | None = None,
+    real_time: bool = True,
+    on_start: Callable[[str], None] | None = None,
+    on_step: Callable[[StepReport], None] | None = None,
+    on_notice: Callable[[str], None] | None = None,
+    lease: Lease | None = None,
+    override: dict[str, Any] | None = None,
+) -> RunResult:
+    """Continue an interrupted session from the DataEngine: the transcript is rebuilt from stored
+    records (no model call), a simulated phone is fast-forwarded, and the loop goes on from the
+    next step number. The session's lease is taken first (``lease``, if the caller already holds
+    it): a session another live process owns is refused before the device is touched.
+    ``override`` (``registry.resume_choice``): ``model`` was built from another model name or
+    endpoint than the session's; it is recorded on the resume event and in the session's run
+    config (the next resume goes on from there)."""
+    rec = engine.get_session(session_id)
+    session_id = rec.id
+    ensure_resumable(rec)
+    with lease or engine.acquire_lease(session_id, "resume") as held:
+        try:
+            loop, service, device, model, task, spec, start, last = _prepare_resume(
+                rec, engine, device, model, real_time, Callbacks(on_start, on_step, on_notice), override or {})
+            loop.lease = held
+        except KeyboardInterrupt as exc:
+            stop = as_stop(exc)
+            step = engine.last_step_number(session_id)
+            finish_session(engine, session_id, "interrupted", {"stop_reason": "interrupted",
+                                                                "signal": stop.signum, "steps": step})
+            raise SessionInterrupted(stop.signum, session_id, step) from None
+        pending = responses_from_dicts((last.meta or {}).get("replies_out")) if last else []
+
+        def body() -> LoopOutcome:
+            if last is not None and last.result_status == "finished":
+                return LoopOutcome(steps=last.number, finished=True, stop_reason="finished",
+                                   model_success=bool((last.action_args or {}).get("success")),
+                                   answer=str((last.action_args or {}).get("answer", "")),
+                                   final=loop.observe(None))
+            return loop.run(start_step=start, pending=pending)
+
+        outcome = drive(engine, session_id, loop, service, model, body)
+        return finish_run(session_id, task, spec.profile, device, model, engine, loop, service, outcome)
+
+
+def ensure_resumable(rec: SessionRecord) -> None:
+    """A session that ended (succeeded or failed) has nothing left to resume: UsageError."""
+    if rec.status in ("succeeded", "failed"):
+        from artemis_cli.errors import UsageError
+
+        raise UsageError(f"session {rec.id} already ended ({rec.status}); there is nothing to resume")
+
+
+def resume_model(rec: SessionRecord, engine: DataEngine, model: str | None = None,
+                 base_url: str | None = None) -> tuple[Model, dict[str, Any]]:
+    """The model a resume of ``rec`` runs on (the recorded one, or ``model`` / ``base_url`` /
+    ``$ARTEMIS_OPENAI_BASE_URL`` within the same provider) and the override to record
+    (``registry.resume_choice``); not yet checked (``preflight.check_model``)."""
+    from artemis_cli.memory.restore import SessionSpec
+    from artemis_cli.models.registry import build_model, resume_choice
+
+    spec = SessionSpec.load(engine, rec.id)
+    name, url, override = resume_choice(spec.run, model, base_url, spec.profile)
+    return build_model(name, task=_task_for(spec), profile=spec.profile, base_url=url), override
+
+
+def _prepare_resume(
+    rec: SessionRecord, engine: DataEngine, device: Device | None, model: Model | None, real_time: bool,
+    callbacks: Callbacks, override: dict[str, Any],
+) -> tuple[FlashLoop, StepMemoryService, Device, Model, Any, Any, int, Any]:
+    """Everything ``resume_session`` does before the loop runs again: the model, the device (a
+    simulated phone fast-forwarded), the rebuilt ledger and loop state."""
+    from datetime import UTC, datetime
+
+    from artemis_cli.memory.ledger_lines import action_phrase
+    from artemis_cli.memory.restore import SessionSpec, rebuild_ledger
+    from artemis_cli.operators.fastforward import fast_forward
+    from artemis_cli.operators.recording import StepTrace, action_key
+
+    session_id = rec.id
+    spec = SessionSpec.load(engine, session_id)
+    task = _task_for(spec)
+    if model is None:
+        from artemis_cli.models.registry import build_model
+
+        model = build_model(spec.run.get("model"), task=task, profile=spec.profile,
+                            base_url=spec.run.get("base_url"))
+    steps = engine.get_steps(session_id)
+    if device is None:
+        from artemis_cli.device.select import resolve_device
+
+        sim = dict(spec.run.get("sim") or {})
+        device = resolve_device(spec.run.get("device") or rec.device_serial, backend=spec.run.get("backend", "auto"),
+                                sim_seed=sim.pop("seed", 0), sim_world=sim.pop("world", None), sim_options=sim)
+        if device.info().kind == "sim":
+            distance = fast_forward(device, task, steps)
+            engine.record_event(EventRecord(session_id=session_id, step=None, kind="fast_forward",
+                                            payload={"steps": len(steps), "dhash_distance": distance}))
+            if distance and callbacks.on_notice:
+                callbacks.on_notice(f"the restored simulated screen differs from the last recorded one by {distance} bits")
+    ledger = new_ledger(task, spec.profile, engine, spec.max_steps, spec.prompt)
+    rebuild_ledger(engine, session_id, ledger)
+    loop, service = build_loop(session_id, task, spec.profile, device, model, engine, max_steps=spec.max_steps,
+                               real_time=real_time, callbacks=callbacks, ledger=ledger)
+    started = datetime.fromisoformat(rec.started_at or now_iso())
+    loop.offset_base_ms = int((datetime.now(UTC) - started).total_seconds() * 1000)
+    loop.writer.history = [
+        StepTrace(s.number, s.pre_dhash or "", s.offset_ms or 0, action_phrase(s),
+                  action_key(s.action_type or "", s.action_args, s.target))
+        for s in steps
+    ]
+    last = steps[-1] if steps else None
+    if override:  # never a key: the model name and the endpoint only
+        run = {**spec.run, "model": override["model"], "base_url": override["base_url"]}
+        engine.update_session(session_id, status="running", config={**(rec.config or {}), "run": run},
+                              models={**(rec.models or {}), "operator": model.name}, model_label=model.label)
+    else:
+        engine.update_session(session_id, status="running")
+    if loop.compressor is not None:
+        loop.compressor.restore(ledger.decisions)
+    _restore_pro_state(loop, engine, session_id, steps)
+    engine.record_event(EventRecord(session_id=session_id, step=None, kind="resume",
+                                    payload={"after_step": last.number if last else 0,
+                                             "entries": len(ledger.entries), "device": device.info().serial,
+                                             "model": model.label, **({"override": override} if override else {})}))
+    if callbacks.on_start:
+        callbacks.on_start(session_id)
+    start = (last.number + 1) if last else 1
+    if any(d.op == "turn" and d.at == start for d in ledger.decisions):
+        loop.decided_turn = start  # the interrupted turn's decisions stand; it is not re-decided
+    return loop, service, device, model, task, spec, start, last
+
+
+def _restore_pro_state(loop: Any, engine: DataEngine, session_id: str, steps: list[Any]) -> None:
+    """The Pro loop's plan and milestone stamps, from the plan events and the step records."""
+    if not hasattr(loop, "stamps"):
+        return
+    from artemis_cli.operators.pro.loop import PLAN_EVENT
+    from artemis_cli.operators.pro.plan import Plan
+
+    plans = engine.events(session_id, kind=PLAN_EVENT)
+    if plans:
+        loop.plan = Plan.from_dict(plans[-1].payload["plan"])
+    loop.stamps = {s.number: (s.subgoal_hash, s.milestone or "") for s in steps if s.subgoal_hash}
+
+
+def _task_for(spec: Any) -> Any:
+    """The task a session ran: its file when it still exists (reference, checks), else the stored copy."""
+    from pathlib import Path
+
+    from artemis_cli.config.task import Task, load_task
+
+    path = spec.run.get("task_file")
+    if path and Path(path).is_file():
+        return load_task(path)
+    return Task.model_validate(spec.task)
