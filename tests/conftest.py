@@ -65,6 +65,20 @@ def _isolated_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture(autouse=True)
+def _fresh_consoles() -> Iterator[None]:
+    """Each test's in-process CLI calls get consoles made under their own environment, as a new
+    process would: Rich fixes a console's width from $COLUMNS when it is created, so a console
+    cached by an earlier test's ``CliRunner(env={"COLUMNS": ...})`` would keep that width."""
+    from artemis_cli.cli import console
+
+    console.out.cache_clear()
+    console.err.cache_clear()
+    yield
+    console.out.cache_clear()
+    console.err.cache_clear()
+
+
 @pytest.fixture
 def data_home(_isolated_data_dir: Path) -> Path:
     return _isolated_data_dir
