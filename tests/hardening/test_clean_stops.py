@@ -82,7 +82,7 @@ def _status(data: Path, session_id: str) -> tuple[str, Any]:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
 def test_a_signal_mid_run_stops_cleanly_and_resume_finishes(sig: signal.Signals, tmp_path: Path) -> None:
     data = tmp_path / "data"
-    task = _slow_task(tmp_path, 600, "demo.yaml")  # 4 steps: stopped after 1, resumed for 3
+    task = _slow_task(tmp_path, 300, "demo.yaml")  # 4 steps: stopped after 1, resumed for 3
     run = _start(_cli("run", str(task), "--model", "scripted", "--json", "--no-live", data=data))
     session_id = _wait_for_steps(data, 1)
     run.send_signal(sig)

@@ -55,10 +55,11 @@ def test_fault_matrix_subset_never_crashes(tmp_path: Path) -> None:
     assert by["call_two_actions"]["exit_code"] == 0
 
 
-# issue 11: a stop signal mid-run, a second process resuming a live session, a refusal, a
-# one-character password (run, SIGTERM, resume, every request re-rendered)
-ISSUE_11_SUBSET = ("sigterm_mid_run", "resume_while_running", "gemini_malformed_x2", "gemini_safety",
-                   "gemini_invalid_key", "password_A")
+# issue 11: a second process resuming a live session, malformed replies, a refusal, a bad key.
+# The matrix's sigterm_mid_run and password_A rows (36 s of the suite) are left to the benchmark:
+# tests/hardening/test_clean_stops.py stops a run with SIGTERM and resumes it, and
+# tests/hardening/test_password_turns.py kills and resumes the one-character password run.
+ISSUE_11_SUBSET = ("resume_while_running", "gemini_malformed_x2", "gemini_safety", "gemini_invalid_key")
 
 
 def test_issue_11_rows_stop_cleanly_and_show_what_they_must() -> None:
@@ -73,13 +74,11 @@ def test_issue_11_rows_stop_cleanly_and_show_what_they_must() -> None:
                if r["outcome"] == "crashed" or any(v is False for v in r["checks"].values())]
     assert report["crashed"] == 0 and report["failed_checks"] == [], (report["failed_checks"], failing)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert by["sigterm_mid_run"]["exit_code"] == 143 and by["sigterm_mid_run"]["checks"]["resume_finished"]
     assert by["resume_while_running"]["checks"]["second_exit"] == 2
     assert by["resume_while_running"]["checks"]["second_process_device_actions"] == 0
     assert by["gemini_malformed_x2"]["exit_code"] == 0 and by["gemini_malformed_x2"]["injected"] == 2
     assert by["gemini_safety"]["exit_code"] == 1 and "refused" in by["gemini_safety"]["message"]
     assert by["gemini_invalid_key"]["exit_code"] == 2
-    assert by["password_A"]["checks"]["hash_mismatches"] == 0 and by["password_A"]["checks"]["steps_rerendered"] > 4
 
 
 def test_a_failed_check_fails_the_matrix() -> None:
