@@ -28,7 +28,7 @@ from artemis_cli.models.fake_gemini import FakeReply, FakeRequest
 from artemis_cli.models.scripted import MARKER_RE, script_policy
 from artemis_cli.operators.pro.prompts import role_of_system
 
-__all__ = ["ScriptSegment", "pro_script_policy", "script_position", "script_segments"]
+__all__ = ["ScriptSegment", "first_user_text", "pro_script_policy", "script_position", "script_segments"]
 
 _NOTE_HEADER = "# OPERATOR'S NOTE"
 _MILESTONE_HEADER = "# MILESTONE TO VERIFY"
@@ -74,7 +74,7 @@ def script_segments(script: list[dict[str, Any]]) -> list[ScriptSegment]:
     return out
 
 
-def _first_user_text(request: FakeRequest) -> str:
+def first_user_text(request: FakeRequest) -> str:
     """The request's first user text (the agent's input; later user texts are retry notes)."""
     for content in request.contents:
         if content.get("role", "user") != "user":
@@ -128,7 +128,7 @@ def pro_script_policy(
         return _json_reply({"milestones": [{"title": s.title} for s in segments]})
 
     def validator(req: FakeRequest) -> FakeReply:
-        pos = script_position(_first_user_text(req))
+        pos = script_position(first_user_text(req))
         if pos is None:
             return _json_reply(
                 {"verdict": "unclear", "milestone_complete": False, "reason": "no script marker in the operator note"}
@@ -145,7 +145,7 @@ def pro_script_policy(
         return _json_reply({"verdict": "progress", "milestone_complete": complete, "reason": reason})
 
     def checker(req: FakeRequest) -> FakeReply:
-        target = _section(_first_user_text(req), _MILESTONE_HEADER).split("\n", 1)[0]
+        target = _section(first_user_text(req), _MILESTONE_HEADER).split("\n", 1)[0]
         title = re.sub(r"\s*\(m:[0-9a-f]+\)\s*$", "", target) or "the milestone"
         return _json_reply({"verified": True, "evidence": f"scripted check: the steps of {title} played their entries"})
 

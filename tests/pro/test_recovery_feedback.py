@@ -20,7 +20,12 @@ from artemis_cli.memory.ledger_lines import ledger_line, outcome_phrase, recover
 from artemis_cli.memory.turn_check import check_turn
 from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
-from artemis_cli.models.scripted_roles import pro_script_policy, role_of_system, script_position
+from artemis_cli.models.scripted_roles import (
+    first_user_text,
+    pro_script_policy,
+    role_of_system,
+    script_position,
+)
 from artemis_cli.operators.pro.failure_analyzer import RECOVERY_EVENT
 from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone
@@ -32,20 +37,12 @@ NO_EFFECT_AT = (4, 5)  # the second Wi-Fi tap, then back to Settings: the analyz
 LAUNCHER = "com.android.launcher3"
 
 
-def _first_text(req: FakeRequest) -> str:
-    for content in req.contents:
-        for part in content.get("parts", []):
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                return str(part["text"])
-    return ""
-
-
 def _policy(script: list[dict[str, Any]]) -> Any:
     base = pro_script_policy(script)
 
     def policy(req: FakeRequest) -> FakeReply:
         if not req.tools and role_of_system(req.system) == "validator":
-            pos = script_position(_first_text(req))
+            pos = script_position(first_user_text(req))
             if pos is not None and pos[0] in NO_EFFECT_AT:
                 return FakeReply.text(json.dumps({"verdict": "no_effect", "milestone_complete": False,
                                                   "reason": "nothing the milestone needs happened"}))

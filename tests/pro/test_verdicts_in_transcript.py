@@ -25,7 +25,12 @@ from artemis_cli.memory.ledger_lines import ledger_line, recovery_line, verdict_
 from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.models.scripted import script_policy
-from artemis_cli.models.scripted_roles import pro_script_policy, role_of_system, script_position
+from artemis_cli.models.scripted_roles import (
+    first_user_text,
+    pro_script_policy,
+    role_of_system,
+    script_position,
+)
 from artemis_cli.operators.flash import MAX_REPLY_REASON_CHARS
 from artemis_cli.operators.pro.failure_analyzer import RECOVERY_EVENT
 from artemis_cli.runner import run_task
@@ -39,26 +44,18 @@ NO_EFFECT_AT = (3, 4)  # script entries the validator calls no_effect: the analy
 _LABELLED = re.compile(r'^\[(\d+)\] (?:TextView|Switch) "')
 
 
-def _first_text(req: FakeRequest) -> str:
-    for content in req.contents:
-        for part in content.get("parts", []):
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                return str(part["text"])
-    return ""
-
-
 def pro_policy(script: list[dict[str, Any]], proposals: list[str]) -> Any:
     base = pro_script_policy(script)
 
     def policy(req: FakeRequest) -> FakeReply:
         role = None if req.tools else role_of_system(req.system)
         if role == "validator":
-            pos = script_position(_first_text(req))
+            pos = script_position(first_user_text(req))
             if pos is not None and pos[0] in NO_EFFECT_AT:
                 return FakeReply.text(json.dumps({"verdict": "no_effect", "milestone_complete": False,
                                                   "reason": 'the screen still shows "Internet"'}))
         if role == "failure_analyzer":  # tap the first labelled text or switch of the current screen, by index
-            screen = _first_text(req).split("# CURRENT SCREEN", 1)[1]
+            screen = first_user_text(req).split("# CURRENT SCREEN", 1)[1]
             index = next(int(m.group(1)) for line in screen.splitlines() if (m := _LABELLED.match(line.strip())))
             proposals.append(f"tap index {index}")
             return FakeReply.text(json.dumps({"actions": [{"tool": "tap", "args": {"index": index}}],
