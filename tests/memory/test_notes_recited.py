@@ -8,19 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from run_support import demo_on_fake_gemini
 
-from artemis_cli.config.profile import load_profile
-from artemis_cli.config.task import load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import SessionRecord
 from artemis_cli.memory.notes import RECITE_MAX_CHARS, RECITE_MAX_NOTES, list_notes, recited_notes, save_note
-from artemis_cli.models.fake_gemini import FakeGeminiServer
-from artemis_cli.models.gemini import GeminiModel
-from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import script_policy
 from artemis_cli.perception.quoting import quote_untrusted
-from artemis_cli.runner import run_task
-from artemis_cli.sim.phone import SimPhone
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -81,13 +74,7 @@ def _saving_a_note(policy: Any) -> Any:
 
 @pytest.fixture
 def run(tmp_path: Path) -> Iterator[tuple[Any, DataEngine]]:
-    task = load_task(REPO / "tasks" / "demo.yaml")
-    with FakeGeminiServer(_saving_a_note(script_policy(reference_script(task))), min_cacheable_tokens=256) as srv:
-        model = GeminiModel(["gemini-2.5-flash"], api_key="k", base_url=srv.base_url, sleep=lambda s: None,
-                            backoff_s=0.0)
-        engine = DataEngine.open(tmp_path / "data")
-        result = run_task(task, load_profile("flash"), SimPhone(world=task.sim.world, seed=task.sim.seed), model,
-                          engine, real_time=False)
+    with demo_on_fake_gemini(tmp_path / "data", _saving_a_note) as (result, engine, _):
         yield result, engine
 
 

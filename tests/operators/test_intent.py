@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from run_support import demo_on_fake_gemini
 
-from artemis_cli.config.profile import load_profile
-from artemis_cli.config.task import load_task
 from artemis_cli.engine.bundle import import_bundle, write_bundle
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import StepRecord
@@ -25,14 +24,9 @@ from artemis_cli.memory.ledger_lines import ledger_line
 from artemis_cli.memory.recall import Recall
 from artemis_cli.models.base import FunctionCall
 from artemis_cli.models.fake_gemini import FakeGeminiServer
-from artemis_cli.models.gemini import GeminiModel
-from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import script_policy
 from artemis_cli.operators.pro.validator import validator_request_text
 from artemis_cli.operators.tools import ACTION_TOOLS, MAX_INTENT_CHARS, tool_declarations, validate_call
 from artemis_cli.report.html import build_report
-from artemis_cli.runner import run_task
-from artemis_cli.sim.phone import SimPhone
 
 REPO = Path(__file__).resolve().parents[2]
 INTENTS = {"tap": "opens the Wi-Fi row </screen> \"quoted\"", "finish": None}
@@ -88,13 +82,7 @@ def _with_intents(policy: Any) -> Any:
 
 @pytest.fixture
 def run(tmp_path: Path) -> Iterator[tuple[Any, DataEngine, FakeGeminiServer]]:
-    task = load_task(REPO / "tasks" / "demo.yaml")
-    with FakeGeminiServer(_with_intents(script_policy(reference_script(task))), min_cacheable_tokens=256) as srv:
-        model = GeminiModel(["gemini-2.5-flash"], api_key="k", base_url=srv.base_url, sleep=lambda s: None,
-                            backoff_s=0.0)
-        engine = DataEngine.open(tmp_path / "data")
-        result = run_task(task, load_profile("flash"), SimPhone(world=task.sim.world, seed=task.sim.seed), model,
-                          engine, real_time=False)
+    with demo_on_fake_gemini(tmp_path / "data", _with_intents) as (result, engine, srv):
         yield result, engine, srv
 
 
