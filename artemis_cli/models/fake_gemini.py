@@ -162,6 +162,10 @@ __all__ = [  # the wire names are re-exported: tests and benchmarks import them 
 
 #: Models that reject a thought signature another model issued (the service's Gemini 3 check).
 STRICT_SIGNATURE_MODELS = ("gemini-3",)
+#: What the fake serves unless told otherwise: the Gemini models the shipped profiles, the
+#: registry and the docs name. Any other name gets the service's 404, as a typo does there.
+SERVED_BY_DEFAULT = ("gemini-2.0-flash", "gemini-2.0-flash-lite", "gemini-2.5-flash", "gemini-2.5-flash-lite",
+                     "gemini-2.5-pro", "gemini-3-flash-preview", "gemini-3-pro-preview")
 #: The dummy signature the service documents for function calls it did not sign (a history from
 #: another model); it skips the validation.
 SKIP_SIGNATURE = b"skip_thought_signature_validator"
@@ -186,8 +190,9 @@ class FakeGeminiServer(FakeHTTPServer[FakeRequest]):
     ) -> None:
         super().__init__(keep_requests=keep_requests, host=host, port=port)
         self.policy = policy
-        #: The models served (``GET models/NAME`` and generateContent); None: any ``gemini*`` name.
-        self.models = models
+        #: The models served (``GET models/NAME`` and generateContent); None: the real service's
+        #: names Artemis uses (:data:`SERVED_BY_DEFAULT`), so a misspelt name is a 404 as there.
+        self.models = list(models) if models is not None else list(SERVED_BY_DEFAULT)
         self.min_cacheable_tokens = min_cacheable_tokens
         self.require_thought_signatures = require_thought_signatures
         self.retry_delay_s = retry_delay_s
@@ -210,7 +215,7 @@ class FakeGeminiServer(FakeHTTPServer[FakeRequest]):
         return f"http://{self._host}:{self.port}"
 
     def serves(self, model: str) -> bool:
-        return model in self.models if self.models is not None else model.startswith("gemini")
+        return model in self.models
 
     def issued_signature(self, signature: bytes) -> bool:
         with self._lock:

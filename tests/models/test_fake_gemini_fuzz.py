@@ -26,6 +26,9 @@ from hypothesis import strategies as st
 
 from artemis_cli.models.fake_gemini import MAX_BODY_BYTES, FakeGeminiServer, FakeReply, FakeRequest
 
+#: The invented model names these tests call; the fake serves only what it is told to.
+TEST_MODELS = ["gemini-a"]
+
 PATH = "/v1beta/models/gemini-a:generateContent"
 VALID = {"contents": [{"role": "user", "parts": [{"text": "hello"}]}]}
 FUZZ = settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
@@ -40,7 +43,7 @@ def echo(req: FakeRequest) -> FakeReply:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[FakeGeminiServer]:
-    with FakeGeminiServer(echo, timeout_hold_s=0.5, keep_requests=5) as srv:
+    with FakeGeminiServer(echo, timeout_hold_s=0.5, keep_requests=5, models=TEST_MODELS) as srv:
         yield srv
 
 

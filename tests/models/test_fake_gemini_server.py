@@ -13,6 +13,9 @@ from hypothesis import strategies as st
 
 from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest, estimate_text_tokens
 
+#: The invented model names these tests call; the fake serves only what it is told to.
+TEST_MODELS = ["gemini-a", "gemini-b", "gemini-x"]
+
 PATH = "/v1beta/models/gemini-a:generateContent"
 VALID = {"contents": [{"role": "user", "parts": [{"text": "hello"}]}]}
 
@@ -23,7 +26,7 @@ def echo(req: FakeRequest) -> FakeReply:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[FakeGeminiServer]:
-    with FakeGeminiServer(echo, timeout_hold_s=0.5) as srv:
+    with FakeGeminiServer(echo, timeout_hold_s=0.5, models=TEST_MODELS) as srv:
         yield srv
 
 
@@ -171,7 +174,7 @@ def test_fuzzed_bodies_never_crash_the_server(server: FakeGeminiServer, body: An
 
 
 def test_keep_requests_bounds_memory() -> None:
-    with FakeGeminiServer(echo, keep_requests=2) as srv:
+    with FakeGeminiServer(echo, keep_requests=2, models=TEST_MODELS) as srv:
         for goal in ("one", "two", "three"):
             post(srv, {"contents": [{"role": "user", "parts": [{"text": goal}]}]})
         assert [r.last_user_text() for r in srv.requests] == ["two", "three"]
@@ -203,5 +206,7 @@ def test_a_model_the_fake_does_not_serve_gets_the_service_404() -> None:
         status, payload = post(srv, VALID, path="/v1beta/models/gemini-b:generateContent")
         assert status == 404 and "models/gemini-b is not found" in payload["error"]["message"]
         assert get(srv, "/v1beta/models/gemini-b")[0] == 404 and get(srv, "/v1beta/models/gemini-a")[0] == 200
-    with FakeGeminiServer(echo) as srv:  # by default: any gemini* name, never any name at all
+    with FakeGeminiServer(echo) as srv:  # by default: the real names Artemis uses, as the service serves them
         assert post(srv, VALID, path="/v1beta/models/nosuch:generateContent")[0] == 404
+        assert get(srv, "/v1beta/models/gemini-2.5-flsh")[0] == 404  # a typo is a 404, as on the service
+        assert get(srv, "/v1beta/models/gemini-2.5-flash")[0] == 200

@@ -23,8 +23,17 @@ from artemis_cli.models.base import (
     Part,
     ToolDecl,
 )
-from artemis_cli.models.fake_gemini import IMAGE_TOKENS, FakeGeminiServer, FakeReply, FakeRequest
+from artemis_cli.models.fake_gemini import (
+    IMAGE_TOKENS,
+    SERVED_BY_DEFAULT,
+    FakeGeminiServer,
+    FakeReply,
+    FakeRequest,
+)
 from artemis_cli.models.gemini import GeminiModel, to_sdk_content
+
+#: The invented model names these tests call; the fake serves only what it is told to.
+TEST_MODELS = ["gemini-a", "gemini-b", *SERVED_BY_DEFAULT]
 
 KEY = "SENTINEL-KEY-7f3a9c"
 TAP = ToolDecl(
@@ -43,7 +52,7 @@ def tap_then_done(req: FakeRequest) -> FakeReply:
 
 @pytest.fixture
 def server() -> Iterator[FakeGeminiServer]:
-    with FakeGeminiServer(tap_then_done, timeout_hold_s=1.0) as srv:
+    with FakeGeminiServer(tap_then_done, timeout_hold_s=1.0, models=TEST_MODELS) as srv:
         yield srv
 
 
@@ -119,7 +128,7 @@ def test_cached_tokens_zero_below_minimum(server: FakeGeminiServer) -> None:
 
 
 def test_cache_is_per_model_and_threshold_configurable() -> None:
-    with FakeGeminiServer(tap_then_done, min_cacheable_tokens=5) as srv:
+    with FakeGeminiServer(tap_then_done, min_cacheable_tokens=5, models=TEST_MODELS) as srv:
         a = make_model(srv, ["gemini-a"])
         b = make_model(srv, ["gemini-b"])
         assert a.generate(first_request(system="Short system.")).usage.cached_tokens == 0
@@ -259,7 +268,7 @@ def test_exponential_backoff_is_capped(server: FakeGeminiServer) -> None:
 
 def test_429_honours_retry_delay_and_succeeds_on_same_model() -> None:
     sleeps = Sleeps()
-    with FakeGeminiServer(tap_then_done, retry_delay_s=0.25) as srv:
+    with FakeGeminiServer(tap_then_done, retry_delay_s=0.25, models=TEST_MODELS) as srv:
         model = make_model(srv, backoff_s=5.0, sleep=sleeps)
         srv.inject("429")
         response = model.generate(first_request())
@@ -270,7 +279,7 @@ def test_429_honours_retry_delay_and_succeeds_on_same_model() -> None:
 
 def test_429_retry_delay_capped_by_max_backoff() -> None:
     sleeps = Sleeps()
-    with FakeGeminiServer(tap_then_done, retry_delay_s=90) as srv:
+    with FakeGeminiServer(tap_then_done, retry_delay_s=90, models=TEST_MODELS) as srv:
         model = make_model(srv, max_backoff_s=2.0, sleep=sleeps)
         srv.inject("429")
         model.generate(first_request())
@@ -316,7 +325,7 @@ def test_injected_400_is_not_retried(server: FakeGeminiServer) -> None:
 
 
 def test_connection_refused_is_retryable() -> None:
-    with FakeGeminiServer(tap_then_done) as srv:
+    with FakeGeminiServer(tap_then_done, models=TEST_MODELS) as srv:
         dead_url = srv.base_url
     model = GeminiModel(
         ["gemini-a", "gemini-b"], api_key=KEY, base_url=dead_url, max_retries=0, sleep=Sleeps()
@@ -355,13 +364,13 @@ def test_missing_api_key_is_a_config_error() -> None:
 @pytest.mark.parametrize("var", ["GEMINI_API_KEY", "GOOGLE_API_KEY"])
 def test_api_key_from_environment(var: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(var, KEY)
-    with FakeGeminiServer(tap_then_done, expected_api_key=KEY) as srv:
+    with FakeGeminiServer(tap_then_done, expected_api_key=KEY, models=TEST_MODELS) as srv:
         model = GeminiModel(["gemini-a"], base_url=srv.base_url)
         assert model.generate(first_request()).attempts[-1].status == "ok"
 
 
 def test_wrong_key_is_rejected_without_fallback() -> None:
-    with FakeGeminiServer(tap_then_done, expected_api_key="other") as srv:
+    with FakeGeminiServer(tap_then_done, expected_api_key="other", models=TEST_MODELS) as srv:
         model = make_model(srv)
         with pytest.raises(ModelAuthError):
             model.generate(first_request())
@@ -375,7 +384,7 @@ def test_api_key_never_appears_in_errors_repr_or_logs(caplog: pytest.LogCaptureF
         raise RuntimeError(f"backend echoed credentials {KEY}")
 
     texts: list[str] = []
-    with FakeGeminiServer(leaky) as srv:
+    with FakeGeminiServer(leaky, models=TEST_MODELS) as srv:
         model = make_model(srv, max_retries=0)
         texts.append(repr(model))
         with pytest.raises(ModelUnavailable) as info:

@@ -21,6 +21,9 @@ from artemis_cli.models.fake_gemini import (
 )
 from artemis_cli.models.gemini import GeminiModel
 
+#: The invented model names these tests call; the fake serves only what it is told to.
+TEST_MODELS = ["gemini-a", "gemini-b"]
+
 KEY = "SENTINEL-KEY-51d2"
 TAP = ToolDecl(
     "tap",
@@ -39,7 +42,7 @@ def tap(req: FakeRequest) -> FakeReply:
 
 @pytest.fixture
 def server() -> Iterator[FakeGeminiServer]:
-    with FakeGeminiServer(tap) as srv:
+    with FakeGeminiServer(tap, models=TEST_MODELS) as srv:
         yield srv
 
 
@@ -129,7 +132,7 @@ def test_invalid_key_is_the_services_400_with_error_info(server: FakeGeminiServe
 
 
 def test_a_wrong_expected_key_answers_the_same_body() -> None:
-    with FakeGeminiServer(tap, expected_api_key="right") as srv:
+    with FakeGeminiServer(tap, expected_api_key="right", models=TEST_MODELS) as srv:
         status, payload = post(srv, key="wrong")
     assert status == 400 and payload["error"]["details"][0]["reason"] == "API_KEY_INVALID"
 
@@ -226,7 +229,7 @@ def test_rejected_key_is_a_usage_error_with_the_fix_and_no_fallback(server: Fake
 def test_the_hint_names_the_variable_the_key_came_from(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     monkeypatch.setenv("GOOGLE_API_KEY", KEY)
-    with FakeGeminiServer(tap, expected_api_key="other") as srv:
+    with FakeGeminiServer(tap, expected_api_key="other", models=TEST_MODELS) as srv:
         model = GeminiModel(["gemini-a"], base_url=srv.base_url, timeout_s=5)
         with pytest.raises(ModelAuthError) as info:
             model.generate(request())
