@@ -129,8 +129,9 @@ def session_time(engine: Any, rec: Any, *, now: datetime | None = None, running:
         return SessionTime()
     now = now or utc_now()
     events = engine.events(rec.id)
-    marks = sorted((parse_iso(e.created_at), e) for e in events
-                   if e.kind in (INTERRUPTED_EVENT, RESUME_EVENT) and e.created_at)
+    marks = sorted(((parse_iso(e.created_at), e) for e in events
+                    if e.kind in (INTERRUPTED_EVENT, RESUME_EVENT) and e.created_at),
+                   key=lambda mark: mark[0])  # stable: two marks in one millisecond keep their id order
     record_times: list[datetime] = []
     ended = parse_iso(rec.ended_at) if rec.ended_at else None
     start, device, resumed, after = parse_iso(rec.started_at), rec.device_serial or "", False, 0

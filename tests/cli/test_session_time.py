@@ -64,6 +64,15 @@ def test_active_and_wall_time_of_two_segments(engine: DataEngine) -> None:
                            "resumed 118.1s later on emulator-5554")
 
 
+def test_marks_in_the_same_millisecond_keep_their_order(engine: DataEngine) -> None:
+    """A resume stopped at once: its resume and interrupted events share a timestamp."""
+    sid = _two_segments(engine, finished=False)
+    engine.record_event(EventRecord(session_id=sid, kind="interrupted", created_at=_at(118.4),
+                                    payload={"after_step": 1, "reason": "SIGINT"}))
+    timing = session_time(engine, engine.get_session(sid), running=False)
+    assert len(timing.segments) == 2 and round(timing.active_s, 3) == 0.3  # the resume lasted 0 s
+
+
 def test_a_silent_stop_ends_its_segment_at_its_last_record(engine: DataEngine) -> None:
     """A process killed without a word (no ``interrupted`` event): its segment ends at its last
     record, not at the resume."""
