@@ -91,21 +91,30 @@ def storage_errors(data_dir: Path) -> Iterator[None]:
     Other errors pass unchanged."""
     try:
         yield
-    except (StorageFull, DataDirReadOnly):
-        raise
     except (OSError, sqlite3.Error) as exc:
-        if is_disk_full(exc):
-            raise disk_full(data_dir) from exc
-        if is_read_only(exc):
-            raise read_only(data_dir) from exc
-        raise
+        problem = storage_error(exc, data_dir)
+        if problem is None:
+            raise
+        raise problem from exc
+
+
+def storage_error(exc: BaseException, data_dir: Path) -> StorageFull | DataDirReadOnly | None:
+    """``exc`` (met while writing) as the full disk or unwritable dir it is, naming ``data_dir``;
+    None when it is neither."""
+    if is_disk_full(exc):
+        return disk_full(data_dir)
+    if is_read_only(exc):
+        return read_only(data_dir)
+    return None
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def writes(method: _F) -> _F:
-    """Decorate a write method of an object with a ``data_dir``: its storage errors name that dir."""
+    """Decorate a write method of an object with a ``data_dir``: its storage errors name that dir.
+    SQL writes are classified by ``transaction.write_transaction`` already; this covers a
+    method's file I/O around them (blobs written, files removed)."""
 
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
