@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from artemis_cli.cli.tables import Column, FitTable, PlainOpt, print_table
 from artemis_cli.config.issues import ConfigIssue, issues_of
 from artemis_cli.errors import ConfigError
 from artemis_cli.paths import repo_root
 
-if TYPE_CHECKING:  # the schemas are built on first use (start-up time)
+if TYPE_CHECKING:  # the schemas are built and Rich is loaded on first use (start-up time)
+    from rich.console import Console
+
     from artemis_cli.config.task import Task
 
 app = typer.Typer(help="Work with task files.", no_args_is_help=True)
@@ -107,12 +107,16 @@ def check_task_file(path: Path, *, warnings: bool = False) -> TaskCheck:
 
 def _print_warnings(check: TaskCheck) -> None:
     """Warnings go to stderr (results stay on stdout); the file stays valid, the exit code 0."""
+    from rich.text import Text
+
     err = _console(stderr=True)
     for issue in check.warnings:
         err.print(Text(f"warning: {issue}", style="yellow"))
 
 
 def _print_check(console: Console, check: TaskCheck) -> None:
+    from rich.text import Text
+
     if check.task is not None:
         steps = len(check.task.reference)
         line = Text("✓ ", style="green")
@@ -137,6 +141,8 @@ def validate(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of results.")] = False,
 ) -> None:
     """Check task files; print every error with file:line and field path. Exit 2 if any is invalid."""
+    from rich.text import Text
+
     paths, problems = expand_task_paths(files)
     checks = [TaskCheck(p.path, issues=[p]) for p in problems]
     checks += [check_task_file(p, warnings=True) for p in paths]
@@ -171,6 +177,8 @@ def list_tasks(
     """List the task files in a directory: id, app, max steps, reference steps, tags, file.
 
     A narrow terminal leaves out tags first, then reference steps (ref), the app and max_steps; the id and the file stay. When stdout is not a terminal (or with --plain) each task is one tab-separated line with no header and every column: id, app, max_steps, reference steps, tags (comma-separated), file."""
+    from rich.text import Text
+
     folder = directory if directory is not None else _default_tasks_dir()
     if not folder.is_dir():
         raise ConfigError(str(folder), None, None, "not a directory")

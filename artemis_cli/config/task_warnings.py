@@ -48,11 +48,14 @@ def unfocused_type_steps(reference: list[ReferenceAction]) -> list[int]:
 
 def task_warnings(task: Task, path: Path | None = None) -> list[ConfigIssue]:
     """Every warning for ``task`` (loaded from ``path``, default its source file), in file order."""
+    steps = unfocused_type_steps(task.reference)
+    if not steps:
+        return []  # the file is read again for line numbers only when there is something to say
     source = path if path is not None else task.source_path
     lines = _line_finder(source)
     return [ConfigIssue(str(source or "command line"), lines(("reference", i, "type")),
                         f"reference[{i}].type", UNFOCUSED_TYPE)
-            for i in unfocused_type_steps(task.reference)]
+            for i in steps]
 
 
 def _line_finder(source: Path | None) -> Callable[[FieldPath], int | None]:
