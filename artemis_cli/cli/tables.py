@@ -272,14 +272,11 @@ def wants_plain(plain: bool = False, console: Console | None = None) -> bool:
 def print_table(table: FitTable, *, plain: bool = False, console: Console | None = None) -> None:
     """A list command's rows: the table laid out for the terminal, or :func:`plain_rows` for a
     script (see the module doc). A closed stdout ends the command quietly (cli/app)."""
-    import sys
-
-    from artemis_cli.cli.console import out
+    from artemis_cli.cli.console import out, write_out
 
     console = console or out()
     if wants_plain(plain, console):
-        sys.stdout.write("".join(row + "\n" for row in plain_rows(table)))
-        sys.stdout.flush()
+        write_out("".join(row + "\n" for row in plain_rows(table)))
     else:
         console.print(table.build(console.width))
 

@@ -24,10 +24,7 @@ def require_data(root: Path) -> None:
 
 
 def connect_read_only(root: Path) -> sqlite_utils.Database:
-    path = root / DB_FILENAME
-    if not path.is_file():
-        raise DataEngineError(f"{root} holds no Artemis database and is not writable",
-                              hint="pass the --data-dir your sessions were recorded in")
+    path = root / DB_FILENAME  # it exists: open(create=False) ran require_data before us
     last: sqlite3.Error | None = None
     # mode=ro reads a WAL database when its -shm can be opened; immutable=1 reads it when
     # nothing can be written at all (no other process can be writing a read-only dir).

@@ -349,6 +349,21 @@ class GeminiModel:
         sibling.label = f"gemini ({names[0]})"
         return sibling
 
+    def lookup(self, timeout_s: float) -> Failure | None:
+        """Ask the service about this model once (``models.get``: it checks the key and the name),
+        with no retry; the failure as a run would classify it (the key scrubbed), or None."""
+        options = types.HttpOptions(timeout=max(1, round(timeout_s * 1000)),
+                                    retry_options=types.HttpRetryOptions(attempts=1))
+        try:
+            self._client.models.get(model=self.name, config=types.GetModelConfig(http_options=options))
+        except Exception as exc:
+            return self._classify(exc)
+        return None
+
+    def key_hint(self) -> str:
+        """How to fix a rejected API key (which variable it came from)."""
+        return self._key_hint()
+
     # -- helpers --
 
     def _key_hint(self) -> str:

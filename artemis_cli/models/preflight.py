@@ -5,8 +5,9 @@ error with no session left behind (or the session still resumable).
 OpenAI-compatible endpoints get doctor's check (:func:`endpoint_check.first_problem`: ``GET
 /models``, then one tiny request per called model); Gemini gets the same through the google-genai
 SDK (``models.get``: the service checks the key and the name there; a tiny ``generateContent``
-is left out, as it would take a run's first request off a fault-injecting test server). Offline models skip it. Every request is
-one attempt with a short timeout: no retries, so a dead endpoint fails within seconds.
+is left out, as it would take a run's first request off a fault-injecting test server). Offline
+models skip it. Every request is one attempt with a short timeout: no retries, so a dead endpoint
+fails within seconds.
 """
 
 from __future__ import annotations
@@ -16,11 +17,10 @@ from typing import Any
 
 from artemis_cli.errors import UsageError
 from artemis_cli.models.base import Model
+from artemis_cli.models.endpoint_check import CALL_TIMEOUT_S
 
-#: Seconds ``GET /models`` (Gemini: ``models.get``) may take.
+#: Seconds ``GET /models`` (Gemini: ``models.get``) may take: shorter than doctor's, as a run waits.
 LIST_TIMEOUT_S = 5.0
-#: Seconds the tiny request may take (a local server may load the model on its first request).
-CALL_TIMEOUT_S = 60.0
 
 DOCTOR_HINT = "artemis doctor --model openai:NAME --base-url URL checks an endpoint in detail"
 
@@ -35,7 +35,7 @@ def check_model(model: Model, *, list_timeout_s: float = LIST_TIMEOUT_S, call_ti
     from artemis_cli.models.gemini import GeminiModel
 
     if isinstance(model, GeminiModel):
-        _check_gemini(model, list_timeout_s, call_timeout_s)
+        _check_gemini(model, list_timeout_s)
 
 
 def _check_openai(model: Any, list_timeout_s: float, call_timeout_s: float) -> None:
@@ -51,22 +51,18 @@ def _check_openai(model: Any, list_timeout_s: float, call_timeout_s: float) -> N
         raise UsageError(f"model check failed: {row.detail}", hint=row.hint or DOCTOR_HINT)
 
 
-def _check_gemini(model: Any, list_timeout_s: float, call_timeout_s: float) -> None:
-    from google.genai import types
-
+def _check_gemini(model: Any, list_timeout_s: float) -> None:
     name = model.name
     where = f"Gemini at {os.environ.get('ARTEMIS_GEMINI_BASE_URL') or 'generativelanguage.googleapis.com'}"
-    options = types.HttpOptions(timeout=int(list_timeout_s * 1000), retry_options=types.HttpRetryOptions(attempts=1))
-    try:
-        model._client.models.get(model=name, config=types.GetModelConfig(http_options=options))
-    except Exception as exc:
-        failure = model._classify(exc)  # the run's own classification: the same words, the key scrubbed
-        if failure.auth:
-            raise UsageError(f"model check failed: {where} rejected the API key ({failure.description})",
-                             hint=model._key_hint()) from None
-        if failure.error_class == "http_404":
-            raise UsageError(f"model check failed: {where} does not serve {name!r} ({failure.description})",
-                             hint="pass a model Gemini serves, e.g. --model gemini-2.5-flash") from None
-        raise UsageError(f"model check failed: {where} could not be asked about {name!r} ({failure.description})",
-                         hint="check $ARTEMIS_GEMINI_BASE_URL and the network, retry later, or run offline with "
-                              "--model heuristic") from None
+    failure = model.lookup(list_timeout_s)  # the run's own classification: the same words, the key scrubbed
+    if failure is None:
+        return
+    if failure.auth:
+        raise UsageError(f"model check failed: {where} rejected the API key ({failure.description})",
+                         hint=model.key_hint())
+    if failure.error_class == "http_404":
+        raise UsageError(f"model check failed: {where} does not serve {name!r} ({failure.description})",
+                         hint="pass a model Gemini serves, e.g. --model gemini-2.5-flash")
+    raise UsageError(f"model check failed: {where} could not be asked about {name!r} ({failure.description})",
+                     hint="check $ARTEMIS_GEMINI_BASE_URL and the network, retry later, or run offline with "
+                          "--model heuristic")
