@@ -444,6 +444,12 @@ class DataEngine:
             rows = self._rows("SELECT count(*) AS n FROM steps WHERE session_id = ?", [session_id])
         return int(rows[0]["n"])
 
+    def step_times(self, session_id: str) -> list[tuple[str, str | None]]:
+        """(started_at, ended_at) of every step: two columns, no step record decoded."""
+        with self._lock:
+            rows = self.db.execute("SELECT started_at, ended_at FROM steps WHERE session_id = ?", [session_id])
+            return [(started, ended) for started, ended in rows.fetchall()]
+
     def last_step_number(self, session_id: str) -> int:
         """Highest recorded step number, 0 when the session has no steps."""
         with self._lock:

@@ -173,6 +173,6 @@ def session_time(engine: Any, rec: Any, *, now: datetime | None = None, running:
 def _record_times(engine: Any, session_id: str, events: list[Any]) -> list[str]:
     """Every timestamp the session's steps and events left: where a silent stop ended a segment."""
     times = [e.created_at for e in events if e.created_at]
-    for step in engine.get_steps(session_id):
-        times += [t for t in (step.started_at, step.ended_at) if t]
+    for started_at, ended_at in engine.step_times(session_id):
+        times += [t for t in (started_at, ended_at) if t]
     return times
