@@ -12,6 +12,7 @@ from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.lease import Lease
 from artemis_cli.engine.records import EventRecord, SessionRecord
+from artemis_cli.engine.segments import RESUME_EVENT
 from artemis_cli.memory.service import StepMemoryService
 from artemis_cli.models.base import Model
 from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport
@@ -144,7 +145,7 @@ def _prepare_resume(
     if loop.compressor is not None:
         loop.compressor.restore(ledger.decisions)
     _restore_pro_state(loop, engine, session_id, steps)
-    engine.record_event(EventRecord(session_id=session_id, step=None, kind="resume",
+    engine.record_event(EventRecord(session_id=session_id, step=None, kind=RESUME_EVENT,
                                     payload={"after_step": last.number if last else 0,
                                              "entries": len(ledger.entries), "device": device.info().serial,
                                              "model": model.label, **({"override": override} if override else {})}))

@@ -11,6 +11,7 @@ from typing import Any
 
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import LlmCallRecord
+from artemis_cli.engine.segments import RESUME_EVENT
 from artemis_cli.memory.restore import SessionSpec, rebuild_ledger, turn_requests
 from artemis_cli.models.base import ModelRequest
 
@@ -32,7 +33,7 @@ def recorded_turn_calls(engine: DataEngine, session_id: str, step: int) -> list[
     A turn cut off by a crash (its process killed after a model call, before the step was
     committed) is played again by ``artemis resume``: calls made before the resume that restarted
     this turn belong to the lost attempt, not to the committed step, and are left out."""
-    restarts = [e.created_at or "" for e in engine.events(session_id, kind="resume")
+    restarts = [e.created_at or "" for e in engine.events(session_id, kind=RESUME_EVENT)
                 if (e.payload or {}).get("after_step") == step - 1]
     since = max(restarts, default="")
     recorded: list[LlmCallRecord] = []

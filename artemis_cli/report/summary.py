@@ -111,8 +111,7 @@ def summary_html(rec: SessionRecord, *, steps: int, usage: TokenUsage, level_cou
         running = rec.status == "running"
         facts.append(("active time", duration_text(timing.active_s) + (" so far" if running else "")))
         facts.append(("wall time", duration_text(timing.wall_s) + (" so far" if running else "")))
-        if timing.interruptions or any(s.stop for s in timing.segments):
-            marks = stops(timing)
+        if marks := stops(timing):
             facts.append(("interruptions", f"{len(marks)}: " + "; ".join(
                 f"after step {m.after_step} ({m.reason})" + ("" if m.resumed_at is None else ", resumed")
                 for m in marks)))
