@@ -83,11 +83,18 @@ def resume_model(rec: SessionRecord, engine: DataEngine, model: str | None = Non
     ``$ARTEMIS_OPENAI_BASE_URL`` within the same provider) and the override to record
     (``registry.resume_choice``); not yet checked (``preflight.check_model``)."""
     from artemis_cli.memory.restore import SessionSpec
-    from artemis_cli.models.registry import build_model, resume_choice
 
     spec = SessionSpec.load(engine, rec.id)
+    return _model_for(spec, _task_for(spec), model, base_url)
+
+
+def _model_for(spec: Any, task: Any, model: str | None = None,
+               base_url: str | None = None) -> tuple[Model, dict[str, Any]]:
+    """The one rule for what a resume runs on (``registry.resume_choice``), built for ``task``."""
+    from artemis_cli.models.registry import build_model, resume_choice
+
     name, url, override = resume_choice(spec.run, model, base_url, spec.profile)
-    return build_model(name, task=_task_for(spec), profile=spec.profile, base_url=url), override
+    return build_model(name, task=task, profile=spec.profile, base_url=url), override
 
 
 def _prepare_resume(
@@ -107,10 +114,7 @@ def _prepare_resume(
     spec = SessionSpec.load(engine, session_id)
     task = _task_for(spec)
     if model is None:
-        from artemis_cli.models.registry import build_model
-
-        model = build_model(spec.run.get("model"), task=task, profile=spec.profile,
-                            base_url=spec.run.get("base_url"))
+        model, override = _model_for(spec, task)
     steps = engine.get_steps(session_id)
     if device is None:
         from artemis_cli.device.select import resolve_device
