@@ -101,14 +101,13 @@ def draw_marks(png: bytes, max_side: int | None, marks: Sequence[Mark], *, sha: 
     size = png_size(png)
     if size is None:
         return png
-    scaled = png  # what the model gets when the bytes cannot be decoded
     key = (sha or hashlib.sha256(png).hexdigest(), max_side or 0, marks_digest(marks))
     hit = _cache.get(key)
     if hit is not None:
         return hit
     canvas = model_image(png, max_side)
-    if canvas is None:
-        return scaled
+    if canvas is None:  # bytes that cannot be decoded: the model gets them as they are
+        return png
     out = _drawn(canvas.convert("RGB") if canvas.mode != "RGB" else canvas, size, marks)
     _cache.put(key, out)
     return out
