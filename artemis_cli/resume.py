@@ -47,8 +47,7 @@ def resume_session(
     with lease or engine.acquire_lease(session_id, "resume") as held:
         try:
             loop, service, device, model, task, spec, start, last = _prepare_resume(
-                rec, engine, device, model, real_time, Callbacks(on_start, on_step, on_notice), override or {})
-            loop.lease = held
+                rec, engine, device, model, real_time, Callbacks(on_start, on_step, on_notice), override or {}, held)
         except KeyboardInterrupt as exc:
             stop = as_stop(exc)
             step = engine.last_step_number(session_id)
@@ -99,7 +98,7 @@ def _model_for(spec: Any, task: Any, model: str | None = None,
 
 def _prepare_resume(
     rec: SessionRecord, engine: DataEngine, device: Device | None, model: Model | None, real_time: bool,
-    callbacks: Callbacks, override: dict[str, Any],
+    callbacks: Callbacks, override: dict[str, Any], lease: Lease | None = None,
 ) -> tuple[FlashLoop, StepMemoryService, Device, Model, Any, Any, int, Any]:
     """Everything ``resume_session`` does before the loop runs again: the model, the device (a
     simulated phone fast-forwarded), the rebuilt ledger and loop state."""
@@ -131,7 +130,7 @@ def _prepare_resume(
     ledger = new_ledger(task, spec.profile, engine, spec.max_steps, spec.prompt)
     rebuild_ledger(engine, session_id, ledger)
     loop, service = build_loop(session_id, task, spec.profile, device, model, engine, max_steps=spec.max_steps,
-                               real_time=real_time, callbacks=callbacks, ledger=ledger)
+                               real_time=real_time, callbacks=callbacks, ledger=ledger, lease=lease)
     started = datetime.fromisoformat(rec.started_at or now_iso())
     loop.offset_base_ms = int((datetime.now(UTC) - started).total_seconds() * 1000)
     loop.writer.history = [

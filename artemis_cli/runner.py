@@ -17,6 +17,7 @@ from artemis_cli.device.protocol import Device
 from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.errors import SessionTakenOver
+from artemis_cli.engine.lease import Lease
 from artemis_cli.engine.records import EventRecord, LlmCallRecord, SessionRecord
 from artemis_cli.engine.storage import disk_full, is_disk_full
 from artemis_cli.errors import DeviceError
@@ -239,6 +240,7 @@ def build_loop(
     ledger: TranscriptLedger | None = None,
     user_inbox: Callable[[], list[str]] | None = None,
     lenses: str = "auto",
+    lease: Lease | None = None,
 ) -> tuple[FlashLoop, StepMemoryService]:
     info = device.info()
     mem = profile.memory
@@ -285,6 +287,7 @@ def build_loop(
         settle_max_s=profile.settle_max_ms / 1000,
         on_step=callbacks.on_step,
         on_notice=callbacks.on_notice,
+        lease=lease,
     )
     if isinstance(loop, FlashLoop) and hasattr(loop, "plan"):
         compressor.plan_state = lambda: loop.plan.checklist() if getattr(loop, "plan", None) else ""
@@ -498,8 +501,7 @@ def run_task(
             ledger = ledger_factory(ledger)
         loop, service = build_loop(session_id, task, profile, device, model, engine, max_steps=steps_budget,
                                    real_time=real_time, callbacks=Callbacks(on_start, on_step, on_notice),
-                                   lens=lens, ledger=ledger, user_inbox=user_inbox, lenses=lenses)
-        loop.lease = lease
+                                   lens=lens, ledger=ledger, user_inbox=user_inbox, lenses=lenses, lease=lease)
 
         def body() -> LoopOutcome:
             for setup in task.setup:
