@@ -10,9 +10,10 @@ answers are labelled ``stub-…``, never with a real model's name. The fidelity 
 (``artemis_cli.bench.fidelity``) asks the suite's probe questions of every finished pair. Finished
 pairs are kept in a state file next to the output and skipped when the run is started again.
 
-With ``devices`` (``--devices``) the pairs run concurrently, one worker process per device
-(:mod:`artemis_cli.bench.parallel`, each pair through :func:`artemis_cli.bench.worker.run_pair_job`);
-the per-pair data dirs and the state file stay the same, and the results name each pair's device.
+With ``devices`` (``--devices``) or ``--ray`` the pairs run concurrently through the one scheduler
+(:func:`artemis_cli.bench.scheduler.run_items`: local worker processes, or Ray actors), each pair
+through :func:`artemis_cli.bench.worker.run_pair_job`; the per-pair data dirs and the state file
+stay the same, and the results name each pair's device.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 from artemis_cli.bench.fidelity import ProbeFact, load_probe, probe, probe_path
 from artemis_cli.bench.metrics import aggregate, rounded, session_figures, window_p50
 from artemis_cli.bench.policy import bench_policy
+from artemis_cli.bench.scheduler import SchedulerEvents
 from artemis_cli.bench.suite import load_suite
 from artemis_cli.bench.synthetic import overhead_run, recall_latency
 from artemis_cli.bench.timing import StepClock, TimeMeter, time_device, time_model
@@ -236,7 +238,12 @@ def state_key(config: BenchConfig) -> dict[str, Any]:
             "probe": hashlib.sha256(probe_file.read_bytes()).hexdigest()[:16] if probe_file.is_file() else None}
 
 
-def run_bench(config: BenchConfig, progress: Progress | None = None) -> dict[str, Any]:
+def run_bench(config: BenchConfig, progress: Progress | None = None, *, ray_address: str | None = None,
+              devices_file: Path | None = None, **ray_options: Any) -> dict[str, Any]:
+    """Run the bench: the pairs here one at a time, on ``config.devices`` (local worker processes)
+    or on the phones of the Ray cluster at ``ray_address`` (``ray_options``: ``on_dispatch``,
+    ``start_timeout``, see :class:`artemis_cli.bench.ray_backend.RayBackend`); then the synthetic
+    runs here."""
     config.check()
     progress = progress or Progress()
     tasks = load_suite(config.suite, only=config.tasks)
@@ -249,10 +256,9 @@ def run_bench(config: BenchConfig, progress: Progress | None = None) -> dict[str
     pairs: dict[str, Any] = state["pairs"]
     t0 = time.perf_counter()
     extra: dict[str, Any] = {}
-    if config.devices:  # one worker process per device, the pairs concurrently
-        from artemis_cli.bench.parallel import run_suite_on_devices
-
-        extra = run_suite_on_devices(config, tasks, state, progress, save=lambda: _save_state(config.state_path, state))
+    if config.devices or ray_address is not None:  # the pairs concurrently, through the one scheduler
+        extra = run_suite_on_devices(config, tasks, state, progress, save=lambda: _save_state(config.state_path, state),
+                                     ray_address=ray_address, devices_file=devices_file, **ray_options)
     else:
         for task in tasks:
             for mode in config.modes:
@@ -284,6 +290,88 @@ def run_bench(config: BenchConfig, progress: Progress | None = None) -> dict[str
         synthetic[rk] = recall_latency(config.recall_steps, config.work / "recall-10k")
         _save_state(config.state_path, state)
     return {**assemble(config, tasks, state, time.perf_counter() - t0), **extra}
+
+
+class _PairEvents(SchedulerEvents):
+    """The scheduler's events as the bench's :class:`Progress` and state file want them."""
+
+    def __init__(self, progress: Progress, pairs: dict[str, Any], save: Callable[[], None],
+                 meta: dict[str, tuple[str, str, int]]) -> None:
+        self.progress, self.pairs, self.save, self.meta = progress, pairs, save, meta
+
+    def start(self, item: Any, device: str) -> None:
+        task_id, mode, max_steps = self.meta[item.key]
+        if self.progress.on_device_start:
+            self.progress.on_device_start(device, task_id, mode, max_steps)
+        elif self.progress.on_pair_start:
+            self.progress.on_pair_start(task_id, mode, max_steps)
+
+    def step(self, item: Any, device: str, steps: int) -> None:
+        if self.progress.on_device_step:
+            self.progress.on_device_step(device, steps)
+
+    def done(self, item: Any, device: str, row: dict[str, Any]) -> None:
+        self.pairs[item.key] = row
+        self.save()
+        if self.progress.on_pair_done:
+            task_id, mode, _ = self.meta[item.key]
+            self.progress.on_pair_done(task_id, mode, row)
+
+    def requeued(self, item: Any, device: str, why: str) -> None:
+        pass
+
+    def note(self, device: str, text: str) -> None:
+        if self.progress.on_device_note:
+            self.progress.on_device_note(device, text)
+
+
+def run_suite_on_devices(config: BenchConfig, tasks: list[Task], state: dict[str, Any], progress: Progress,
+                         save: Callable[[], None], runner: Callable[..., dict[str, Any]] | None = None, *,
+                         ray_address: str | None = None, devices_file: Path | None = None,
+                         **ray_options: Any) -> dict[str, Any]:
+    """The pairs phase of :func:`run_bench` through :func:`artemis_cli.bench.scheduler.run_items`
+    (``config.devices`` or ``ray_address``): finished pairs go into ``state["pairs"]`` (saved after
+    each); returns the results' extra top-level keys: ``devices`` (names), ``device_stats`` and
+    ``unfinished`` (plus ``ray`` with Ray)."""
+    from artemis_cli.bench.parallel import parse_devices
+    from artemis_cli.bench.scheduler import WorkItem, run_items
+    from artemis_cli.bench.worker import pair_dir, run_pair_job, tasks_and_jobs
+
+    pairs: dict[str, Any] = state["pairs"]
+    items: list[WorkItem] = []
+    meta: dict[str, tuple[str, str, int]] = {}
+    for task, job in tasks_and_jobs(config, tasks):  # a broken probe file fails here, no device busy yet
+        key = f"{task.id}|{job.mode}"
+        if key in pairs:
+            if progress.on_pair_done:
+                progress.on_pair_done(task.id, job.mode, None)  # resumed: kept from the earlier run
+            continue
+        meta[key] = (task.id, job.mode, task.max_steps)
+        items.append(WorkItem(key, f"{task.id} · {job.mode}", job, pair_dir(config, task.id, job.mode),
+                              files=(job.task_file,)))
+    events = _PairEvents(progress, pairs, save, meta)
+    slots = parse_devices(config.devices or []) if ray_address is None else None
+    if ray_address is not None and items and progress.on_phase:
+        progress.on_phase("starting the device actors on the Ray cluster")
+    result = run_items(items, runner or run_pair_job, devices=slots, ray_address=ray_address,
+                       devices_file=devices_file, events=events, **ray_options)
+    if result.interrupted:
+        raise KeyboardInterrupt  # the finished pairs are in the state file: the same command resumes
+    stats = {name: {**{k: v for k, v in s.items() if k != "items"}, "pairs": s.get("items", 0)}
+             for name, s in result.devices.items()}
+    unfinished = []
+    for key in result.unfinished:
+        d = result.unfinished_detail[key]
+        task_id, mode, _ = meta[key]
+        unfinished.append({"task": task_id, "mode": mode, "attempts": d["attempts"],
+                           "requeued_from": d["requeued_from"], "reason": d["reason"],
+                           "interruptions": d["interruptions"]})
+    extra: dict[str, Any] = {"devices": list(result.devices) if ray_address is not None
+                             else ([s.name for s in slots] if slots else []),
+                             "device_stats": stats, "unfinished": unfinished}
+    if ray_address is not None:
+        extra["ray"] = result.backend or {"nodes": 0, "devices": []}
+    return extra
 
 
 def assemble(config: BenchConfig, tasks: list[Task], state: dict[str, Any], wall_s: float) -> dict[str, Any]:

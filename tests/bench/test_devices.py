@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from artemis_cli.bench.parallel import DeviceSlot, parse_devices, run_suite_on_devices
-from artemis_cli.bench.runner import BenchConfig, Progress
+from artemis_cli.bench.parallel import DeviceSlot, parse_devices
+from artemis_cli.bench.runner import BenchConfig, Progress, run_suite_on_devices
 from artemis_cli.bench.suite import load_suite
 from artemis_cli.bench.validate import validate_results
 from artemis_cli.bench.worker import PairJob, jobs_for, run_pair_job
