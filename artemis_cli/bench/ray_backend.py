@@ -1,4 +1,4 @@
-"""``artemis bench run … --ray ADDRESS``: the task × mode pairs on a Ray cluster (docs/scale.md).
+"""The Ray backend of :mod:`artemis_cli.bench.scheduler` (``--ray ADDRESS``, docs/scale.md).
 
 One Ray actor per phone, pinned to the node that owns it by the custom resource
 ``artemis_device:<serial>`` (declared with ``ray start --resources``; a phone found by asking a
@@ -10,9 +10,10 @@ as a local run). Nothing crosses the network per step: the pair job goes out, th
 back.
 
 An actor that dies (its node lost, its process killed: ``RayActorError``) or whose phone goes
-away (``DeviceError``) is retired; its in-flight pair is queued once more on another phone and
-the row says ``requeued_from``. Finished pairs are kept in the bench state file as they come in,
-so a run whose driver dies resumes when the same command is run again.
+away (``DeviceError``) is retired and its work dir on its host is removed (by a task pinned to
+that node); the scheduler re-queues its in-flight item once on another phone. Busy actors are
+asked for their step count every ``STEP_INTERVAL_S`` (an actor runs its item in one thread and
+answers ``steps`` in another), so progress is per step as with local workers.
 
 Ray is imported only inside these functions: nothing imports it unless ``--ray`` is given.
 """
@@ -28,7 +29,6 @@ import socket
 import tempfile
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,17 +38,16 @@ from artemis_cli.bench.cluster_file import DEFAULT_ADB_PORT, ClusterFile, device
 from artemis_cli.errors import DeviceError, UsageError
 
 if TYPE_CHECKING:
-    from artemis_cli.bench.parallel import PairItem
     from artemis_cli.bench.runner import BenchConfig, Progress
-    from artemis_cli.bench.worker import PairJob
+    from artemis_cli.bench.scheduler import Runner, SchedulerEvents, WorkItem
 
 RAY_HINT = "install the extra: pip install 'artemis-cli[ray]' (docs/scale.md)"
 #: how long the actors get to come up (a node must start a worker process and import Artemis)
 START_TIMEOUT_S = 120.0
 DISCOVERY_TIMEOUT_S = 60.0
 BUNDLE_NAME = "session.bundle"
-#: a dropped pair runs at most this many times in all (as with --devices)
-MAX_ATTEMPTS = 2
+#: how long a cleanup of a dead actor's work dir may take at the end of the run
+CLEANUP_TIMEOUT_S = 10.0
 
 Note = Callable[[str], None]
 
@@ -94,43 +93,50 @@ def _safe(text: str) -> str:
 
 
 class DeviceWorker:
-    """The actor behind one phone: runs pairs on it through this host's adb server and records them
-    under a work directory on this host."""
+    """The actor behind one phone: runs items on it through this host's adb server and records them
+    under a work directory on this host (started with ``max_concurrency=2``: ``steps`` answers
+    while ``run`` runs)."""
 
     def __init__(self, serial: str, adb_port: int, work_root: str | None) -> None:
-        # the pair's device code reads the adb server from the same variables adb does
+        # the item's device code reads the adb server from the same variables adb does
         os.environ["ANDROID_ADB_SERVER_HOST"] = "127.0.0.1"
         os.environ["ANDROID_ADB_SERVER_PORT"] = str(adb_port)
         self.serial = serial
         base = Path(work_root) if work_root else Path(tempfile.gettempdir()) / "artemis-ray"
         self.root = base / f"{_safe(serial)}-{uuid.uuid4().hex[:8]}"
         self.root.mkdir(parents=True, exist_ok=True)
+        self.step_count = 0
 
     def info(self) -> dict[str, Any]:
         return {**_node_info(), "work_dir": str(self.root)}
 
-    def run(self, job: PairJob, pair_key: str, task_text: bytes) -> tuple[dict[str, Any], bytes]:
-        """Run one pair; return its result row and the finished session as a bundle. ``task_text``
-        is the task file as the driver read it: a host without the suite at the same path (or
-        with another version of it) runs the driver's copy."""
-        import dataclasses
+    def steps(self) -> int:
+        return self.step_count
 
-        from artemis_cli.bench.worker import run_pair_job
+    def run(self, runner: Runner, job: Any, key: str, files: dict[str, bytes]) -> tuple[dict[str, Any], bytes]:
+        """Run one item; return its row and its session as a bundle. ``files``: the driver's copies
+        of files the job names (a task file): a host without an identical one runs the copy."""
         from artemis_cli.engine.bundle import write_bundle
         from artemis_cli.engine.db import DataEngine
 
-        work = self.root / _safe(pair_key)
-        shutil.rmtree(work, ignore_errors=True)  # a pair run again on this phone starts clean
+        work = self.root / _safe(key)
+        shutil.rmtree(work, ignore_errors=True)  # an item run again on this phone starts clean
         work.mkdir(parents=True)
-        task_file = Path(job.task_file)
-        if not (task_file.is_file() and task_file.read_bytes() == task_text):
-            copy = work / "task" / task_file.name  # the same name: a task without an id keeps its id
-            copy.parent.mkdir(parents=True)
-            copy.write_bytes(task_text)
-            job = dataclasses.replace(job, task_file=str(copy))
+        for i, (path, text) in enumerate(sorted(files.items())):
+            here = Path(path)
+            if not (here.is_file() and here.read_bytes() == text):
+                copy = work / f"file{i}" / here.name  # the same name: a task without an id keeps its id
+                copy.parent.mkdir(parents=True)
+                copy.write_bytes(text)
+                job = _relocate(job, path, str(copy))
         data = work / "data"
         data.mkdir()
-        row = run_pair_job(job, self.serial, data)
+        self.step_count = 0
+
+        def on_step(n: int) -> None:
+            self.step_count = n
+
+        row = runner(job, self.serial, data, on_step=on_step)
         bundle = work / BUNDLE_NAME
         engine = DataEngine.open(Path(row.get("data_dir") or data))
         try:
@@ -142,13 +148,29 @@ class DeviceWorker:
         finally:
             bundle.unlink(missing_ok=True)
 
-    def forget(self, pair_key: str) -> None:
-        """The driver has imported the pair's bundle: drop the host's copy."""
-        shutil.rmtree(self.root / _safe(pair_key), ignore_errors=True)
+    def forget(self, key: str) -> None:
+        """The driver has imported the item's bundle: drop the host's copy."""
+        shutil.rmtree(self.root / _safe(key), ignore_errors=True)
 
     def close(self) -> None:
         """The run is over: drop this actor's work dir on the host."""
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _relocate(job: Any, old: str, new: str) -> Any:
+    """``job`` with its string fields equal to ``old`` pointed at ``new`` (a dataclass job)."""
+    import dataclasses
+
+    if not dataclasses.is_dataclass(job) or isinstance(job, type):
+        return job
+    changes = {f.name: new for f in dataclasses.fields(job) if getattr(job, f.name) == old}
+    return dataclasses.replace(job, **changes) if changes else job
+
+
+def _remove_dir(path: str) -> bool:
+    """Run on a node: remove a dead actor's work dir there."""
+    shutil.rmtree(path, ignore_errors=True)
+    return not Path(path).exists()
 
 
 # -- the driver ---------------------------------------------------------------------------------------
@@ -302,17 +324,6 @@ def inventory(ray: Any, cluster: ClusterFile | None, note: Note) -> list[DeviceS
     return slots
 
 
-@dataclass
-class _Live:
-    name: str  # the device's name in the results: its serial (``serial@host`` if two hosts share one)
-    slot: DeviceSlot
-    actor: Any
-    info: dict[str, Any] = field(default_factory=dict)
-    pairs: int = 0
-    cpu_s: float = 0.0
-    dropped: str | None = None
-
-
 def _dead_actor_errors(ray: Any) -> tuple[type[BaseException], ...]:
     ex = ray.exceptions
     return tuple(getattr(ex, n) for n in ("RayActorError", "WorkerCrashedError", "NodeDiedError", "ObjectLostError")
@@ -336,61 +347,77 @@ def run_bench_ray(config: BenchConfig, address: str, devices_file: Path | None =
                   progress: Progress | None = None, *,
                   on_dispatch: Callable[[str, str, DeviceSlot], None] | None = None,
                   start_timeout: float = START_TIMEOUT_S) -> dict[str, Any]:
-    """Run the bench with its pairs spread over the phones of a Ray cluster. The results have the
-    shape of a local ``--devices`` run (rows name their ``device``, plus ``host`` and ``ray_node``;
-    ``devices``, ``device_stats`` and ``unfinished`` at the top) and a ``ray`` section saying where
-    each phone's actor ran. ``on_dispatch(task id, mode, slot)`` is called as a pair is handed
-    to a phone (tests use it to kill that actor)."""
-    from artemis_cli.bench.runner import Progress as BenchProgress
+    """The bench with its pairs on the phones of a Ray cluster: :func:`artemis_cli.bench.runner.run_bench`
+    with ``ray_address``. The results have the shape of a local ``--devices`` run (rows also name
+    ``host`` and ``ray_node``) and a ``ray`` section saying where each phone's actor ran.
+    ``on_dispatch(task id, mode, slot)`` is called as a pair is handed to a phone (tests use it
+    to kill that actor)."""
+    from artemis_cli.bench.runner import run_bench
 
-    config.check()
-    cluster = load_cluster_file(devices_file) if devices_file is not None else None
-    ray_address, local = parse_ray_address(address)
-    ray = _import_ray()
-    started = _connect(ray, ray_address, local, cluster)
-    try:
-        return _Driver(ray, config, progress or BenchProgress(), on_dispatch, start_timeout).run(cluster)
-    finally:
-        if started:
-            ray.shutdown()
+    def dispatched(item: WorkItem, slot: DeviceSlot) -> None:
+        if on_dispatch is not None:
+            task_id, mode = item.key.split("|", 1)
+            on_dispatch(task_id, mode, slot)
+
+    return run_bench(config, progress, ray_address=address, devices_file=devices_file, on_dispatch=dispatched,
+                     start_timeout=start_timeout)
 
 
-class _Driver:
-    def __init__(self, ray: Any, config: BenchConfig, progress: Progress,
-                 on_dispatch: Callable[[str, str, DeviceSlot], None] | None, start_timeout: float) -> None:
-        self.ray = ray
-        self.config = config
-        self.progress = progress
+@dataclass
+class _Live:
+    name: str  # the device's name in the results: its serial (``serial@host`` if two hosts share one)
+    slot: DeviceSlot
+    actor: Any
+    info: dict[str, Any] = field(default_factory=dict)
+    cpu_s: float = 0.0
+    dropped: str | None = None
+    steps: int = 0
+
+
+class RayBackend:
+    """One actor per phone of the cluster (see the module doc); the scheduler's :class:`Backend`."""
+
+    def __init__(self, address: str, devices_file: Path | None, runner: Runner, *, step_interval: float,
+                 on_dispatch: Callable[[WorkItem, DeviceSlot], None] | None = None,
+                 start_timeout: float = START_TIMEOUT_S) -> None:
+        self.cluster = load_cluster_file(devices_file) if devices_file is not None else None
+        self.address, self.local = parse_ray_address(address)
+        self.ray = _import_ray()
+        self.runner = runner
+        self.step_interval = step_interval
         self.on_dispatch = on_dispatch
         self.start_timeout = start_timeout
-        self.live: list[_Live] = []
-        self.unfinished: list[dict[str, Any]] = []
+        self.started_ray = False
+        self.live: dict[str, _Live] = {}
+        self.slots: list[DeviceSlot] = []
+        self.inflight: dict[Any, tuple[_Live, WorkItem]] = {}
+        self.queued: list[tuple[Any, ...]] = []
+        self.cleanups: list[Any] = []
+        self.dropped_at_start: dict[str, str] = {}
+        self.last_steps_poll = 0.0
 
-    def note(self, device: str, text: str) -> None:
-        if self.progress.on_device_note:
-            self.progress.on_device_note(device, text)
+    # -- the Backend protocol -------------------------------------------------------------------------
 
-    # -- actors ------------------------------------------------------------------------------------
-
-    def start_actors(self, slots: list[DeviceSlot]) -> list[_Live]:
+    def start(self, events: SchedulerEvents) -> list[str]:
         ray = self.ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+        self.started_ray = _connect(ray, self.address, self.local, self.cluster)
+        self.slots = inventory(ray, self.cluster, lambda text: events.note("-", text))
         actor_cls = ray.remote(DeviceWorker)
         pending: dict[Any, _Live] = {}
-        for name, slot in zip(device_names(slots), slots, strict=True):
+        for name, slot in zip(device_names(self.slots), self.slots, strict=True):
             opts: dict[str, Any] = {"num_cpus": 0, "max_restarts": 0, "max_task_retries": 0,
-                                    "name": actor_name(slot)}
+                                    "max_concurrency": 2, "name": actor_name(slot)}
             if slot.resource:
                 opts["resources"] = {slot.resource: 1}
             else:
                 opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(slot.node_id, soft=False)
             actor = actor_cls.options(**opts).remote(slot.serial, slot.adb_port, slot.work_dir)
-            entry = _Live(name, slot, actor)
-            self.live.append(entry)
+            self.live[name] = entry = _Live(name, slot, actor)
             pending[actor.info.remote()] = entry
         ready, late = ray.wait(list(pending), num_returns=len(pending), timeout=self.start_timeout)
-        started: list[_Live] = []
+        started: list[str] = []
         for ref in ready:
             entry = pending[ref]
             try:
@@ -398,161 +425,123 @@ class _Driver:
             except Exception as exc:
                 self._retire(entry, f"its actor did not start: {_cause(exc)}")
                 continue
-            started.append(entry)
+            started.append(entry.name)
         for ref in late:
             self._retire(pending[ref], f"its actor did not start within {self.start_timeout:.0f} s (node gone, or "
                                        "its device resource held by another run?)")
+        for entry in self.live.values():
+            if entry.dropped:
+                events.note(entry.name, f"device dropped: {entry.dropped}")
+        if not started:
+            raise DeviceError("no device actor started: " + "; ".join(f"{e.name}: {e.dropped}"
+                                                                      for e in self.live.values()),
+                              hint="docs/scale.md: each phone's resource, adb server and Artemis install")
         return started
 
-    def _stop_actors(self) -> None:
-        """Each live actor drops its work dir on its host; then every actor goes."""
-        closing = [e.actor.close.remote() for e in self.live if e.dropped is None]
-        with contextlib.suppress(Exception):
-            self.ray.wait(closing, num_returns=len(closing), timeout=10)
-        for entry in self.live:
+    def dispatch(self, device: str, item: WorkItem) -> None:
+        entry = self.live[device]
+        files = {f: Path(f).read_bytes() for f in item.files}
+        entry.steps = 0
+        self.inflight[entry.actor.run.remote(self.runner, item.job, item.key, files)] = (entry, item)
+        self.queued.append(("start", device, item.key))
+        if self.on_dispatch:
+            self.on_dispatch(item, entry.slot)
+
+    def poll(self, timeout: float) -> list[tuple[Any, ...]]:
+        ray = self.ray
+        out, self.queued = self.queued, []
+        if not self.inflight:
+            return out
+        ready, _ = ray.wait(list(self.inflight), num_returns=1, timeout=min(timeout, self.step_interval))
+        for ref in ready:
+            out.append(self._finished(ref))
+        if self.inflight and time.monotonic() - self.last_steps_poll >= self.step_interval:
+            self.last_steps_poll = time.monotonic()
+            asks = {e.actor.steps.remote(): (e, item) for e, item in self.inflight.values()}
+            answered, _ = ray.wait(list(asks), num_returns=len(asks), timeout=1.0)
+            for ref in answered:
+                entry, item = asks[ref]
+                with contextlib.suppress(Exception):  # a dead actor is reported by its run call
+                    n = int(ray.get(ref))
+                    if n != entry.steps:
+                        entry.steps = n
+                        out.append(("step", entry.name, item.key, n))
+        return out
+
+    def _finished(self, ref: Any) -> tuple[Any, ...]:
+        ray = self.ray
+        entry, item = self.inflight.pop(ref)
+        try:
+            row, bundle = ray.get(ref)
+        except _dead_actor_errors(ray) as exc:
+            why = f"its actor died ({type(exc).__name__})"
+            self._retire(entry, why)
+            return ("offline", entry.name, item.key, why, None)
+        except Exception as exc:
+            cause = _cause(exc)
+            if not isinstance(cause, DeviceError):  # a broken task, a bug: stops the run, as locally
+                if hasattr(cause, "add_note"):
+                    cause.add_note(f"on {entry.slot.host}")
+                return ("error", entry.name, item.key, cause)
+            why = f"{type(cause).__name__}: {cause}"
+            self._retire(entry, why)
+            return ("offline", entry.name, item.key, why, getattr(cause, "row", None))
+        row = self._import(entry, item, row, bundle)
+        entry.actor.forget.remote(item.key)
+        entry.cpu_s += float(row.get("cpu_s") or 0)
+        return ("done", entry.name, item.key, row)
+
+    def stop(self) -> None:
+        """Each live actor drops its work dir on its host; then every actor goes; the dead actors'
+        work dirs are removed; Ray is shut down if this backend started it."""
+        ray = self.ray
+        try:
+            closing = [e.actor.close.remote() for e in self.live.values() if e.dropped is None]
             with contextlib.suppress(Exception):
-                self.ray.kill(entry.actor, no_restart=True)
+                ray.wait(closing, num_returns=len(closing), timeout=10)
+            for entry in self.live.values():
+                with contextlib.suppress(Exception):
+                    ray.kill(entry.actor, no_restart=True)
+            if self.cleanups:
+                with contextlib.suppress(Exception):
+                    ray.wait(self.cleanups, num_returns=len(self.cleanups), timeout=CLEANUP_TIMEOUT_S)
+        finally:
+            if self.started_ray:
+                ray.shutdown()
+
+    def stats(self) -> dict[str, dict[str, Any]]:
+        return {e.name: {"spec": e.slot.serial, "host": e.slot.host,
+                         "ray_node": e.info.get("node_id", e.slot.node_id), "cpu_s": round(e.cpu_s, 3),
+                         "dropped": e.dropped} for e in self.live.values()}
+
+    def summary(self) -> dict[str, Any]:
+        return {"nodes": len({s.node_id for s in self.slots}),
+                "devices": [{"device": e.name, "host": e.slot.host, "ray_node": e.slot.node_id,
+                             "pinned_by": e.slot.resource or "node affinity",
+                             "work_dir": e.info.get("work_dir")} for e in self.live.values()]}
+
+    # -- helpers ---------------------------------------------------------------------------------------
 
     def _retire(self, entry: _Live, why: str) -> None:
+        """``entry``'s phone or actor is gone: kill the actor and remove its work dir on its host."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
         entry.dropped = why
-        self.note(entry.name, f"device dropped: {why}")
         with contextlib.suppress(Exception):
             self.ray.kill(entry.actor, no_restart=True)
+        work_dir = entry.info.get("work_dir")
+        if work_dir:
+            with contextlib.suppress(Exception):
+                task = self.ray.remote(_remove_dir).options(
+                    num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(entry.slot.node_id, soft=False))
+                self.cleanups.append(task.remote(work_dir))
 
-    # -- the run -------------------------------------------------------------------------------------
-
-    def run(self, cluster: ClusterFile | None) -> dict[str, Any]:
-        from artemis_cli.bench.parallel import PairItem
-        from artemis_cli.bench.runner import _load_state, _save_state, assemble, state_key
-        from artemis_cli.bench.suite import load_suite
-        from artemis_cli.bench.worker import pair_dir, tasks_and_jobs
-
-        config, progress = self.config, self.progress
-        tasks = load_suite(config.suite, only=config.tasks)
-        state = _load_state(config.state_path)
-        key = state_key(config)
-        if state.get("key") != key:
-            state = {"key": key, "pairs": {}, "synthetic": {}}
-        pairs: dict[str, Any] = state["pairs"]
-
-        def save() -> None:
-            _save_state(config.state_path, state)
-
-        queue: deque[PairItem] = deque()
-        for task, job in tasks_and_jobs(config, tasks):  # a broken probe file fails here, no phone busy yet
-            pid = f"{task.id}|{job.mode}"
-            if pid in pairs:
-                if progress.on_pair_done:
-                    progress.on_pair_done(task.id, job.mode, None)  # resumed: kept from the earlier run
-                continue
-            queue.append(PairItem(pid, task.id, job.mode, task.max_steps, job, pair_dir(config, task.id, job.mode)))
-        t0 = time.perf_counter()
-        slots: list[DeviceSlot] = []
-        if queue:
-            if progress.on_phase:
-                progress.on_phase("finding the cluster's phones")
-            slots = inventory(self.ray, cluster, lambda text: self.note("-", text))
-            if progress.on_phase:
-                progress.on_phase(f"starting {len(slots)} device actor(s) on the Ray cluster")
-            started = self.start_actors(slots)
-            if not started:
-                raise DeviceError("no device actor started: " + "; ".join(f"{e.name}: {e.dropped}" for e in self.live),
-                                  hint="docs/scale.md: each phone's resource, adb server and Artemis install")
-            try:
-                self._loop(queue, started, pairs, save)
-            finally:
-                self._stop_actors()
-        self._synthetic(state, save)
-        results = assemble(config, tasks, state, time.perf_counter() - t0)
-        results["devices"] = [e.name for e in self.live]
-        results["device_stats"] = {e.name: {"spec": e.slot.serial, "host": e.slot.host,
-                                            "ray_node": e.info.get("node_id", e.slot.node_id), "pairs": e.pairs,
-                                            "cpu_s": round(e.cpu_s, 3), "dropped": e.dropped} for e in self.live}
-        results["unfinished"] = self.unfinished
-        results["ray"] = {"nodes": len({s.node_id for s in slots}),
-                          "devices": [{"device": e.name, "host": e.slot.host, "ray_node": e.slot.node_id,
-                                       "pinned_by": e.slot.resource or "node affinity",
-                                       "work_dir": e.info.get("work_dir")} for e in self.live]}
-        return results
-
-    def _loop(self, queue: deque[PairItem], started: list[_Live], pairs: dict[str, Any],
-              save: Callable[[], None]) -> None:
-        ray, progress = self.ray, self.progress
-        dead_errors = _dead_actor_errors(ray)
-        idle: deque[_Live] = deque(started)
-        inflight: dict[Any, tuple[_Live, PairItem]] = {}
-        while inflight or (queue and idle):
-            while queue and idle:
-                entry, pair = idle.popleft(), queue.popleft()
-                pair.attempts += 1
-                ref = entry.actor.run.remote(pair.job, pair.pid, Path(pair.job.task_file).read_bytes())
-                inflight[ref] = (entry, pair)
-                if progress.on_device_start:
-                    progress.on_device_start(entry.name, pair.task_id, pair.mode, pair.max_steps)
-                elif progress.on_pair_start:
-                    progress.on_pair_start(pair.task_id, pair.mode, pair.max_steps)
-                if self.on_dispatch:
-                    self.on_dispatch(pair.task_id, pair.mode, entry.slot)
-            if not inflight:
-                break
-            [ref], _ = ray.wait(list(inflight), num_returns=1)
-            entry, pair = inflight.pop(ref)
-            try:
-                row, bundle = ray.get(ref)
-            except dead_errors as exc:
-                self._interrupt(entry, pair, f"its actor died ({type(exc).__name__})", None, queue, idle, inflight)
-                continue
-            except Exception as exc:
-                cause = _cause(exc)
-                if not isinstance(cause, DeviceError):  # a broken task, a bug: stops the run, as locally
-                    if hasattr(cause, "add_note"):
-                        cause.add_note(f"on device {entry.name} ({entry.slot.host}): {pair.task_id} · {pair.mode}")
-                    raise cause from None
-                self._interrupt(entry, pair, f"{type(cause).__name__}: {cause}", getattr(cause, "row", None),
-                                queue, idle, inflight)
-                continue
-            pairs[pair.pid] = self._import(entry, pair, row, bundle)
-            save()
-            entry.actor.forget.remote(pair.pid)
-            entry.pairs += 1
-            entry.cpu_s += float(row.get("cpu_s") or 0)
-            idle.append(entry)
-            if progress.on_device_step:
-                progress.on_device_step(entry.name, int(row.get("steps", 0)))
-            if progress.on_pair_done:
-                progress.on_pair_done(pair.task_id, pair.mode, pairs[pair.pid])
-        for pair in queue:
-            self._give_up(pair, "no device left")
-
-    def _interrupt(self, entry: _Live, pair: PairItem, why: str, row: dict[str, Any] | None, queue: deque[PairItem],
-                   idle: deque[_Live], inflight: dict[Any, tuple[_Live, PairItem]]) -> None:
-        """``entry``'s phone or actor is gone: retire it; its pair runs once more on another phone."""
-        self._retire(entry, why)
-        pair.interruptions.append({"device": entry.name, "host": entry.slot.host, "reason": why,
-                                   "session_id": (row or {}).get("session_id")})
-        others = list(idle) + [e for e, _ in inflight.values()]
-        if pair.attempts >= MAX_ATTEMPTS:
-            self._give_up(pair, f"interrupted {pair.attempts} times; last: {why}")
-        elif not others:
-            self._give_up(pair, f"interrupted, and no other device is left; {why}")
-        else:
-            pair.requeued_from = entry.name
-            queue.appendleft(pair)
-            self.note(entry.name, f"{pair.task_id} · {pair.mode}: interrupted, re-queued on another device")
-
-    def _give_up(self, pair: PairItem, reason: str) -> None:
-        self.unfinished.append({"task": pair.task_id, "mode": pair.mode, "attempts": pair.attempts,
-                                "requeued_from": pair.requeued_from, "reason": reason,
-                                "interruptions": pair.interruptions})
-        self.note(pair.interruptions[-1]["device"] if pair.interruptions else "-",
-                  f"{pair.task_id} · {pair.mode}: not finished ({reason})")
-
-    def _import(self, entry: _Live, pair: PairItem, row: dict[str, Any], bundle: bytes) -> dict[str, Any]:
-        """Import the pair's bundle into the driver's data dir (a local run's layout)."""
+    def _import(self, entry: _Live, item: WorkItem, row: dict[str, Any], bundle: bytes) -> dict[str, Any]:
+        """Import the item's bundle into ``item.work_dir`` at the driver (a local run's layout)."""
         from artemis_cli.engine.bundle import import_bundle
         from artemis_cli.engine.db import DataEngine
 
-        dest = pair.data_dir
+        dest = item.work_dir
         dest.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="artemis-bundle-") as tmp:
             path = Path(tmp) / BUNDLE_NAME
@@ -562,32 +551,5 @@ class _Driver:
                 imported = import_bundle(engine, path)
             finally:
                 engine.close()
-        out = {**row, "session_id": imported.session_id, "data_dir": str(dest), "device": entry.name,
-               "host": entry.slot.host, "ray_node": entry.info.get("node_id", entry.slot.node_id),
-               "bundle_bytes": len(bundle), "attempts": pair.attempts, "requeued_from": pair.requeued_from}
-        if pair.interruptions:
-            out["interruptions"] = pair.interruptions
-        return out
-
-    def _synthetic(self, state: dict[str, Any], save: Callable[[], None]) -> None:
-        """The synthetic overhead and recall runs need no phone: they run here, as in a local run."""
-        from artemis_cli.bench.synthetic import overhead_run, recall_latency
-        from artemis_cli.config.profile import load_profile
-
-        config, progress = self.config, self.progress
-        synthetic: dict[str, Any] = state["synthetic"]
-        profile = load_profile(config.profile)
-        for mode in [m for m in config.modes if m in config.synthetic_modes]:
-            sk = f"overhead|{mode}|{config.synthetic_steps}"
-            if sk not in synthetic:
-                if progress.on_phase:
-                    progress.on_phase(f"synthetic {config.synthetic_steps}-step run ({mode})")
-                synthetic[sk] = overhead_run(mode, profile, config.synthetic_steps,
-                                             config.work / f"synthetic-{mode}", on_step=progress.on_step)
-                save()
-        rk = f"recall|{config.recall_steps}"
-        if rk not in synthetic:
-            if progress.on_phase:
-                progress.on_phase(f"recall latency on a synthetic {config.recall_steps}-step session")
-            synthetic[rk] = recall_latency(config.recall_steps, config.work / "recall-10k")
-            save()
+        return {**row, "session_id": imported.session_id, "data_dir": str(dest), "host": entry.slot.host,
+                "ray_node": entry.info.get("node_id", entry.slot.node_id), "bundle_bytes": len(bundle)}

@@ -286,10 +286,14 @@ def test_pairs_run_on_both_nodes_and_come_back_as_bundles(rig: Rig, tmp_path: Pa
     config = _config(tmp_path)
     devices_file = rig.devices_file(tmp_path / "cluster.yaml", discover_second=True)  # phone B: asked of its adb
     notes: list[tuple[str, str]] = []
+    steps: list[tuple[str, int]] = []
+    done: list[str] = []
     from artemis_cli.bench.runner import Progress
 
     results = run_bench_ray(config, rig.cluster.address, devices_file,
-                            Progress(on_device_note=lambda d, t: notes.append((d, t))))
+                            Progress(on_device_note=lambda d, t: notes.append((d, t)),
+                                     on_device_step=lambda d, n: steps.append((d, n)),
+                                     on_pair_done=lambda t, m, row: done.append(t)))
     validate_results(results)
     rows = _rows(results)
     assert set(rows) == {"ray-dark-a", "ray-dark-b"}
@@ -312,6 +316,9 @@ def test_pairs_run_on_both_nodes_and_come_back_as_bundles(rig: Rig, tmp_path: Pa
             engine.close()
     assert results["devices"] == serials
     assert results["unfinished"] == []
+    # per-step progress from the actors (polled by the driver), not only each pair's final count
+    assert len(done) == 2 and len(steps) > len(done), steps
+    assert {d for d, _n in steps} == set(serials) and all(1 <= n <= 3 for _d, n in steps)
     stats = results["device_stats"]
     assert all(stats[s]["pairs"] == 1 and stats[s]["dropped"] is None for s in serials)
     pinned = {d["device"]: d["pinned_by"] for d in results["ray"]["devices"]}
@@ -353,6 +360,8 @@ def test_a_lost_actor_has_its_pair_requeued_once_on_the_other_phone(rig: Rig, tm
     assert "actor died" in again["interruptions"][0]["reason"]
     assert results["device_stats"][victim]["dropped"] and results["device_stats"][victim]["pairs"] == 0
     assert results["device_stats"][survivor]["pairs"] == 2
+    dirs = {d["device"]: d["work_dir"] for d in results["ray"]["devices"]}
+    assert dirs[victim] and not Path(dirs[victim]).exists()  # the killed actor's work dir is gone from its host
 
 
 @pytest.mark.slow
@@ -407,7 +416,7 @@ def test_the_device_worker_runs_the_drivers_copy_of_a_task_and_ships_a_bundle(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No Ray needed: the actor's class on the in-process sim, with the suite missing on its host."""
     from artemis_cli.bench.ray_backend import DeviceWorker
-    from artemis_cli.bench.worker import jobs_for
+    from artemis_cli.bench.worker import jobs_for, run_pair_job
     from artemis_cli.engine.bundle import import_bundle
 
     for name in ("ANDROID_ADB_SERVER_HOST", "ANDROID_ADB_SERVER_PORT"):
@@ -417,7 +426,8 @@ def test_the_device_worker_runs_the_drivers_copy_of_a_task_and_ships_a_bundle(
     text = Path(job.task_file).read_bytes()
     Path(job.task_file).unlink()  # not on this "host"
     worker = DeviceWorker("sim", 5037, str(tmp_path / "node"))
-    row, bundle = worker.run(job, "ray-dark-a|transcript", text)
+    row, bundle = worker.run(run_pair_job, job, "ray-dark-a|transcript", {job.task_file: text})
+    assert worker.steps() == 3  # what the driver polls for per-step progress
     assert row["task"] == "ray-dark-a" and row["success"] is True and row["device"] == "sim"
     path = tmp_path / "s.bundle"
     path.write_bytes(bundle)
