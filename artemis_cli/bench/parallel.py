@@ -214,10 +214,13 @@ class LocalBackend:
                     out.append(("gone", name, f"the worker process died (exit code {w.proc.exitcode})"))
         return out
 
-    def stop(self, timeout: float = 30.0) -> None:
-        """Ask every worker to stop and collect its ``bye`` (its CPU seconds); terminate the rest."""
+    def stop(self, now: bool = False, timeout: float = 30.0) -> None:
+        """Ask every worker to stop and collect its ``bye`` (its CPU seconds); terminate the rest
+        (``now``, on Ctrl-C: terminate them at once)."""
         if self.outbox is None:  # never started
             return
+        if now:
+            timeout = 0.0
         try:
             for w in self.workers.values():
                 if w.proc.is_alive():

@@ -491,7 +491,7 @@ class RayBackend:
         entry.cpu_s += float(row.get("cpu_s") or 0)
         return ("done", entry.name, item.key, row)
 
-    def stop(self) -> None:
+    def stop(self, now: bool = False) -> None:
         """Each live actor drops its work dir on its host; then every actor goes; the dead actors'
         work dirs are removed; Ray is shut down if this backend started it."""
         ray = self.ray

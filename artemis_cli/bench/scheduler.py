@@ -114,7 +114,7 @@ class Backend(Protocol):
 
     def poll(self, timeout: float) -> list[tuple[Any, ...]]: ...
 
-    def stop(self) -> None: ...
+    def stop(self, now: bool = False) -> None: ...  # now: Ctrl-C, do not wait for busy workers
 
     def stats(self) -> dict[str, dict[str, Any]]: ...
 
@@ -245,7 +245,7 @@ def schedule(items: list[WorkItem], backend: Backend, events: SchedulerEvents) -
         while pending:
             give_up(pending.popleft(), "stopped by Ctrl-C before it started")
     finally:
-        backend.stop()
+        backend.stop(now=interrupted)
     stats = backend.stats() if items else {}
     for dev, s in stats.items():
         s["items"] = done_count.get(dev, 0)
