@@ -3,7 +3,7 @@
     python benchmarks/scale.py --devices 1,2,4 --json
 
 The same small suite (short task files from ``tasks/``, one memory mode) runs with the
-``--devices`` scheduler (:mod:`artemis_cli.bench.parallel`: one worker process per device) on N
+``--devices`` scheduler (:func:`artemis_cli.bench.scheduler.run_items`, local backend: one worker process per device) on N
 simulated phones served as adbd over TCP by ``artemis sim serve`` and attached to a private adb
 server (Debian's real ``adb`` on a free port; the developer's server on 5037 is never touched), so
 every device call takes the real adb path. ``--faults latency_ms:N`` on the served sims adds N ms
@@ -137,25 +137,26 @@ def probe_latency(latency_ms: int, adb_port: int) -> dict[str, float]:
 
 
 def run_count(n: int, tasks: list[str], modes: list[str], latency_ms: int, adb_port: int, work: Path) -> dict[str, Any]:
-    from artemis_cli.bench.parallel import DeviceSlot, PairItem, run_on_devices
+    from artemis_cli.bench.parallel import DeviceSlot
     from artemis_cli.bench.runner import BenchConfig
+    from artemis_cli.bench.scheduler import WorkItem, run_items
     from artemis_cli.bench.worker import tasks_and_jobs
     from artemis_cli.sim.adbd import free_port
 
     config = BenchConfig(suite=ROOT / "tasks", out=work / f"n{n}.json", modes=modes, tasks=tasks)
     # longest pairs first (by reference length), so the last pairs to start are short ones
     pairs = sorted(tasks_and_jobs(config), key=lambda tj: -len(tj[0].reference))
-    items = [PairItem(f"{t.id}|{job.mode}", t.id, job.mode, t.max_steps, job, work / f"n{n}" / f"{t.id}-{job.mode}")
+    items = [WorkItem(f"{t.id}|{job.mode}", f"{t.id} · {job.mode}", job, work / f"n{n}" / f"{t.id}-{job.mode}")
              for t, job in pairs]
     slots = [DeviceSlot(f"served#{i + 1}", f"127.0.0.1:{free_port()}") for i in range(n)]
     runner = functools.partial(served_pair, latency_ms=latency_ms, adb_port=adb_port)
-    report = run_on_devices(items, slots, runner=runner)
+    report = run_items(items, runner, devices=slots)
     rows = list(report.rows.values())
     if report.unfinished or len(rows) != len(items):
         raise SystemExit(f"{n} devices: pairs did not finish: {report.unfinished}")
     failed = [r["task"] for r in rows if not r["success"]]
     steps = sum(int(r["steps"]) for r in rows)
-    worker_cpu = sum(float(s["cpu_s"] or 0) for s in report.stats.values())
+    worker_cpu = sum(float(s["cpu_s"] or 0) for s in report.devices.values())
     return {
         "devices": n,
         "pairs": len(rows),
@@ -166,7 +167,7 @@ def run_count(n: int, tasks: list[str], modes: list[str], latency_ms: int, adb_p
         "artemis_cpu_ms_per_step": round(1000 * worker_cpu / max(steps, 1), 1),
         "artemis_pair_cpu_ms_per_step": round(1000 * sum(float(r["cpu_s"]) for r in rows) / max(steps, 1), 1),
         "serve_s_per_pair": round(sum(float(r["serve_s"]) for r in rows) / max(len(rows), 1), 2),
-        "pairs_per_device": {s: v["pairs"] for s, v in report.stats.items()},
+        "pairs_per_device": {s: v["items"] for s, v in report.devices.items()},
         "pair_wall_s_mean": round(sum(float(r["wall_s"]) for r in rows) / max(len(rows), 1), 2),
         "rows": [{k: r[k] for k in ("task", "device", "steps", "wall_s", "device_s", "serve_s", "cpu_s")}
                  for r in rows],

@@ -87,19 +87,24 @@ def run(
                 con.print(f"{where}{escape(task_id)} · {mode}: {ok} {row['steps']} steps in {row['wall_s']} s{again}")
 
         device_hooks: dict[str, Any] = {}
-        if config.devices:  # one line per device: device, current pair, step
+        if config.devices or ray_address is not None:  # one line per device: device, current pair, step
             from artemis_cli.bench.parallel import parse_devices
 
-            names = [d.name for d in parse_devices(config.devices)]
+            names = [d.name for d in parse_devices(config.devices)] if config.devices else []  # Ray: as they start
             if con.is_terminal:
                 bars.update(steps_bar, visible=False)
                 dev_bars = {n: bars.add_task(escape(f"{n} · idle"), total=1) for n in names}
 
+                def dev_bar(dev: str) -> Any:
+                    if dev not in dev_bars:
+                        dev_bars[dev] = bars.add_task(escape(f"{dev} · idle"), total=1)
+                    return dev_bars[dev]
+
                 def dev_start(dev: str, task_id: str, mode: str, max_steps: int) -> None:
-                    bars.reset(dev_bars[dev], total=max_steps, description=escape(f"{dev} · {task_id} · {mode}"))
+                    bars.reset(dev_bar(dev), total=max_steps, description=escape(f"{dev} · {task_id} · {mode}"))
 
                 def dev_step(dev: str, n: int) -> None:
-                    bars.update(dev_bars[dev], completed=n)
+                    bars.update(dev_bar(dev), completed=n)
             else:
                 def dev_start(dev: str, task_id: str, mode: str, max_steps: int) -> None:
                     con.print(f"{escape(dev)}: {escape(task_id)} · {mode} started (max {max_steps} steps)")
@@ -125,8 +130,6 @@ def run(
         if ray_address is not None:  # one actor per phone on a Ray cluster (docs/scale.md)
             from artemis_cli.bench.ray_backend import run_bench_ray
 
-            bench_progress.on_device_note = bench_progress.on_device_note or (
-                lambda dev, text: con.print(f"[yellow]{escape(dev)}: {escape(text)}[/yellow]"))
             results = run_bench_ray(config, ray_address, devices_file, bench_progress)
         else:
             results = run_bench(config, bench_progress)
