@@ -28,8 +28,7 @@ from artemis_cli.sim.worlds.base import AppContext
 from artemis_cli.sim.worlds.shop import ShopApp, money
 
 WHATS_NEW_TITLE = "What's new"
-WHATS_NEW_TEXT = ("Your cart now lives in the More options menu, and you can review your order "
-                  "before you place it.")
+WHATS_NEW_TEXT = "Your cart now lives in the More options\nmenu, and you can review your order\nbefore you place it."
 OVERFLOW_DESC = "More options"
 
 
@@ -86,9 +85,9 @@ class DriftShopApp(ShopApp):
         if self.menu_open and self.current_screen == "catalogue":
             wins.append(self.menu_window(ui))
         if not self.whats_new_seen:
-            r = ui.dialog_rect(640)
+            r = ui.dialog_rect(560)
             body = [ui.text((r[0] + ui.px(60), r[1] + ui.px(150), r[2] - ui.px(60), r[1] + ui.px(450)),
-                            WHATS_NEW_TEXT.replace("menu, ", "menu,\n"), size=42, color="muted",
+                            WHATS_NEW_TEXT, size=42, color="muted",
                             rid="android:id/message")]
             wins.append(self.dialog_window(ui.dialog(r, WHATS_NEW_TITLE, body, [
                 ("Got it", "android:id/button1", self.dismiss_whats_new)])))
