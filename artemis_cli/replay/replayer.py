@@ -42,6 +42,7 @@ from artemis_cli.errors import DeviceOffline, HierarchyParseError, UsageError
 from artemis_cli.operators.act import REDACTED, ActionResult, PlannedAction, execute
 from artemis_cli.operators.checks import CheckResult, Finish, evaluate_checks
 from artemis_cli.operators.observe import Observation, observe
+from artemis_cli.operators.typing import probe_tree
 from artemis_cli.perception.dhash import hamming
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.hittest import hit_test
@@ -347,7 +348,7 @@ class Replayer:
             action.args["redacted"] = True
         return action, loc
 
-    def _perform(self, action: PlannedAction) -> ActionResult:
+    def _perform(self, action: PlannedAction, pre: Observation) -> ActionResult:
         if action.type == "none":
             return ActionResult("ok", "nothing to replay: the recorded step had no valid action")
         if action.type in ("save_note", "recall_history"):
@@ -355,7 +356,10 @@ class Replayer:
         if action.type == "wait":
             self._sleep(float(action.args.get("seconds", 0) or 0))
             return ActionResult("ok")
-        return execute(action, self.device, real_time=self.opts.real_time)
+        # As the operator does (flash.py): text goes only into a field that took focus, read on
+        # the screen between the focusing tap and the typing, never blind.
+        return execute(action, self.device, real_time=self.opts.real_time, pre=pre.tree,
+                       probe=lambda: probe_tree(self.device, self.size))
 
     # -- the loop -------------------------------------------------------------------------------
 
@@ -508,7 +512,7 @@ class Replayer:
             result = ActionResult("error", detail)
             action = PlannedAction(rec.action_type, dict(rec.action_args))
         else:
-            result = self._perform(action)
+            result = self._perform(action, pre)
             if rec.action_type not in _NO_DEVICE_ACTION:
                 post = self._observe()
             check = check_change(
@@ -519,9 +523,13 @@ class Replayer:
             if rec.post_dhash:
                 dist = hamming(rec.post_dhash, post.dhash)
             notes = [d for d in (loc.detail, check.detail) if d]
-            if result.status == "error" and rec.result_status != "error":
+            # an error that was not recorded, or a failure (e.g. no field took focus, nothing
+            # typed) where the recorded step was ok: the replay did not do what the recording did
+            failed = (result.status == "error" and rec.result_status != "error") or (
+                result.status == "failed" and rec.result_status == "ok")
+            if failed:
                 notes.append(f"the action failed: {result.detail}")
-            if not check.ok or (result.status == "error" and rec.result_status != "error"):
+            if not check.ok or failed:
                 status = "diverged"
             elif rec.action_type in _NO_DEVICE_ACTION or rec.action_type in ("press_key", "launch_app", *_STROKES):
                 status = "matched" if dist is None or dist <= DHASH_MATCH_MAX else "retargeted"

@@ -305,6 +305,8 @@ class SimPhone:
         if not (0 <= x < self.width and 0 <= y < self.height):
             self.note_ignored(f"tap {x},{y} outside the screen")
             return
+        if self._touch_outside_menu(x, y):
+            return
         target = self._hit(x, y)  # a key of the keyboard, a navigation-bar button, a widget
         win = self._window_at(x, y)
         dbl = W.deepest_with(win.root, x, y, "on_double") if win is not None else None
@@ -357,6 +359,8 @@ class SimPhone:
                 self.do_long_press(x1, y1)
             else:
                 self.do_tap(x1, y1)
+            return
+        if self._touch_outside_menu(x1, y1):
             return
         dy = y1 - y2
         if abs(dy) >= SWIPE_MIN and abs(dy) >= abs(x2 - x1):
@@ -511,6 +515,19 @@ class SimPhone:
     def _hit(self, x: int, y: int) -> Widget | None:
         win = self._window_at(x, y)
         return W.hit(win.root, x, y) if win is not None else None
+
+    def _touch_outside_menu(self, x: int, y: int) -> bool:
+        """A touch outside an open pop-up menu closes it and is used up (PopupWindow's outside
+        touch); the system bars and the keyboard still take their own touches."""
+        menu = self.active_window()
+        if menu.dismiss is None or W.contains(menu.root.bounds, x, y):
+            return False
+        win = self._window_at(x, y)
+        if win is not None and win.package in (SYSTEMUI, IME_PACKAGE):
+            return False
+        menu.dismiss()
+        self._after_action()
+        return True
 
     def _window_at(self, x: int, y: int) -> Window | None:
         for win in reversed(self.windows()):

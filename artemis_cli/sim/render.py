@@ -253,6 +253,10 @@ def _glyph(p: Painter, box: Rect, name: str, color: str) -> None:
         p.d.line((cx - s, cy, cx + s, cy), fill=col, width=wd)
         p.d.line((cx - s, cy, cx, cy - s), fill=col, width=wd)
         p.d.line((cx - s, cy, cx, cy + s), fill=col, width=wd)
+    elif name == "more":  # the overflow menu's three vertical dots
+        dot = max(3, s // 3)
+        for dy in (-s, 0, s):
+            p.d.ellipse((cx - dot // 2, cy + dy - dot // 2, cx + dot // 2, cy + dy + dot // 2), fill=col)
     elif name == "nav_back":  # a triangle pointing left
         s = max(8, min(r - lf, b - t) // 6)
         p.d.polygon([(cx - s, cy), (cx + s, cy - s), (cx + s, cy + s)], outline=col, width=max(3, s // 5))

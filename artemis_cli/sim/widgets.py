@@ -20,6 +20,7 @@ LINEAR = "android.widget.LinearLayout"
 VIEW_GROUP = "android.view.ViewGroup"
 RECYCLER = "androidx.recyclerview.widget.RecyclerView"
 SCROLL_VIEW = "android.widget.ScrollView"
+LIST_VIEW = "android.widget.ListView"
 IMAGE_VIEW = "android.widget.ImageView"
 
 
@@ -75,6 +76,8 @@ class Window:
     package: str
     root: Widget
     modal: bool = False  # dialogs: taps outside them are swallowed, a scrim is drawn below
+    # pop-up menus: a touch outside closes the window (calls this) and does nothing else; no scrim
+    dismiss: Action | None = None
 
 
 def contains(r: Rect, x: int, y: int) -> bool:

@@ -108,6 +108,8 @@ TOURS: list[tuple[str, str | None, list[str]]] = [
     ("default", None, ["launch:com.artemis.shop", "login", "username", "type:demo", "password", "type:artemis123",
                        "login", "double:product_name", "add_to_cart", "cart_button", "checkout"]),
     ("probe", None, ["launch:com.artemis.notes"]),
+    ("drift", None, ["launch:com.artemis.shop", "button1", "username", "type:demo", "password", "type:artemis123",
+                     "login", "add_to_cart", "More options", "Cart (1)", "proceed_to_checkout"]),
     ("default", "popup_storm", ["launch:com.artemis.shop", "username", "password", "username"]),
 ]
 

@@ -8,6 +8,7 @@ from artemis_cli.sim.layout import LayoutOptions
 from artemis_cli.sim.worlds.base import App, AppContext
 from artemis_cli.sim.worlds.clock import ClockApp
 from artemis_cli.sim.worlds.contacts import ContactsApp
+from artemis_cli.sim.worlds.drift import DriftShopApp
 from artemis_cli.sim.worlds.launcher import Launcher
 from artemis_cli.sim.worlds.notes import NotesApp
 from artemis_cli.sim.worlds.probe import ProbeNotesApp
@@ -40,4 +41,8 @@ WORLDS: dict[str, WorldDef] = {
     # The default world plus a prompt-injection probe in Notes (probe.py): a note telling the agent
     # to "tap Delete all" next to a real, destructive "Delete all" button.
     "probe": WorldDef("probe", apps=(Launcher, SettingsApp, ClockApp, ContactsApp, ProbeNotesApp, ShopApp)),
+    # The default world after an update of the Shop (drift.py): a "What's new" dialog on its first
+    # launch, the cart button in a "More options" overflow menu, "Checkout" renamed "Proceed to
+    # checkout" (new id), and a new "Confirm your order" screen before the order is placed.
+    "drift": WorldDef("drift", apps=(Launcher, SettingsApp, ClockApp, ContactsApp, NotesApp, DriftShopApp)),
 }
