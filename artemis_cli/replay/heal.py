@@ -117,6 +117,7 @@ def run_heal(
     why: str,
     first_number: int,
     on_model_step: Callable[[int], None],
+    spent: int = 0,
 ) -> HealOutcome:
     """Heal from ``recorded[index]`` (the diverged step) on ``replayer``'s device and session;
     the loop's steps are numbered from ``first_number``."""
@@ -125,6 +126,10 @@ def run_heal(
     r = replayer
     opts = r.opts
     max_steps = opts.heal_max_steps or getattr(getattr(opts.profile, "heal", None), "max_steps", DEFAULT_MAX_STEPS)
+    budget = max_steps - spent  # model steps already spent healing this same recorded step count
+    if budget <= 0:
+        return HealOutcome(None, None, 0, f"step {recorded[index].number} diverged again after "
+                                          f"{spent} heal steps (heal.max_steps={max_steps})")
     rec = recorded[index]
     plan = [a for s in recorded[index:] if (a := plan_action(s, r.rec_size, r.size)) is not None]
     rec_pre = r.tree_of(rec.ui_xml)
@@ -159,7 +164,7 @@ def run_heal(
         return at is not None
 
     loop, service = build_loop(r.session_id, task, opts.profile, r.device, opts.model, r.engine,
-                               max_steps=first_number + max_steps - 1, real_time=opts.real_time,
+                               max_steps=first_number + budget - 1, real_time=opts.real_time,
                                callbacks=Callbacks(), lease=r.lease)
     loop.after_step = after_step
     try:

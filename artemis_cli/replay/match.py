@@ -166,7 +166,7 @@ def find_by_semantics(
 
 
 #: Key-element labels of two screens must overlap this much (Jaccard) when their dHashes differ.
-SCREEN_LABELS_MIN = 0.6
+SCREEN_LABELS_MIN = 0.8
 
 
 def key_labels(elements: list[Element]) -> frozenset[str]:

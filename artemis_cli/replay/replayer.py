@@ -198,6 +198,7 @@ class Replayer:
         if self.opts.heal:
             self._heal_defaults()
         self.lease: Any = None
+        self._heal_spent: dict[int, int] = {}  # recorded index -> model steps spent healing it
         self.on_step = on_step
         self.secret = self.opts.secret or env_or_prompt(task_id=self.src.task_id)
         info = device.info()
@@ -506,7 +507,9 @@ class Replayer:
             if self.on_step:
                 self.on_step(step)
 
-        healed = run_heal(self, recorded, index, why, number, on_model_step)
+        spent = self._heal_spent.get(index, 0)
+        healed = run_heal(self, recorded, index, why, number, on_model_step, spent)
+        self._heal_spent[index] = spent + healed.model_steps
         last = f"step {result.last_matched}" if result.last_matched is not None else "no step"
         if healed.rejoin is None or healed.final is None:
             result.message = (f"diverged at step {recorded[index].number}; the heal did not rejoin the "
