@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from golden_files import assert_golden
 from typer.testing import CliRunner
 
 from artemis_cli.cli.app import app
@@ -15,7 +16,6 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.replay import ReplayOptions, replay_session
 from artemis_cli.replay.lineage import marks
 from artemis_cli.sim.phone import SimPhone
-from golden_files import assert_golden
 
 GOLDEN = Path(__file__).parent / "golden"
 
