@@ -21,6 +21,9 @@ def replay(
     continue_on_divergence: Annotated[bool, typer.Option("--continue-on-divergence", help="Keep going after a step diverges.")] = False,
     by: Annotated[str, typer.Option("--by", help="semantics: find each target by resource-id/text/content-desc/class, else scaled coordinates; coordinates: recorded coordinates only.")] = "semantics",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: session_id, status, success, message, source_complete/source_incomplete, checks (check, passed, detail) and steps (number, status).")] = False,
+    heal: Annotated[bool, typer.Option("--heal", help="At a divergence hand the stretch to the operator loop (the recording's remaining steps as its plan) and rejoin the recording when the screen matches a recorded one.")] = False,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="The healing model (with --heal): as for `artemis run`. Default: gemini with an API key, else the offline healer.")] = None,
+    profile: Annotated[str | None, typer.Option("--profile", "-p", help="Profile of the healing loop (with --heal; heal.max_steps bounds each heal). Default: flash.")] = None,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
 ) -> None:
     """Replay a recorded session: no model calls; each step is matched, retargeted or diverged.
@@ -52,7 +55,19 @@ def replay(
     root = resolve_data_dir(data_dir)  # the source session's: never created here
     engine = DataEngine.open_for_reading(root) if dry_run else DataEngine.open(root, create=False)
     opts = ReplayOptions(by=by, from_step=from_step, continue_on_divergence=continue_on_divergence)  # type: ignore[arg-type]
+    if (model or profile) and not heal:
+        raise UsageError("--model and --profile choose the healing model: they need --heal",
+                         hint="add --heal, or drop them for a replay without a model")
     src = engine.get_session(session)
+    from artemis_cli.replay.lineage import resolve
+
+    base = resolve(engine, src)
+    if base.substituted:
+        err().print(f"[bold]{src.id}[/] has a promoted baseline: replaying [bold]{base.replayed}[/] instead")
+        src = engine.get_session(base.replayed)
+    if heal and not dry_run:
+        opts.heal = True
+        opts.model, opts.profile = _healing_model(model, profile, src)
     if dry_run:
         steps = plan(engine, src.id, opts)
         if as_json:
@@ -73,7 +88,7 @@ def replay(
     if incomplete:
         progress.print(f"[yellow]source session {src.id} was incomplete ({escape(incomplete)}): "
                        "only its recorded steps can be replayed[/]")
-    colours = {"matched": "green", "retargeted": "yellow", "diverged": "red"}
+    colours = {"matched": "green", "retargeted": "yellow", "diverged": "red", "healed": "cyan"}
 
     def on_step(r: ReplayStepResult) -> None:
         line = f"{r.source_step:>4}  [{colours[r.status]}]{r.status:<10}[/] {escape(r.action):<11} {r.how}"
@@ -100,3 +115,18 @@ def replay(
         colour = "green" if result.status == "succeeded" else "red"
         out().print(f"[{colour}]{result.status}[/]: {escape(result.message)} · replay session [bold]{result.session_id}[/]")
     raise typer.Exit(result.exit_code)
+
+
+def _healing_model(name: str | None, profile: str | None, src: Any) -> tuple[Any, Any]:
+    """(model, profile) a --heal replay heals with; the offline healer (said on stderr) when no
+    --model is given and no API key is set."""
+    from artemis_cli.config.profile import load_profile
+    from artemis_cli.models.registry import build_model, default_model_name
+
+    prof = load_profile(profile or src.profile or "flash")
+    chosen = name or default_model_name(prof)
+    if name is None and chosen == "heuristic":
+        chosen = "healer"
+        err().print("[yellow]no --model and no API key: healing with the offline healer "
+                    "(follows the recording as a plan; not an LLM)[/]")
+    return build_model(chosen, task=None, profile=prof), prof

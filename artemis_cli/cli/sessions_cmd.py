@@ -212,14 +212,16 @@ def show(
         return
     from artemis_cli.engine.segments import session_time, stops
     from artemis_cli.engine.token_usage import token_usage
+    from artemis_cli.replay.lineage import marks as replay_marks
 
     steps = engine.get_steps(rec.id)
+    marks = replay_marks(engine, rec.id)  # replayed | retargeted | healed, for replay sessions
     usage = token_usage(engine, rec.id)
     timing = session_time(engine, rec, running=rec.status == "running")
     if as_json:
         data = session_to_dict(rec)
         data["time"] = timing.to_dict()
-        data["steps"] = [step_to_dict(engine, s) for s in steps]
+        data["steps"] = [{**step_to_dict(engine, s), "replay_mark": marks.get(s.number)} for s in steps]
         data["llm_calls"] = len(engine.llm_calls(rec.id))
         data["tokens"] = usage.to_dict()
         print(json.dumps(data, ensure_ascii=False, indent=2))
@@ -251,6 +253,7 @@ def show(
         Column("#", justify="right"), Column("T+", justify="right", drop=2),
         Column("action", "label", min_width=14), Column("target", "label", min_width=18),
         *([Column("intent", "label", drop=5, min_width=14)] if intents else []),
+        *([Column("replay", min_width=8)] if marks else []),
         Column("source", drop=4), Column("result", "label", min_width=8), Column("app", "path", drop=3, min_width=12),
     ])
     for s in steps:
@@ -259,7 +262,7 @@ def show(
         where = f" ({s.x},{s.y})" if s.x is not None else ""
         intent = [(s.intent or "")[:60]] if intents else []
         table.add_row(str(s.number), f"{(s.offset_ms or 0) / 1000:.1f}s", f"{s.action_type}{where}",
-                      label[:40], *intent, s.label_source or "", s.result_status or "", s.foreground_app or "")
+                      label[:40], *intent, *([marks.get(s.number, "")] if marks else []), s.label_source or "", s.result_status or "", s.foreground_app or "")
     console.print(table.build(width))
     from artemis_cli.cli.token_table import print_tokens
 
@@ -441,3 +444,17 @@ def rm(
     for r in results:
         out().print(f"Removed {r['session_id']}: {r['steps']} steps, {r['blobs_removed']} blob files "
                     f"({r['blobs_kept']} still used elsewhere)")
+
+
+@app.command("promote")
+def promote(
+    session: Annotated[str, typer.Argument(help="A successful replay (e.g. a healed one) to make the baseline.")],
+    data_dir: DataDirOpt = None,
+) -> None:
+    """Make a successful replay the baseline later replays of its source (and of itself) use."""
+    from artemis_cli.replay.lineage import promote as promote_replay
+
+    engine = _engine(data_dir, write=True)
+    rec = engine.get_session(session)
+    source = promote_replay(engine, replace(rec, status=engine.derived_status(rec)))
+    out().print(f"promoted [bold]{rec.id}[/]: `artemis replay {source}` now replays it")

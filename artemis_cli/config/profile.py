@@ -178,6 +178,13 @@ class MemorySettings(StrictModel):
     recall: RecallSettings = Field(default_factory=RecallSettings)
 
 
+class HealSettings(StrictModel):
+    """Self-healing replay (``artemis replay --heal``): a heal that has not rejoined the recording
+    after ``max_steps`` model steps ends the replay as failed."""
+
+    max_steps: Int = Field(default=15, ge=1, le=1000)
+
+
 class Profile(StrictModel):
     name: NonEmpty
     extends: NonEmpty | None = None
@@ -186,6 +193,7 @@ class Profile(StrictModel):
     models: ModelRoles = Field(default_factory=ModelRoles)
     screenshot: ScreenshotSettings = Field(default_factory=ScreenshotSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
+    heal: HealSettings = Field(default_factory=HealSettings)
     max_steps: Int | None = Field(default=None, ge=1, le=10000)
     step_delay_ms: Int = Field(default=0, ge=0)
     settle_ms: Int = Field(default=0, ge=0)

@@ -271,6 +271,22 @@ def _m008_step_intent(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE steps ADD COLUMN intent TEXT")
 
 
+def _m010_replay_lineage(db: sqlite_utils.Database) -> None:
+    # Issue 24 self-healing replay: how each replay step came about (replayed, retargeted or
+    # healed; NULL for steps of runs and of replays recorded before this), and which replay a
+    # user promoted to be the baseline later replays of a source session use.
+    db.execute("ALTER TABLE steps ADD COLUMN replay_mark TEXT")
+    db.execute(
+        """
+        CREATE TABLE replay_baselines (
+            source_session TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            baseline_session TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            promoted_at TEXT NOT NULL
+        )
+        """
+    )
+
+
 #: Append-only. (name, function); position + 1 is the migration id.
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_core_tables", _m001_core_tables),
@@ -281,6 +297,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0006_step_outcomes", _m006_step_outcomes),
     ("0007_llm_call_wire_hash", _m007_llm_call_wire_hash),
     ("0008_step_intent", _m008_step_intent),
+    ("0010_replay_lineage", _m010_replay_lineage),
 ]
 
 

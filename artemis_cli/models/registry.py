@@ -8,7 +8,7 @@ from typing import Any
 from artemis_cli.errors import ModelConfigError, UsageError
 from artemis_cli.models.base import Model
 
-OFFLINE_MODELS = ("heuristic", "scripted")
+OFFLINE_MODELS = ("heuristic", "scripted", "healer")
 
 
 OPENAI_PREFIX = "openai:"
@@ -177,6 +177,10 @@ def build_model(name: str | None, *, task: Any, profile: Any, role: str = "opera
         from artemis_cli.models.scripted import ScriptedModel
 
         return ScriptedModel(script)
+    if name == "healer":
+        from artemis_cli.models.healer import HealerModel
+
+        return HealerModel(reference_script(task))  # no reference: the plan comes with the request
     if name == "gemini" or name.startswith("gemini"):
         if settings is not None and settings.provider == "gemini":
             chain = list(settings.chain)
@@ -191,7 +195,7 @@ def build_model(name: str | None, *, task: Any, profile: Any, role: str = "opera
         return gemini_model(chain)
     raise ModelConfigError(
         f"unknown model {name!r}",
-        hint="use heuristic, scripted, gemini, a Gemini model name such as gemini-2.5-flash, "
+        hint="use heuristic, scripted, healer, gemini, a Gemini model name such as gemini-2.5-flash, "
              "or openai:NAME for an OpenAI-compatible server",
     )
 

@@ -112,6 +112,9 @@ class FlashLoop:
     settle_max_s: float = 2.0
     on_step: Callable[[StepReport], None] | None = None
     on_notice: Callable[[str], None] | None = None
+    #: called with (step, post observation) once each step is committed; True ends the run with
+    #: stop reason ``rejoined`` (a self-healing replay takes over again, ``replay.heal``)
+    after_step: Callable[[int, Observation], bool] | None = None
     t0: float = field(default_factory=time.monotonic)
     offset_base_ms: int = 0  # a resumed session continues its clock
     decided_turn: int | None = None  # a resumed turn whose decisions are already recorded
@@ -427,6 +430,9 @@ class FlashLoop:
                 out.answer = str(action.args.get("answer", ""))
                 out.stop_reason = "finished"
                 out.final = post
+                return out
+            if self.after_step is not None and self.after_step(number, post):
+                out.stop_reason, out.final = "rejoined", post
                 return out
             pending = replies_out
             obs = post

@@ -3,17 +3,14 @@
 from artemis_cli.replay.replayer import (
     BY_CHOICES,
     REPLAY_MODEL_LABEL,
-    PlanStep,
     Replayer,
     ReplayOptions,
     ReplayResult,
     ReplayStepResult,
     device_spec_for,
-    incomplete_reason,
-    plan,
     replay_session,
-    success_checks,
 )
+from artemis_cli.replay.source import PlanStep, incomplete_reason, plan, success_checks
 
 __all__ = [
     "BY_CHOICES",

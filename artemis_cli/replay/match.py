@@ -163,3 +163,38 @@ def find_by_semantics(
     )
     x, y = el.center
     return TargetMatch(el, cand, x, y, "semantics", s, ctx, exact, len(ranked))
+
+
+#: Key-element labels of two screens must overlap this much (Jaccard) when their dHashes differ.
+SCREEN_LABELS_MIN = 0.8
+
+
+def key_labels(elements: list[Element]) -> frozenset[str]:
+    """The labels of a screen's elements: what a person names the screen by."""
+    return frozenset(e.label for e in elements if e.label)
+
+
+def screen_matches(
+    recorded: Target,
+    recorded_elements: list[Element],
+    recorded_dhash: str | None,
+    dhash_distance: int | None,
+    elements: list[Element],
+    tree: UITree,
+    *,
+    recorded_size: tuple[int, int],
+    current_size: tuple[int, int],
+    recorded_tree: UITree | None = None,
+    dhash_max: int = 10,
+) -> bool:
+    """Whether the current screen is the recorded pre-step screen of a step: the same picture
+    (dHash within ``dhash_max``) or the same key elements (label Jaccard >= SCREEN_LABELS_MIN),
+    and the step's recorded target (when it has one) found on it by its semantics."""
+    same_picture = recorded_dhash is not None and dhash_distance is not None and dhash_distance <= dhash_max
+    same_labels = _jaccard(key_labels(recorded_elements), key_labels(elements)) >= SCREEN_LABELS_MIN
+    if not (same_picture or same_labels):
+        return False
+    if recorded.label_source == "none" or not (recorded.resource_id or recorded.text or recorded.content_desc):
+        return True
+    return find_by_semantics(recorded, elements, tree, recorded_tree=recorded_tree,
+                             recorded_size=recorded_size, current_size=current_size) is not None

@@ -49,10 +49,11 @@ from artemis_cli.perception.hittest import hit_test
 from artemis_cli.perception.types import Element, Target, UITree
 from artemis_cli.replay.match import TargetMatch, find_by_semantics, scale_point
 from artemis_cli.replay.secrets import SecretSource, env_or_prompt, is_secret_step
+from artemis_cli.replay.source import incomplete_reason, success_checks
 from artemis_cli.replay.verify import DHASH_MATCH_MAX, check_change
 from artemis_cli.stopping import SessionInterrupted, as_stop, signal_name
 
-ReplayStatus = Literal["matched", "retargeted", "diverged"]
+ReplayStatus = Literal["matched", "retargeted", "diverged", "healed"]
 By = Literal["semantics", "coordinates"]
 BY_CHOICES: tuple[str, ...] = ("semantics", "coordinates")
 REPLAY_MODEL_LABEL = "replay (no model)"
@@ -73,6 +74,12 @@ class ReplayOptions:
     continue_on_divergence: bool = False
     real_time: bool = False  # honour recorded waits and observation back-offs
     secret: SecretSource | None = None  # default: environment, then a prompt on a terminal
+    #: at a divergence hand the stretch to the operator loop and rejoin the recording (replay.heal)
+    heal: bool = False
+    model: Any = None  # the healing model (default: the offline healer)
+    profile: Any = None  # its profile (default: flash); ``heal.max_steps`` bounds each heal
+    heal_max_steps: int | None = None  # overrides the profile's
+    use_baseline: bool = True  # a recording with a promoted baseline replays the baseline
 
 
 @dataclass
@@ -107,6 +114,11 @@ class ReplayResult:
     source_incomplete: str | None = None
     finished: bool = False  # a recorded finish step was replayed
     answer: str = ""  # its answer
+    heal: bool = False
+    model_calls: int = 0
+    model_label: str = ""
+    baseline_of: str | None = None  # the recording whose promoted baseline this replayed
+    last_matched: int | None = None  # the last source step replayed without diverging
 
     def count(self, status: str) -> int:
         return sum(1 for s in self.steps if s.status == status)
@@ -130,93 +142,17 @@ class ReplayResult:
             "checks": [c.to_dict() for c in self.checks],
             "first_divergence": self.first_divergence,
             "matched": self.count("matched"),
+            "replayed": self.count("matched"),
             "retargeted": self.count("retargeted"),
+            "healed": self.count("healed"),
             "diverged": self.count("diverged"),
+            "model_calls": self.model_calls,
+            "heal": self.heal,
+            "model_label": self.model_label,
+            "baseline_of": self.baseline_of,
+            "last_matched": self.last_matched,
             "steps": [s.to_dict() for s in self.steps],
         }
-
-
-# --- the plan (also what --dry-run prints) ----------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PlanStep:
-    number: int
-    action: str
-    args: dict[str, Any]
-    locate: str  # how the target will be found
-    secret: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def describe_locator(step: StepRecord, by: str) -> str:
-    t = Target.from_dict(step.target)
-    at = f"({step.x},{step.y})" if step.x is not None else ""
-    if step.action_type in _STROKES:
-        return f"{step.action_type} {at}->({step.x2},{step.y2}) scaled"
-    if step.action_type == "drag":
-        end, to = Target.from_dict(step.target_end or {}), f"({step.x2},{step.y2})"
-        if by == "coordinates" or (t.label_source == "none" and end.label_source == "none"):
-            return f"drag {at}->{to} scaled"
-        return f"drag by {t.describe() or at} to {end.describe() or to}; else scaled"
-    if step.action_type in _POINTED or (step.action_type == "type_text" and "index" in step.action_args):
-        if by == "coordinates" or t.label_source == "none":
-            return f"at {at} scaled" if at else "(no target)"
-        bits = [f"{k}={v!r}" for k, v in (("id", t.resource_id.rsplit("/", 1)[-1]), ("desc", t.content_desc),
-                                          ("text", t.text), ("class", t.class_name.rsplit(".", 1)[-1])) if v]
-        return "by " + ", ".join(bits) + (f"; else at {at} scaled" if at else "")
-    if step.action_type == "type_text":
-        return "into the focused field"
-    return "-"
-
-
-def plan(engine: DataEngine, source: str, options: ReplayOptions | None = None) -> list[PlanStep]:
-    opts = options or ReplayOptions()
-    src = engine.get_session(source)
-    steps = engine.get_steps(src.id, start=opts.from_step)
-    return [
-        PlanStep(s.number, s.action_type, dict(s.action_args), describe_locator(s, opts.by), is_secret_step(s))
-        for s in steps
-    ]
-
-
-# --- the source session and its checks -------------------------------------------------------
-
-_UNFINISHED_STATUSES = ("interrupted", "aborted", "running")
-
-
-def incomplete_reason(engine: DataEngine, source: SessionRecord) -> str | None:
-    """Why ``source`` never finished (``"interrupted at step 12"``), or None when the model
-    ended it with a ``finish`` step and the session ended (succeeded or failed)."""
-    steps = engine.get_steps(source.id)
-    last = steps[-1].number if steps else 0
-    finished = bool(steps) and steps[-1].action_type == "finish"
-    if source.status in _UNFINISHED_STATUSES:
-        word = "still running or stopped without a trace" if source.status == "running" else source.status
-        return f"{word} at step {last}" if steps else f"{word} before its first step"
-    if not finished:
-        stop = str((source.result or {}).get("stop_reason") or "")
-        why = f", stop reason {stop}" if stop and stop != "finished" else ""
-        return f"stopped at step {last} without calling finish{why}"
-    return None
-
-
-def success_checks(source: SessionRecord) -> list[Any]:
-    """The success checks stored with ``source`` (its task as run); a UsageError when they
-    cannot be read (a replay that cannot be judged does not start)."""
-    from pydantic import ValidationError
-
-    from artemis_cli.config.task import SuccessCheck
-
-    raw = ((source.config or {}).get("task") or {}).get("success") or []
-    try:
-        return [SuccessCheck.model_validate(c) for c in raw]
-    except ValidationError as exc:
-        raise UsageError(f"session {source.id}: its stored success checks cannot be read: "
-                         f"{exc.errors(include_url=False)[0]['msg']}",
-                         hint="replay a session recorded with a valid task file") from None
 
 
 # --- replay -----------------------------------------------------------------------------------
@@ -253,6 +189,17 @@ class Replayer:
         if self.opts.from_step < 1:
             raise UsageError("--from-step must be 1 or more")
         self.src = engine.get_session(source)
+        self.baseline_of: str | None = None
+        if self.opts.use_baseline:
+            from artemis_cli.replay.lineage import resolve
+
+            base = resolve(engine, self.src)
+            if base.substituted:
+                self.baseline_of, self.src = base.source, engine.get_session(base.replayed)
+        if self.opts.heal:
+            self._heal_defaults()
+        self.lease: Any = None
+        self._heal_spent: dict[int, int] = {}  # recorded index -> model steps spent healing it
         self.on_step = on_step
         self.secret = self.opts.secret or env_or_prompt(task_id=self.src.task_id)
         info = device.info()
@@ -267,6 +214,19 @@ class Replayer:
         self._finish: Finish | None = None  # the replayed finish step
 
     # -- helpers --------------------------------------------------------------------------------
+
+    def _heal_defaults(self) -> None:
+        if self.opts.profile is None:
+            from artemis_cli.config.profile import load_profile
+
+            self.opts.profile = load_profile("flash")
+        if self.opts.model is None:
+            from artemis_cli.models.healer import HealerModel
+
+            self.opts.model = HealerModel()
+
+    def tree_of(self, sha: str | None) -> UITree | None:
+        return _tree(self.engine, sha, self.rec_size)
 
     def _sleep(self, seconds: float) -> None:
         if self.opts.real_time:
@@ -375,14 +335,16 @@ class Replayer:
             device_kind=self.info.kind,
             screen_width=self.info.width,
             screen_height=self.info.height,
-            models={},
-            model_label=REPLAY_MODEL_LABEL,
+            models={"operator": self.opts.model.name} if self.opts.heal else {},
+            model_label=f"{REPLAY_MODEL_LABEL}; heals with {self.opts.model.label}" if self.opts.heal
+            else REPLAY_MODEL_LABEL,
             status="running",
             started_at=_now(),
             parent_session=src.id,
             config={
                 "replay": {"source_session": src.id, "by": self.opts.by, "from_step": self.opts.from_step,
-                           "continue_on_divergence": self.opts.continue_on_divergence},
+                           "continue_on_divergence": self.opts.continue_on_divergence,
+                           "heal": self.opts.heal, "baseline_of": self.baseline_of},
                 "task": task_cfg,
             },
         ))
@@ -411,21 +373,41 @@ class Replayer:
         self.incomplete = incomplete_reason(self.engine, self.src)
         self.secrets = {rec.number: self.secret(rec) for rec in recorded if is_secret_step(rec)}
         self.session_id = self._create_session()
-        with self.engine.acquire_lease(self.session_id, "replay"):
+        with self.engine.acquire_lease(self.session_id, "replay") as lease:
+            self.lease = lease
             return self._run(recorded)
 
     def _run(self, recorded: list[StepRecord]) -> ReplayResult:
         result = ReplayResult(self.session_id, self.src.id, self.opts.by, "running",
-                              source_incomplete=self.incomplete)
+                              source_incomplete=self.incomplete, heal=self.opts.heal,
+                              model_label=self.opts.model.label if self.opts.heal else "",
+                              baseline_of=self.baseline_of)
         obs: Observation | None = None
         try:
             self._prepare_device()
             obs = self._observe()
-            for number, rec in enumerate(recorded, start=1):
-                step_result, obs = self._replay_step(number, rec, obs)
+            index, number = 0, 1
+            while index < len(recorded):
+                rec = recorded[index]
+                step_result, obs, stored = self._replay_step(number, rec, obs)
+                number += 1 if stored else 0
+                if step_result.status == "diverged" and self.opts.heal:
+                    if stored:
+                        self._mark(step_result.number, "healed")
+                    if result.first_divergence is None:
+                        result.first_divergence = rec.number
+                    healed = self._heal(result, recorded, index, step_result.detail, number)
+                    number = self.engine.last_step_number(self.session_id) + 1
+                    if healed is None:
+                        break
+                    index, obs = healed
+                    continue
                 result.steps.append(step_result)
                 if self.on_step:
                     self.on_step(step_result)
+                if step_result.status != "diverged":
+                    result.last_matched = rec.number
+                    self._mark(step_result.number, "replayed" if step_result.status == "matched" else "retargeted")
                 if rec.action_type == "finish" and step_result.status != "diverged":
                     result.finished = True
                     result.answer = str(rec.action_args.get("answer", "") or "")
@@ -435,6 +417,7 @@ class Replayer:
                         result.first_divergence = rec.number
                     if not self.opts.continue_on_divergence:
                         break
+                index += 1
         except DeviceOffline as exc:
             result.status = "interrupted"
             result.message = f"the device went away: {exc}"
@@ -452,6 +435,7 @@ class Replayer:
         except BaseException:
             self.engine.finish_session(self.session_id, "aborted", {"message": "replay aborted"})
             raise
+        result.model_calls = len(self.engine.llm_calls(self.session_id))
         if result.status == "running":
             self._judge(result, recorded, obs)
         self.engine.finish_session(self.session_id, result.status, result.to_dict())
@@ -460,7 +444,7 @@ class Replayer:
     def _judge(self, result: ReplayResult, recorded: list[StepRecord], final: Observation | None) -> None:
         """The verdict once the steps are replayed: divergence first, then the task's success
         checks on the replay device (with none, the replayed finish), and the source's state."""
-        replayed_all = len(result.steps) == len(recorded)
+        replayed_all = result.finished or len(result.steps) == len(recorded)
         if replayed_all and self.checks:
             try:
                 result.checks = evaluate_checks(self.checks, self.device, final, finish=self._finish)
@@ -468,7 +452,17 @@ class Replayer:
                 result.status, result.message = "interrupted", f"the device went away during the success checks: {exc}"
                 return
         counts = f"{result.count('matched')} matched, {result.count('retargeted')} retargeted"
-        if result.first_divergence is not None:
+        if self.opts.heal:
+            counts = (f"{result.count('matched')} replayed, {result.count('retargeted')} retargeted, "
+                      f"{result.count('healed')} healed; {result.model_calls} model calls")
+        if result.heal and result.first_divergence is not None and result.message:
+            ok, verdict = False, result.message  # a heal that did not rejoin says why
+        elif result.heal and result.first_divergence is not None and result.finished:
+            ok = all(c.passed for c in result.checks) if self.checks else bool(self._finish and self._finish.model_success)
+            verdict = f"healed from step {result.first_divergence}; " + (
+                _checks_phrase(result.checks) if self.checks else f"the replayed finish said success={str(ok).lower()}")
+            verdict = f"{len(result.steps)} steps ({counts}); {verdict}"
+        elif result.first_divergence is not None:
             ok = False
             verdict = f"diverged at step {result.first_divergence}" + (
                 f" ({result.count('diverged')} diverged steps in all)" if self.opts.continue_on_divergence else "")
@@ -497,7 +491,41 @@ class Replayer:
         else:
             result.message = f"all {len(result.steps)} steps replayed: {counts}; {verdict}"
 
-    def _replay_step(self, number: int, rec: StepRecord, pre: Observation) -> tuple[ReplayStepResult, Observation]:
+    def _mark(self, number: int, mark: str) -> None:
+        from artemis_cli.replay.lineage import set_mark
+
+        set_mark(self.engine, self.session_id, number, mark)
+
+    def _heal(self, result: ReplayResult, recorded: list[StepRecord], index: int, why: str,
+              number: int) -> tuple[int, Observation] | None:
+        """Heal from ``recorded[index]``: (index to go on from, screen) once rejoined; None (and
+        the result's message says why) when the heal did not rejoin."""
+        from artemis_cli.replay.heal import run_heal
+
+        def on_model_step(n: int) -> None:
+            self._mark(n, "healed")
+            step = ReplayStepResult(number=n, source_step=recorded[index].number,
+                                    action=self.engine.get_step(self.session_id, n).action_type,
+                                    status="healed", how="model")
+            result.steps.append(step)
+            if self.on_step:
+                self.on_step(step)
+
+        spent = self._heal_spent.get(index, 0)
+        healed = run_heal(self, recorded, index, why, number, on_model_step, spent)
+        self._heal_spent[index] = spent + healed.model_steps
+        last = f"step {result.last_matched}" if result.last_matched is not None else "no step"
+        if healed.rejoin is None or healed.final is None:
+            result.message = (f"diverged at step {recorded[index].number}; the heal did not rejoin the "
+                              f"recording: {healed.message}; last matched {last}")
+            return None
+        self.engine.record_event(EventRecord(session_id=self.session_id, kind="heal_rejoined", payload={
+            "diverged": recorded[index].number, "rejoined": recorded[healed.rejoin].number,
+            "model_steps": healed.model_steps}))
+        return healed.rejoin, healed.final
+
+    def _replay_step(self, number: int, rec: StepRecord,
+                     pre: Observation) -> tuple[ReplayStepResult, Observation, bool]:
         started_at = _now()
         step_t0 = time.monotonic()
         rec_pre = _tree(self.engine, rec.ui_xml, self.rec_size)
@@ -507,6 +535,7 @@ class Replayer:
         dist: int | None = None
         overlap: float | None = None
         post = pre
+        performed = action is not None
         if action is None:
             status, detail = "diverged", loc.detail or "the recorded target is not on this screen"
             result = ActionResult("error", detail)
@@ -549,8 +578,10 @@ class Replayer:
             score=m.score if m is not None and m.how == "semantics" else None,
             dhash_distance=dist, change_overlap=overlap,
         )
-        self._record(number, started_at, step_t0, rec, pre, post, action, result, step_result)
-        return step_result, post
+        if performed or not self.opts.heal:  # a heal records only what was done on the device
+            self._record(number, started_at, step_t0, rec, pre, post, action, result, step_result)
+            return step_result, post, True
+        return step_result, post, False
 
     def _record(self, number: int, started_at: str, step_t0: float, rec: StepRecord, pre: Observation,
                 post: Observation, action: PlannedAction, result: ActionResult, outcome: ReplayStepResult) -> None:
