@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -51,7 +51,7 @@ def test(
     raise typer.Exit(0 if suite["status"] == "passed" else (130 if suite["status"] == "interrupted" else 1))
 
 
-def _print_table(suite: dict) -> None:  # type: ignore[type-arg]
+def _print_table(suite: dict[str, Any]) -> None:
     from artemis_cli.cli.tables import Column, FitTable, print_table
 
     table = FitTable([Column("case"), Column("status"), Column("device"), Column("steps"),

@@ -29,6 +29,10 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
     work = Path(tempfile.mkdtemp(prefix=f"artemis-{suite_id}-"))
     results: dict[str, dict[str, Any]] = {}
     engine = DataEngine.open(data_dir)
+    from artemis_cli.suite import store
+
+    store.start_suite(engine, suite_id, {"cases": [c.key for c in cases], "model": model, "profile": profile,
+                                         "retries": retries})
 
     class Show(SchedulerEvents):
         def start(self, item: WorkItem, device: str) -> None:
@@ -39,6 +43,9 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
                 bundle = work / f"{item.key}.zip"
                 write_bundle(case_engine, row["session_id"], bundle)
             import_bundle(engine, bundle)
+            key, _, attempt = item.key.rpartition("@")
+            store.record_case(engine, suite_id, key, int(attempt), row["session_id"],
+                              "passed" if row["passed"] else "failed", device, row.get("failure") or None)
             state = "passed" if row["passed"] else f"FAILED ({row['failure']})"
             say(f"{device}: done  {item.label} · {row['steps']} steps · {state}")
 
@@ -72,7 +79,7 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
             pending, attempt = again, attempt + 1
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    out_cases = []
+    out_cases: list[dict[str, Any]] = []
     for c in cases:
         row = results.get(c.key)
         if row is None:
@@ -80,6 +87,8 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
                               "flaky": False, "attempts": 0, "failure": "not finished"})
             continue
         flaky = row["passed"] and row["failed_before"]
+        if flaky:
+            store.mark_flaky(engine, suite_id, c.key, row["attempt_count"])
         out_cases.append({
             "key": c.key, "name": c.task_id, "source": c.source,
             "status": "passed" if row["passed"] else "failed", "flaky": flaky,
@@ -90,10 +99,11 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
         })
     passed = sum(1 for c in out_cases if c["status"] == "passed")
     status = "interrupted" if interrupted else ("passed" if passed == len(out_cases) else "failed")
-    engine.close()
-    return {"id": suite_id, "status": status, "cases": out_cases,
-            "totals": {"cases": len(out_cases), "passed": passed,
+    totals = {"cases": len(out_cases), "passed": passed,
                        "failed": sum(1 for c in out_cases if c["status"] == "failed"),
                        "flaky": sum(1 for c in out_cases if c["flaky"]),
                        "interrupted": len(unfinished),
-                       "steps": sum(c.get("steps") or 0 for c in out_cases)}}
+                       "steps": sum(c.get("steps") or 0 for c in out_cases)}
+    store.end_suite(engine, suite_id, status, totals)
+    engine.close()
+    return {"id": suite_id, "status": status, "cases": out_cases, "totals": totals}

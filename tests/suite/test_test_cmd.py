@@ -98,3 +98,18 @@ def test_broken_task_file_names_the_file_before_anything_runs(tmp_path: Path) ->
     assert res.returncode == 2, res.stderr
     assert "broken.yaml" in res.stderr and "max_steps" in res.stderr
     assert "start" not in res.stderr
+
+
+def test_sessions_list_suite_lists_the_suites_sessions(two_cases: tuple) -> None:
+    res, tmp = two_cases
+    suite = json.loads(res.stdout)
+    env = {**os.environ, "ARTEMIS_HOME": str(tmp / "home")}
+    out = subprocess.run([sys.executable, "-m", "artemis_cli", "sessions", "list", "--suite", suite["id"], "-q"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    listed = set(out.stdout.split())
+    # every case's last session, and the failed case's first attempt too
+    assert {c["session_id"] for c in suite["cases"]} <= listed and len(listed) == 3
+    none = subprocess.run([sys.executable, "-m", "artemis_cli", "sessions", "list", "--suite", "suite-nope"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert none.returncode == 2 and "no suite 'suite-nope'" in none.stderr
