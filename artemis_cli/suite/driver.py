@@ -18,6 +18,27 @@ def new_suite_id() -> str:
     return "suite-" + uuid.uuid4().hex[:10]
 
 
+def _import_unfinished(engine: Any, items: list[Any], work: Path) -> bool:
+    """After Ctrl-C: bring each unfinished case's session (interrupted, resumable) into the user's
+    data dir. True when one could not be imported (its work dir must then be kept)."""
+    from artemis_cli.engine.bundle import import_bundle, write_bundle
+    from artemis_cli.engine.db import DataEngine
+
+    failed = False
+    for item in items:
+        if not item.work_dir.exists():
+            continue
+        try:
+            with DataEngine.open(item.work_dir, create=False) as case_engine:
+                for s in case_engine.list_sessions(limit=None):
+                    bundle = work / f"{item.key}-{s.id}.zip"
+                    write_bundle(case_engine, s.id, bundle)
+                    import_bundle(engine, bundle)
+        except Exception:
+            failed = True
+    return failed
+
+
 def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devices: Any,
               data_dir: Path, retries: int = 0, ray_address: str | None = None,
               devices_file: Path | None = None, say: Callable[[str], None] = lambda _t: None) -> dict[str, Any]:
@@ -75,6 +96,10 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
                     again.append(c)
             if res.interrupted:
                 interrupted = True
+                kept = _import_unfinished(engine, [i for i in items if i.key in res.unfinished], work)
+                if kept:
+                    say(f"some unfinished sessions could not be imported; their data dirs are kept under {work}")
+                    work = Path(tempfile.mkdtemp(prefix="artemis-unused-"))  # the finally removes this, not them
                 break
             pending, attempt = again, attempt + 1
     finally:
