@@ -88,6 +88,9 @@ def _register() -> None:
     from artemis_cli.cli import bench_cmd
 
     app.add_typer(bench_cmd.app, name="bench", cls=ArtemisGroup)
+    from artemis_cli.cli import test_cmd
+
+    app.command("test")(test_cmd.test)
     from artemis_cli.cli.helptext import prepare
 
     prepare(app)

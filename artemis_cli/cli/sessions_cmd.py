@@ -129,6 +129,7 @@ def list_sessions(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Show at most this many sessions.")] = 20,
     status: Annotated[str | None, typer.Option("--status", help="running, succeeded, failed, aborted or interrupted.")] = None,
     task: Annotated[str | None, typer.Option("--task", help="Only sessions of this task id.")] = None,
+    suite: Annotated[str | None, typer.Option("--suite", help="Only sessions of this artemis test suite id.")] = None,
     since: Annotated[
         str | None, typer.Option("--since", help="Only sessions started at or after this time: ISO-8601 (2024-05-01T09:30) or an age such as 30m, 12h, 7d.")
     ] = None,
@@ -149,7 +150,16 @@ def list_sessions(
             raise
         engine = None  # the default data dir before the first run: a fresh user, not an error
     since_iso = parse_since(since)
-    sessions = [] if engine is None else engine.list_sessions(limit=limit, status=status, task_id=task, since=since_iso)
+    sessions = [] if engine is None else engine.list_sessions(limit=None if suite else limit, status=status,
+                                                              task_id=task, since=since_iso)
+    if suite is not None:
+        from artemis_cli.errors import UsageError
+        from artemis_cli.suite.store import suite_sessions
+
+        ids = None if engine is None else suite_sessions(engine, suite)
+        if ids is None:
+            raise UsageError(f"no suite {suite!r} in this data dir")
+        sessions = [s for s in sessions if s.id in set(ids)][:limit]
     if as_json:
         rows = [{**session_to_dict(s), "steps": engine.step_count(s.id)} for s in sessions]
         print(json.dumps(rows, ensure_ascii=False, indent=2))

@@ -287,6 +287,17 @@ def _m010_replay_lineage(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m011_suites(db: sqlite_utils.Database) -> None:
+    # ``artemis test`` suites and their cases (artemis_cli.suite.store). The case's session column
+    # is ``session``, not ``session_id``, so session bundles do not carry suite rows.
+    db.execute("""CREATE TABLE suites (id TEXT PRIMARY KEY, started_at TEXT NOT NULL, ended_at TEXT,
+                  args TEXT NOT NULL, status TEXT NOT NULL, totals TEXT)""")
+    db.execute("""CREATE TABLE suite_cases (suite_id TEXT NOT NULL REFERENCES suites(id), case_key TEXT NOT NULL,
+                  attempt INTEGER NOT NULL, session TEXT, status TEXT NOT NULL, device TEXT, failure TEXT,
+                  flaky INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (suite_id, case_key, attempt))""")
+    db.execute("CREATE INDEX suite_cases_session ON suite_cases(session)")
+
+
 #: Append-only. (name, function); position + 1 is the migration id.
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_core_tables", _m001_core_tables),
@@ -298,6 +309,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0007_llm_call_wire_hash", _m007_llm_call_wire_hash),
     ("0008_step_intent", _m008_step_intent),
     ("0010_replay_lineage", _m010_replay_lineage),
+    ("0011_suites", _m011_suites),
 ]
 
 

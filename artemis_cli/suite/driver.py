@@ -1,0 +1,134 @@
+"""Run a suite: cases on devices through the one scheduler (``bench.scheduler.run_items``),
+retries of failed cases, each case's session imported into the user's data dir."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from artemis_cli.suite.cases import Case
+from artemis_cli.suite.job import CaseJob, run_case_job
+
+
+def new_suite_id() -> str:
+    return "suite-" + uuid.uuid4().hex[:10]
+
+
+def _import_unfinished(engine: Any, items: list[Any], work: Path) -> bool:
+    """After Ctrl-C: bring each unfinished case's session (interrupted, resumable) into the user's
+    data dir. True when one could not be imported (its work dir must then be kept)."""
+    from artemis_cli.engine.bundle import import_bundle, write_bundle
+    from artemis_cli.engine.db import DataEngine
+
+    failed = False
+    for item in items:
+        if not item.work_dir.exists():
+            continue
+        try:
+            with DataEngine.open(item.work_dir, create=False) as case_engine:
+                for s in case_engine.list_sessions(limit=None):
+                    bundle = work / f"{item.key}-{s.id}.zip"
+                    write_bundle(case_engine, s.id, bundle)
+                    import_bundle(engine, bundle)
+        except Exception:
+            failed = True
+    return failed
+
+
+def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devices: Any,
+              data_dir: Path, retries: int = 0, ray_address: str | None = None,
+              devices_file: Path | None = None, say: Callable[[str], None] = lambda _t: None) -> dict[str, Any]:
+    from artemis_cli.bench.scheduler import SchedulerEvents, WorkItem, run_items
+    from artemis_cli.engine.bundle import import_bundle, write_bundle
+    from artemis_cli.engine.db import DataEngine
+
+    suite_id = new_suite_id()
+    work = Path(tempfile.mkdtemp(prefix=f"artemis-{suite_id}-"))
+    results: dict[str, dict[str, Any]] = {}
+    engine = DataEngine.open(data_dir)
+    from artemis_cli.suite import store
+
+    store.start_suite(engine, suite_id, {"cases": [c.key for c in cases], "model": model, "profile": profile,
+                                         "retries": retries})
+
+    class Show(SchedulerEvents):
+        def start(self, item: WorkItem, device: str) -> None:
+            say(f"{device}: start {item.label}")
+
+        def done(self, item: WorkItem, device: str, row: dict[str, Any]) -> None:
+            with DataEngine.open(item.work_dir) as case_engine:  # into the user's data dir
+                bundle = work / f"{item.key}.zip"
+                write_bundle(case_engine, row["session_id"], bundle)
+            import_bundle(engine, bundle)
+            key, _, attempt = item.key.rpartition("@")
+            store.record_case(engine, suite_id, key, int(attempt), row["session_id"],
+                              "passed" if row["passed"] else "failed", device, row.get("failure") or None)
+            state = "passed" if row["passed"] else f"FAILED ({row['failure']})"
+            say(f"{device}: done  {item.label} · {row['steps']} steps · {state}")
+
+        def note(self, device: str, text: str) -> None:
+            say(f"{device}: {text}")
+
+    pending = list(cases)
+    attempt = 1
+    interrupted = False
+    unfinished: list[str] = []
+    try:
+        while pending:
+            items = [WorkItem(key=f"{c.key}@{attempt}", label=c.key if attempt == 1 else f"{c.key} (retry {attempt - 1})",
+                              job=CaseJob(c.task_file, model, profile, attempt), work_dir=work / f"{c.key}@{attempt}",
+                              files=(c.task_file,)) for c in pending]
+            res = run_items(items, run_case_job, devices=devices, ray_address=ray_address,
+                            devices_file=devices_file, events=Show())
+            again: list[Case] = []
+            for c in pending:
+                row = res.rows.get(f"{c.key}@{attempt}")
+                if row is None:
+                    unfinished.append(c.key)
+                    continue
+                prev = results.get(c.key)
+                results[c.key] = {**row, "attempt_count": attempt, "failed_before": bool(prev)}
+                if not row["passed"] and attempt <= retries:
+                    again.append(c)
+            if res.interrupted:
+                interrupted = True
+                kept = _import_unfinished(engine, [i for i in items if i.key in res.unfinished], work)
+                if kept:
+                    say(f"some unfinished sessions could not be imported; their data dirs are kept under {work}")
+                    work = Path(tempfile.mkdtemp(prefix="artemis-unused-"))  # the finally removes this, not them
+                break
+            pending, attempt = again, attempt + 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    out_cases: list[dict[str, Any]] = []
+    for c in cases:
+        row = results.get(c.key)
+        if row is None:
+            out_cases.append({"key": c.key, "name": c.task_id, "source": c.source, "status": "interrupted",
+                              "flaky": False, "attempts": 0, "failure": "not finished"})
+            continue
+        flaky = row["passed"] and row["failed_before"]
+        if flaky:
+            store.mark_flaky(engine, suite_id, c.key, row["attempt_count"])
+        out_cases.append({
+            "key": c.key, "name": c.task_id, "source": c.source,
+            "status": "passed" if row["passed"] else "failed", "flaky": flaky,
+            "attempts": row["attempt_count"], "device": row.get("device"), "session_id": row["session_id"],
+            "steps": row["steps"], "model_calls": row.get("model_calls"), "tokens": row.get("tokens"),
+            "cost": row.get("cost"), "failure": row.get("failure") or None, "message": row.get("message"),
+            "elapsed_s": row.get("elapsed_s"),
+        })
+    passed = sum(1 for c in out_cases if c["status"] == "passed")
+    status = "interrupted" if interrupted else ("passed" if passed == len(out_cases) else "failed")
+    totals = {"cases": len(out_cases), "passed": passed,
+                       "failed": sum(1 for c in out_cases if c["status"] == "failed"),
+                       "flaky": sum(1 for c in out_cases if c["flaky"]),
+                       "interrupted": len(unfinished),
+                       "steps": sum(c.get("steps") or 0 for c in out_cases)}
+    store.end_suite(engine, suite_id, status, totals)
+    engine.close()
+    return {"id": suite_id, "status": status, "cases": out_cases, "totals": totals}

@@ -1,0 +1,98 @@
+"""One ``artemis test`` case as a picklable job, and the runner the scheduler calls with it.
+
+:func:`run_case_job` runs a task as ``artemis run`` does (the task's profile or ``--profile``,
+``--model`` through the model registry, the task's sim settings) with
+:func:`artemis_cli.runner.run_task`, recording into the case's own data dir under ``work_dir``
+(no two processes write one SQLite file). The driver imports the session afterwards."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CaseJob:
+    task_file: str
+    model: str | None
+    profile: str | None
+    attempt: int = 1
+
+
+def replay_options() -> Any:
+    """The options every session case replays with (part 3 switches this to healing)."""
+    from artemis_cli.replay import ReplayOptions
+
+    return ReplayOptions()
+
+
+def case_cost(engine: Any, session_id: str) -> float | None:
+    """The case's cost in USD; None until pricing (part 5) is wired in."""
+    return None
+
+
+def checks_phrase(checks: list[dict[str, Any]]) -> str:
+    failed = [c.get("check", "?") + (f" ({c['detail']})" if c.get("detail") else "")
+              for c in checks if not c.get("passed")]
+    return "failed check: " + "; ".join(failed) if failed else ""
+
+
+def run_case_job(job: CaseJob, device: str, work_dir: Path,
+                 on_step: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Run the task of ``job`` on ``device`` (``sim``/``sim#N`` or an adb serial) into
+    ``work_dir`` (its own data dir); return the case row. A device that drops raises ``DeviceOffline``."""
+    from artemis_cli.bench.worker import PairInterrupted, is_sim, reset_served_sim
+    from artemis_cli.config.profile import load_profile
+    from artemis_cli.config.task import load_task
+    from artemis_cli.device.select import resolve_device
+    from artemis_cli.engine.db import DataEngine
+    from artemis_cli.engine.token_usage import token_usage
+    from artemis_cli.models.registry import build_model, default_model_name
+    from artemis_cli.runner import run_task
+
+    task = load_task(job.task_file)
+    prof = load_profile(job.profile or task.profile)
+    model_name = job.model or default_model_name(prof)
+    mdl = build_model(model_name, task=task, profile=prof)
+    sim_opts = task.sim.model_dump() if task.sim is not None else {}
+    world = sim_opts.pop("world", "default")
+    seed = sim_opts.pop("seed", 0)
+    if is_sim(device):
+        dev = resolve_device("sim", sim_seed=seed, sim_options=sim_opts, sim_world=world,
+                             sim_task=task.id if task.written_for_sim else None)
+    else:
+        dev = resolve_device(device, backend="adb")
+        reset_served_sim(dev, task)
+    engine = DataEngine.open(Path(work_dir))
+    run_config = {"task_file": job.task_file, "model": model_name, "device": device, "backend": "auto",
+                  "sim": {"world": world, "seed": seed, **sim_opts} if is_sim(device) else {}}
+    steps = 0
+
+    def step(_rep: Any) -> None:
+        nonlocal steps
+        steps += 1
+        if on_step is not None:
+            on_step(steps)
+
+    try:
+        result = run_task(task, prof, dev, mdl, engine, run_config=run_config, on_step=step)
+    finally:
+        dev.close()
+    usage = token_usage(engine, result.session_id)
+    data = result.to_dict()
+    row = {
+        "session_id": result.session_id, "task_id": task.id, "status": result.status,
+        "passed": result.success, "steps": result.steps,
+        "model_calls": usage.total.calls,
+        "tokens": usage.to_dict(),
+        "cost": case_cost(engine, result.session_id),
+        "message": result.message, "checks": data["checks"],
+        "failure": "" if result.success else (checks_phrase(data["checks"]) or result.message),
+        "elapsed_s": result.elapsed_s,
+    }
+    engine.close()
+    if result.stop_reason == "device_offline":
+        raise PairInterrupted(f"device {device!r} went offline during {task.id}: {result.message}", row)
+    return row
