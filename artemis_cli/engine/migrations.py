@@ -271,6 +271,14 @@ def _m008_step_intent(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE steps ADD COLUMN intent TEXT")
 
 
+def _m009_llm_call_cost(db: sqlite_utils.Database) -> None:
+    # Issue 24: what each model call cost in USD, priced when it was recorded
+    # (models/pricing.py), and which price list said so (genai-prices, profile, local, offline,
+    # unknown). Calls recorded before keep NULL in both: their cost shows as unknown.
+    db.execute("ALTER TABLE llm_calls ADD COLUMN cost_usd REAL")
+    db.execute("ALTER TABLE llm_calls ADD COLUMN price_source TEXT")
+
+
 #: Append-only. (name, function); position + 1 is the migration id.
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_core_tables", _m001_core_tables),
@@ -281,6 +289,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0006_step_outcomes", _m006_step_outcomes),
     ("0007_llm_call_wire_hash", _m007_llm_call_wire_hash),
     ("0008_step_intent", _m008_step_intent),
+    ("0009_llm_call_cost", _m009_llm_call_cost),
 ]
 
 
