@@ -63,12 +63,11 @@ def _run(task_file: Path | None, goal: str | None, device: str | None, profile: 
     if model is None and model_name == "heuristic":
         err().print("[yellow]No GEMINI_API_KEY set: using the offline heuristic baseline (not an LLM).[/]")
     mdl = build_model(model_name, task=task, profile=prof, base_url=base_url)
+    from artemis_cli.budget import check_priced
     from artemis_cli.models.preflight import check_model
 
-    check_model(mdl)  # a wrong name or a dead endpoint: exit 2 before a session exists
-    from artemis_cli.budget import check_priced
-
     check_priced(mdl, prof, max_cost if max_cost is not None else prof.max_cost)  # unknown price: exit 2 here
+    check_model(mdl)  # a wrong name or a dead endpoint: exit 2 before a session exists
     sim_opts = task.sim.model_dump() if task.sim is not None else {}
     world = sim_opts.pop("world", "default")
     sim_seed = seed if seed is not None else sim_opts.pop("seed", 0)
