@@ -15,6 +15,7 @@ from artemis_cli.config.task import load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.token_usage import session_costs
 from artemis_cli.models.fake_gemini import FakeGeminiServer
+from artemis_cli.models.pricing import format_usd
 from artemis_cli.models.registry import reference_script
 from artemis_cli.models.scripted import script_policy
 
@@ -52,6 +53,16 @@ def test_max_cost_stops_before_the_call_then_resume_with_a_higher_limit_finishes
     assert set(costs.by_role) == {"operator", "lens"}
     cost_row = next(line for line in summary.splitlines() if "│ cost" in line)
     assert re.search(r"\$0\.\d+ total — operator \$0\.\d+ · visual lens \$0\.\d+", cost_row), cost_row
+    sid = first["session_id"]
+    shown = _artemis(home, "sessions", "show", sid)
+    assert shown.returncode == 0, shown.stderr
+    assert re.search(r"cost: \$0\.\d+ total — operator", shown.stdout), shown.stdout
+    shown_json = json.loads(_artemis(home, "sessions", "show", sid, "--json").stdout)
+    assert shown_json["cost"]["total_usd"] == round(costs.total_usd, 8)
+    listed = json.loads(_artemis(home, "sessions", "list", "--json").stdout)
+    assert listed[0]["cost"]["by_role"].keys() == {"operator", "lens"}
+    table = _artemis(home, "sessions", "list", COLUMNS="160").stdout
+    assert table.rstrip().endswith("\t" + format_usd(costs.total_usd)), table  # the cost column, last
 
 
 def test_max_cost_with_an_unpriced_model_is_a_usage_error_before_any_session(tmp_path: Path) -> None:
