@@ -214,14 +214,10 @@ def _token_usage(result: Any, engine: Any) -> Any:
 
 
 def cost_line(cost: dict[str, Any]) -> str:
-    """``$0.0042 total (genai-prices) — operator $0.0031 · visual lens $0.0011``; "unknown" where
-    a price is not known (never a fake 0); a limit, when the run had one."""
-    from artemis_cli.engine.token_usage import ROLE_LABELS
-    from artemis_cli.models.pricing import format_usd
+    """A ``cost`` dict (``CostSummary.to_dict``) as one line: total, then each role."""
+    from artemis_cli.engine.token_usage import CostSummary
 
-    roles = " · ".join(f"{ROLE_LABELS.get(role, role)} {format_usd(usd)}" for role, usd in cost.get("by_role", {}).items())
-    line = f"{format_usd(cost.get('total_usd'))} total"
-    return f"{line} — {roles}" if roles else line
+    return CostSummary.from_dict("", cost).text()
 
 
 def print_summary(result: object, usage: Any = None) -> None:

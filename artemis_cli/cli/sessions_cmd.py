@@ -274,9 +274,7 @@ def show(
 
     print_tokens(out(), usage, offline=bool((rec.config or {}).get("offline_model")))
     if cost.by_role:
-        from artemis_cli.cli.run_cmd import cost_line
-
-        console.print(Text(f"cost: {cost_line(cost.to_dict())}"), soft_wrap=False)
+        console.print(Text(f"cost: {cost.text()}"), soft_wrap=False)
     if rec.result:
         console.print(Text(f"result: {rec.result.get('message', '')}"), soft_wrap=False)
     if resume_command(rec):

@@ -245,6 +245,19 @@ class CostSummary:
             out[group] = None if prev is None or usd is None else prev + usd
         return out
 
+    def text(self) -> str:
+        """``$0.0042 total — operator $0.0031 · visual lens $0.0011``; "unknown" where a price is
+        not known (never a fake 0)."""
+        from artemis_cli.models.pricing import format_usd
+
+        roles = " · ".join(f"{ROLE_LABELS.get(role, role)} {format_usd(usd)}" for role, usd in self.by_role.items())
+        line = f"{format_usd(self.total_usd)} total"
+        return f"{line} — {roles}" if roles else line
+
+    @classmethod
+    def from_dict(cls, session_id: str, data: dict[str, Any]) -> CostSummary:
+        return cls(session_id=session_id, total_usd=data.get("total_usd"), by_role=dict(data.get("by_role") or {}))
+
     def to_dict(self) -> dict[str, Any]:
         """The ``cost`` object of ``run --json``, ``sessions show --json`` and bench rows."""
         return {
