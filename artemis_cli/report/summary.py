@@ -124,7 +124,7 @@ def summary_html(rec: SessionRecord, *, steps: int, usage: TokenUsage, level_cou
         facts.append(("cache share", f"{_share(total)} of prompt tokens cached"))
     else:
         facts.append(("tokens", no_billed_line(usage, offline=is_offline(rec))))
-    if cost is not None and cost.by_role:
+    if cost is not None and cost.by_role and usage.billed:  # offline: "none billed" says it, no "$0"
         facts.append(("cost", cost.text()))
     if level_counts:
         facts.append(("compression", ", ".join(f"{n} {k}" for k, n in level_counts.items() if n) or "none"))
