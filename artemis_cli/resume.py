@@ -17,7 +17,17 @@ from artemis_cli.memory.service import StepMemoryService
 from artemis_cli.models.base import Model
 from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport
 from artemis_cli.operators.recording import responses_from_dicts
-from artemis_cli.runner import Callbacks, RunResult, build_loop, drive, finish_run, finish_session, new_ledger
+from artemis_cli.runner import (
+    Callbacks,
+    RunResult,
+    build_loop,
+    drive,
+    finish_run,
+    finish_session,
+    guard_budget,
+    new_ledger,
+    priced,
+)
 from artemis_cli.stopping import SessionInterrupted, as_stop
 
 
@@ -33,6 +43,7 @@ def resume_session(
     on_notice: Callable[[str], None] | None = None,
     lease: Lease | None = None,
     override: dict[str, Any] | None = None,
+    max_cost: float | None = None,
 ) -> RunResult:
     """Continue an interrupted session from the DataEngine: the transcript is rebuilt from stored
     records (no model call), a simulated phone is fast-forwarded, and the loop goes on from the
@@ -40,7 +51,9 @@ def resume_session(
     it): a session another live process owns is refused before the device is touched.
     ``override`` (``registry.resume_choice``): ``model`` was built from another model name or
     endpoint than the session's; it is recorded on the resume event and in the session's run
-    config (the next resume goes on from there)."""
+    config (the next resume goes on from there). ``max_cost`` (USD) limits the whole session —
+    what earlier segments spent counts toward it; None keeps the limit the session last ran with
+    (or the profile's ``max_cost``)."""
     rec = engine.get_session(session_id)
     session_id = rec.id
     ensure_resumable(rec)
@@ -55,6 +68,10 @@ def resume_session(
                                                                 "signal": stop.signum, "steps": step})
             raise SessionInterrupted(stop.signum, session_id, step) from None
         pending = responses_from_dicts((last.meta or {}).get("replies_out")) if last else []
+        from artemis_cli.budget import check_priced
+
+        limit = max_cost if max_cost is not None else ((rec.result or {}).get("max_cost") or spec.profile.max_cost)
+        check_priced(model, spec.profile, limit)
 
         def body() -> LoopOutcome:
             if last is not None and last.result_status == "finished":
@@ -64,8 +81,12 @@ def resume_session(
                                    final=loop.observe(None))
             return loop.run(start_step=start, pending=pending)
 
-        outcome = drive(engine, session_id, loop, service, model, body)
-        return finish_run(session_id, task, spec.profile, device, model, engine, loop, service, outcome)
+        with priced(engine, session_id, model, spec.profile) as pricer:
+            guard_budget(loop, engine, session_id, pricer, limit)
+            outcome = drive(engine, session_id, loop, service, model, body)
+            result = finish_run(session_id, task, spec.profile, device, model, engine, loop, service, outcome)
+        result.max_cost = limit
+        return result
 
 
 def ensure_resumable(rec: SessionRecord) -> None:

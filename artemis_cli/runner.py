@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from artemis_cli.budget import BudgetedModel, BudgetExceeded, BudgetGuard
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
@@ -60,6 +61,12 @@ class RunResult:
     interruptions: int = 0  # segments before this one that stopped short
     data_dir: str = ""
     signal: int | None = None  # the stop signal, when one ended the run
+    #: every role's calls (operator, lenses, Pro roles), not the operator's alone
+    thoughts_tokens: int = 0
+    model_calls: int = 0
+    #: ``engine.token_usage.CostSummary.to_dict()``: USD in total and per role (None: unknown)
+    cost: dict[str, Any] = field(default_factory=dict)
+    max_cost: float | None = None  # the run's limit in USD (``--max-cost``/profile ``max_cost``)
 
     @property
     def exit_code(self) -> int:
@@ -73,6 +80,8 @@ class RunResult:
             return EXIT_UNAVAILABLE
         if self.stop_reason == "model_config":  # the API key was rejected: a usage error
             return EXIT_USAGE
+        if self.stop_reason == "budget":  # stopped cleanly before passing --max-cost, as a stop signal would
+            return exit_code_for(2)
         return EXIT_FAILED  # also model_refused and model_no_action: the model, not an outage
 
     def to_dict(self) -> dict[str, Any]:
@@ -91,7 +100,7 @@ class Callbacks:
 def _decide_status(outcome: LoopOutcome, checks: list[CheckResult], has_checks: bool) -> tuple[str, bool, str]:
     if outcome.stop_reason in ("device_offline", "model_unavailable", "storage_full"):
         return "interrupted", False, outcome.stop_message
-    if outcome.stop_reason == "model_config":  # fix the key, then resume: nothing was wrong with the run
+    if outcome.stop_reason in ("model_config", "budget"):  # fix the key / raise the limit, then resume
         return "interrupted", False, outcome.stop_message
     # a rejected request, a refusal, or no usable action from any model of the chain: the run
     # was ended, not judged (aborted, not failed), and stays resumable to try the step again
@@ -313,7 +322,10 @@ def finish_run(
     if outcome.stop_reason not in ("device_offline", "storage_full") and task.success:
         checks = evaluate_checks(task.success, device, outcome.final, finish=outcome)
     status, success, message = _decide_status(outcome, checks, bool(task.success))
-    if status == "interrupted" and outcome.stop_reason != "storage_full":  # that message says it already
+    if status == "interrupted" and outcome.stop_reason == "budget":
+        message += (f" — the session is saved; continue it with a higher limit: artemis resume {session_id} "
+                    f"--max-cost {_next_limit(outcome)}")
+    elif status == "interrupted" and outcome.stop_reason != "storage_full":  # that message says it already
         message += f" — the session is saved; continue it with: artemis resume {session_id}"
     elif status == "aborted":  # the service rejected the request (never retried): say what now
         message += (f" — the session is saved; inspect it with: artemis sessions show {session_id}; "
@@ -330,14 +342,29 @@ def finish_run(
         model_label=model.label,
         offline_model=model.offline,
         checks=checks,
-        prompt_tokens=outcome.prompt_tokens,
-        cached_tokens=outcome.cached_tokens,
-        completion_tokens=outcome.completion_tokens,
         elapsed_s=loop.offset_ms() / 1000,
         data_dir=str(engine.data_dir),
     )
+    count_usage(engine, result)
     finish_session(engine, session_id, status, result)
     return result
+
+
+def _next_limit(outcome: LoopOutcome) -> str:
+    limit = getattr(outcome, "budget_limit", None) or 0.0
+    return f"{max(limit * 2, limit + 1):g}"
+
+
+def count_usage(engine: DataEngine, result: RunResult) -> None:
+    """Fill ``result``'s tokens, calls and cost from every role's recorded calls of the session
+    (``engine.token_usage``): not the operator's alone."""
+    from artemis_cli.engine.token_usage import session_costs, token_usage
+
+    total = token_usage(engine, result.session_id).total
+    result.prompt_tokens, result.cached_tokens = total.prompt, total.cached
+    result.completion_tokens, result.thoughts_tokens = total.completion, total.thoughts
+    result.model_calls = total.calls
+    result.cost = session_costs(engine, result.session_id).to_dict()
 
 
 def _close_background(loop: Any, service: StepMemoryService) -> None:
@@ -398,6 +425,14 @@ def drive(
     (``SessionTakenOver``) is raised as it is: the session is not ours to write any more."""
     try:
         return body()
+    except BudgetExceeded as exc:  # stopped before the call that would pass the limit: resumable
+        with contextlib.suppress(Exception):
+            engine.record_event(EventRecord(session_id=session_id, step=None, kind="budget",
+                                            payload={"spent_usd": exc.spent, "estimate_usd": exc.estimate,
+                                                     "limit_usd": exc.limit}))
+        out = LoopOutcome(stop_reason="budget", stop_message=str(exc))
+        out.budget_limit = exc.limit  # type: ignore[attr-defined]
+        return out
     except SessionTakenOver:  # the session is another process's now: no checks, no final write
         _close_background(loop, service)
         raise
@@ -444,13 +479,15 @@ def run_task(
     user_inbox: Callable[[], list[str]] | None = None,
     ledger_factory: Callable[[TranscriptLedger], TranscriptLedger] | None = None,
     lenses: str = "auto",
+    max_cost: float | None = None,
 ) -> RunResult:
     """Create a session and run ``task`` to its end. ``run_config`` is what `resume` needs to
     rebuild the same run (the CLI passes the task file, model and device options).
     ``ledger_factory`` turns the session's new ledger into another projection of it (``artemis
     bench`` memory modes, ``artemis_cli.memory.modes``); None keeps the transcript ledger.
     ``lenses`` (:data:`LENS_CHOICES`): ``mechanical`` keeps step and chunk summaries off the model
-    even when the operator is a Gemini model (the bench's scripted runs)."""
+    even when the operator is a Gemini model (the bench's scripted runs). ``max_cost`` (USD; None:
+    the profile's ``max_cost``) stops the run before the model call that would pass it."""
     if lenses not in LENS_CHOICES:
         raise ValueError(f"lenses must be one of {LENS_CHOICES}, got {lenses!r}")
     info = device.info()
@@ -464,6 +501,10 @@ def run_task(
     from artemis_cli.models.registry import check_role_models
 
     check_role_models(model, profile, lenses=lenses == "auto")
+    from artemis_cli.budget import check_priced
+
+    limit = max_cost if max_cost is not None else profile.max_cost
+    check_priced(model, profile, limit)
     session_id = engine.new_session_id()
     prompt = session_prompt(profile)
     engine.create_session(
@@ -493,7 +534,7 @@ def run_task(
             },
         )
     )
-    with engine.acquire_lease(session_id, "run") as lease:
+    with engine.acquire_lease(session_id, "run") as lease, priced(engine, session_id, model, profile) as pricer:
         if on_start:
             on_start(session_id)
         ledger = new_ledger(task, profile, engine, steps_budget, prompt)
@@ -502,6 +543,7 @@ def run_task(
         loop, service = build_loop(session_id, task, profile, device, model, engine, max_steps=steps_budget,
                                    real_time=real_time, callbacks=Callbacks(on_start, on_step, on_notice),
                                    lens=lens, ledger=ledger, user_inbox=user_inbox, lenses=lenses, lease=lease)
+        guard_budget(loop, engine, session_id, pricer, limit)
 
         def body() -> LoopOutcome:
             for setup in task.setup:
@@ -513,7 +555,28 @@ def run_task(
             return loop.run()
 
         outcome = drive(engine, session_id, loop, service, model, body)
-        return finish_run(session_id, task, profile, device, model, engine, loop, service, outcome)
+        result = finish_run(session_id, task, profile, device, model, engine, loop, service, outcome)
+        result.max_cost = limit
+        return result
+
+
+@contextlib.contextmanager
+def priced(engine: DataEngine, session_id: str, model: Model, profile: Any) -> Any:
+    """Price every call of ``session_id`` as it is recorded while the block runs; yields the pricer."""
+    from artemis_cli.models.pricing import pricer_for
+
+    pricer = pricer_for(model, profile)
+    engine.set_pricer(session_id, pricer)
+    try:
+        yield pricer
+    finally:
+        engine.set_pricer(session_id, None)
+
+
+def guard_budget(loop: FlashLoop, engine: DataEngine, session_id: str, pricer: Any, limit: float | None) -> None:
+    """With a limit, every operator call first checks the budget (``artemis_cli.budget``)."""
+    if limit is not None:
+        loop.model = BudgetedModel(loop.model, BudgetGuard(engine, session_id, pricer, limit))  # type: ignore[assignment]
 
 
 def _injections(task: Any) -> dict[int, list[str]]:

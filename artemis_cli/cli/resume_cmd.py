@@ -20,6 +20,10 @@ def resume(
     base_url: Annotated[str | None, typer.Option(
         "--base-url", help="Continue on another OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1. "
                            "Default: $ARTEMIS_OPENAI_BASE_URL, else the session's.")] = None,
+    max_cost: Annotated[float | None, typer.Option(
+        "--max-cost", min=0, help="Stop before the model call that would pass this many USD. It limits the whole "
+                                  "session: what earlier runs of it spent counts. Default: the session's last limit, "
+                                  "else the profile's max_cost.")] = None,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")] = False,
     no_live: Annotated[bool, typer.Option("--no-live", help="Plain progress lines.")] = False,
@@ -31,11 +35,12 @@ def resume(
     stored: a simulated phone is restored with $ARTEMIS_SECRET_<FIELD> (e.g.
     ARTEMIS_SECRET_PASSWORD) or $ARTEMIS_SECRET.
     """
-    stop_cleanly(lambda: _resume(session, device, model, base_url, data_dir, as_json, no_live), as_json)
+    stop_cleanly(lambda: _resume(session, device, model, base_url, data_dir, as_json, no_live, max_cost),
+                 as_json)
 
 
 def _resume(session: str, device: str | None, model: str | None, base_url: str | None, data_dir: Path | None,
-            as_json: bool, no_live: bool) -> None:
+            as_json: bool, no_live: bool, max_cost: float | None = None) -> None:
     from artemis_cli.device.select import resolve_device
     from artemis_cli.engine.db import DataEngine
     from artemis_cli.models.preflight import check_model
@@ -55,7 +60,8 @@ def _resume(session: str, device: str | None, model: str | None, base_url: str |
             header += f" · model {escape(mdl.label)}"
         try:
             result = with_progress(lambda cb: resume_session(rec.id, engine, device=dev, model=mdl, lease=lease,
-                                                             override=override, **cb),
+                                                             override=override, max_cost=max_cost,
+                                                             **cb),
                                    header=header, as_json=as_json, no_live=no_live)
         finally:
             if dev is not None:

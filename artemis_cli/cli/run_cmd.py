@@ -32,15 +32,20 @@ def run(
     no_live: Annotated[bool, typer.Option("--no-live", help="Plain progress lines instead of the live display.")] = False,
     seed: Annotated[int | None, typer.Option("--seed", help="Simulated phone seed (overrides the task's).")] = None,
     backend: Annotated[str, typer.Option("--backend", help="Real devices: auto (u2, else adb) | adb | u2.")] = "auto",
+    max_cost: Annotated[float | None, typer.Option(
+        "--max-cost", min=0, help="Stop cleanly before the model call that would pass this many USD (priced from "
+                                  "genai-prices and the profile's prices:); the session is interrupted, reason budget, "
+                                  "and `artemis resume ID --max-cost N` continues it (the limit is the whole "
+                                  "session's: what was spent so far counts). Default: the profile's max_cost.")] = None,
 ) -> None:
     """Run a task on a phone, an emulator or the simulated phone."""
     stop_cleanly(lambda: _run(task_file, goal, device, profile, model, max_steps, data_dir, as_json, no_live, seed,
-                              backend, base_url), as_json)
+                              backend, base_url, max_cost), as_json)
 
 
 def _run(task_file: Path | None, goal: str | None, device: str | None, profile: str | None, model: str | None,
          max_steps: int | None, data_dir: Path | None, as_json: bool, no_live: bool, seed: int | None,
-         backend: str, base_url: str | None = None) -> None:
+         backend: str, base_url: str | None = None, max_cost: float | None = None) -> None:
     from artemis_cli.config.profile import load_profile
     from artemis_cli.config.task import load_task, task_from_goal
     from artemis_cli.device.select import resolve_device
@@ -58,8 +63,10 @@ def _run(task_file: Path | None, goal: str | None, device: str | None, profile: 
     if model is None and model_name == "heuristic":
         err().print("[yellow]No GEMINI_API_KEY set: using the offline heuristic baseline (not an LLM).[/]")
     mdl = build_model(model_name, task=task, profile=prof, base_url=base_url)
+    from artemis_cli.budget import check_priced
     from artemis_cli.models.preflight import check_model
 
+    check_priced(mdl, prof, max_cost if max_cost is not None else prof.max_cost)  # unknown price: exit 2 here
     check_model(mdl)  # a wrong name or a dead endpoint: exit 2 before a session exists
     sim_opts = task.sim.model_dump() if task.sim is not None else {}
     world = sim_opts.pop("world", "default")
@@ -88,7 +95,7 @@ def _run(task_file: Path | None, goal: str | None, device: str | None, profile: 
     try:
         result = with_progress(
             lambda cb: run_task(task, prof, dev, mdl, engine, max_steps=max_steps, run_config=run_config,
-                                user_inbox=inbox.take, **cb),
+                                user_inbox=inbox.take, max_cost=max_cost, **cb),
             header=header, as_json=as_json, no_live=no_live,
         )
     finally:
@@ -206,6 +213,13 @@ def _token_usage(result: Any, engine: Any) -> Any:
         return None
 
 
+def cost_line(cost: dict[str, Any]) -> str:
+    """A ``cost`` dict (``CostSummary.to_dict``) as one line: total, then each role."""
+    from artemis_cli.engine.token_usage import CostSummary
+
+    return CostSummary.from_dict("", cost).text()
+
+
 def print_summary(result: object, usage: Any = None) -> None:
     from rich.table import Table
 
@@ -236,11 +250,13 @@ def print_summary(result: object, usage: Any = None) -> None:
     if usage is None:  # the data dir could not be read: the operator's own figures
         cached = f" ({100 * result.cached_tokens / result.prompt_tokens:.0f}% cached)" if result.prompt_tokens else ""
         table.add_row("tokens", f"{result.prompt_tokens:,} prompt{cached}, {result.completion_tokens:,} completion"
-                                " (operator only)")
+                                " (every role)")
     elif usage.billed:
         table.add_row("tokens", total_line(usage))
     else:
         table.add_row("tokens", no_billed_line(usage, offline=result.offline_model))
+    if result.cost:
+        table.add_row("cost", cost_line(result.cost))
     from artemis_cli.engine.segments import time_text
 
     table.add_row("time", time_text(result.elapsed_s, result.wall_s, result.interruptions))

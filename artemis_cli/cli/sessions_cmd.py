@@ -160,8 +160,12 @@ def list_sessions(
         if ids is None:
             raise UsageError(f"no suite {suite!r} in this data dir")
         sessions = [s for s in sessions if s.id in set(ids)][:limit]
+    from artemis_cli.engine.token_usage import sessions_costs
+
+    costs = {} if engine is None else sessions_costs(engine, [s.id for s in sessions])
     if as_json:
-        rows = [{**session_to_dict(s), "steps": engine.step_count(s.id)} for s in sessions]
+        rows = [{**session_to_dict(s), "steps": engine.step_count(s.id), "cost": costs[s.id].to_dict()}
+                for s in sessions]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return
     if quiet:
@@ -190,13 +194,16 @@ def list_sessions(
         Column("session", "id"), Column("task", "id"), Column("status"),
         Column("steps", justify="right", drop=3), Column("model", "label", drop=2, min_width=12),
         Column("device", "label", drop=4, min_width=6), Column("started", drop=5),
+        Column("cost", justify="right", drop=6),
     ])
+    from artemis_cli.models.pricing import format_usd
+
     whole = wants_plain(plain)
     for s in sessions:
         colour = {"succeeded": "green", "failed": "red", "running": "yellow"}.get(s.status, "magenta")
         started = (s.started_at or "") if whole else (s.started_at or "")[:16].replace("T", " ")
         table.add_row(s.id, s.task_id or "", Text(s.status, style=colour), str(engine.step_count(s.id)),
-                      s.model_label or "", s.device_serial or "", started)
+                      s.model_label or "", s.device_serial or "", started, format_usd(costs[s.id].total_usd))
     print_table(table, plain=plain)
     stopped = [s for s in sessions if resume_command(s)]
     if stopped:
@@ -221,12 +228,13 @@ def show(
         _show_chunks(engine, rec.id, as_json=as_json)
         return
     from artemis_cli.engine.segments import session_time, stops
-    from artemis_cli.engine.token_usage import token_usage
+    from artemis_cli.engine.token_usage import session_costs, token_usage
     from artemis_cli.replay.lineage import marks as replay_marks
 
     steps = engine.get_steps(rec.id)
     marks = replay_marks(engine, rec.id)  # replayed | retargeted | healed, for replay sessions
     usage = token_usage(engine, rec.id)
+    cost = session_costs(engine, rec.id)
     timing = session_time(engine, rec, running=rec.status == "running")
     if as_json:
         data = session_to_dict(rec)
@@ -234,6 +242,7 @@ def show(
         data["steps"] = [{**step_to_dict(engine, s), "replay_mark": marks.get(s.number)} for s in steps]
         data["llm_calls"] = len(engine.llm_calls(rec.id))
         data["tokens"] = usage.to_dict()
+        data["cost"] = cost.to_dict()
         print(json.dumps(data, ensure_ascii=False, indent=2))
         return
     from rich.text import Text
@@ -277,6 +286,8 @@ def show(
     from artemis_cli.cli.token_table import print_tokens
 
     print_tokens(out(), usage, offline=bool((rec.config or {}).get("offline_model")))
+    if cost.by_role:
+        console.print(Text(f"cost: {cost.text()}"), soft_wrap=False)
     if rec.result:
         console.print(Text(f"result: {rec.result.get('message', '')}"), soft_wrap=False)
     if resume_command(rec):

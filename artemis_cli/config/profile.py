@@ -185,6 +185,16 @@ class HealSettings(StrictModel):
     max_steps: Int = Field(default=15, ge=1, le=1000)
 
 
+class ModelPrice(StrictModel):
+    """A model's price in USD per million tokens (profile ``prices:``): overrides genai-prices
+    or prices a model it does not know (a local server's model costs 0 unless priced here).
+    ``cached_input`` defaults to ``input``."""
+
+    input: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+    output: float = Field(ge=0)
+
+
 class Profile(StrictModel):
     name: NonEmpty
     extends: NonEmpty | None = None
@@ -199,6 +209,10 @@ class Profile(StrictModel):
     settle_ms: Int = Field(default=0, ge=0)
     #: after an action, watch the screen until it stops changing, at most this long (0: only settle_ms)
     settle_max_ms: Int = Field(default=2000, ge=0, le=60000)
+    #: model name -> its price (``models.pricing``): overrides or adds to genai-prices
+    prices: dict[NonEmpty, ModelPrice] = Field(default_factory=dict)
+    #: stop a run cleanly before the model call that would pass this many USD (``--max-cost``)
+    max_cost: float | None = Field(default=None, gt=0)
 
     _files: list[Path] = PrivateAttr(default_factory=list)
 

@@ -80,6 +80,9 @@ class DataEngine:
         self._lock = threading.RLock()
         self._closed = False
         self.read_only = False
+        #: session id -> its run's ``models.pricing.Pricer``: ``record_llm_call`` prices each call
+        #: of that session as it is recorded (set by the runner, ``set_pricer``).
+        self._pricers: dict[str, Any] = {}
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -496,8 +499,22 @@ class DataEngine:
 
     # --- model calls and events ----------------------------------------------------------
 
+    def set_pricer(self, session_id: str, pricer: Any) -> None:
+        """Price every call of ``session_id`` recorded from now on with ``pricer``
+        (``models.pricing.Pricer``); None stops pricing it."""
+        with self._lock:
+            if pricer is None:
+                self._pricers.pop(session_id, None)
+            else:
+                self._pricers[session_id] = pricer
+
     @writes
     def record_llm_call(self, rec: LlmCallRecord) -> int:
+        pricer = self._pricers.get(rec.session_id)
+        if pricer is not None and rec.price_source is None:
+            price = pricer.price(rec.model, prompt=rec.prompt_tokens, cached=rec.cached_tokens,
+                                 output=rec.completion_tokens + rec.thoughts_tokens)
+            rec.cost_usd, rec.price_source = price.usd, price.source
         row = encode(rec, NO_JSON)
         row["created_at"] = normalize_iso(rec.created_at) if rec.created_at else now_iso()
         with self._lock:

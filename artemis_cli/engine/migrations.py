@@ -271,6 +271,14 @@ def _m008_step_intent(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE steps ADD COLUMN intent TEXT")
 
 
+def _m009_llm_call_cost(db: sqlite_utils.Database) -> None:
+    # Issue 24: what each model call cost in USD, priced when it was recorded
+    # (models/pricing.py), and which price list said so (genai-prices, profile, local, offline,
+    # unknown). Calls recorded before keep NULL in both: their cost shows as unknown.
+    db.execute("ALTER TABLE llm_calls ADD COLUMN cost_usd REAL")
+    db.execute("ALTER TABLE llm_calls ADD COLUMN price_source TEXT")
+
+
 def _m010_replay_lineage(db: sqlite_utils.Database) -> None:
     # Issue 24 self-healing replay: how each replay step came about (replayed, retargeted or
     # healed; NULL for steps of runs and of replays recorded before this), and which replay a
@@ -308,6 +316,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0006_step_outcomes", _m006_step_outcomes),
     ("0007_llm_call_wire_hash", _m007_llm_call_wire_hash),
     ("0008_step_intent", _m008_step_intent),
+    ("0009_llm_call_cost", _m009_llm_call_cost),
     ("0010_replay_lineage", _m010_replay_lineage),
     ("0011_suites", _m011_suites),
 ]

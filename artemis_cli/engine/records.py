@@ -154,6 +154,12 @@ class LlmCallRecord:
     attempt: int = 1
     #: The provider's wire rendering (OpenAI-compatible calls; ``CallAttempt.wire_hash``).
     wire_hash: str | None = None
+    #: What the call cost in USD when it was recorded (``models.pricing``); None: unknown (no
+    #: price for the model, or recorded before migration 0009).
+    cost_usd: float | None = None
+    #: Which price list priced it (genai-prices | profile | local | offline | unknown); None
+    #: before migration 0009 or when the engine has no pricer for the session.
+    price_source: str | None = None
     id: int | None = None
     created_at: str | None = None  # None: now
 

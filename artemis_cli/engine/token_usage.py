@@ -208,3 +208,91 @@ def token_usage(engine: Any, session_id: str) -> TokenUsage:
     ]
     roles.sort(key=lambda r: _sort_key(r.role))
     return TokenUsage(session_id=session_id, roles=tuple(roles))
+
+
+# -- money (issue 24) -------------------------------------------------------------------------
+
+COST_SQL = """
+SELECT session_id, role,
+       TOTAL(cost_usd) AS cost,
+       TOTAL(cost_usd IS NULL AND (prompt_tokens + completion_tokens + thoughts_tokens) > 0) AS unknown
+FROM llm_calls
+WHERE session_id IN ({marks})
+GROUP BY session_id, role
+"""
+
+
+@dataclass(frozen=True)
+class CostSummary:
+    """A session's cost in USD, priced call by call when each was recorded (``models.pricing``).
+
+    ``by_role`` maps each role that called a model to its cost, None when any of its billed calls
+    has no known price (a model genai-prices and the profile do not price, or a call recorded
+    before migration 0009); ``total_usd`` is None when any role's is. A call that billed no
+    tokens (offline models, attempts that got no answer) costs 0."""
+
+    session_id: str
+    total_usd: float | None = 0.0
+    by_role: dict[str, float | None] = field(default_factory=dict)
+
+    @property
+    def by_group(self) -> dict[str, float | None]:
+        """Cost per display group (operator, lens, pro_roles, other), groups with calls only."""
+        out: dict[str, float | None] = {}
+        for role, usd in self.by_role.items():
+            group = ROLE_GROUP.get(role, OTHER_GROUP)
+            prev = out.get(group, 0.0)
+            out[group] = None if prev is None or usd is None else prev + usd
+        return out
+
+    def text(self) -> str:
+        """``$0.0042 total — operator $0.0031 · visual lens $0.0011``; "unknown" where a price is
+        not known (never a fake 0)."""
+        from artemis_cli.models.pricing import format_usd
+
+        roles = " · ".join(f"{ROLE_LABELS.get(role, role)} {format_usd(usd)}" for role, usd in self.by_role.items())
+        line = f"{format_usd(self.total_usd)} total"
+        return f"{line} — {roles}" if roles else line
+
+    @classmethod
+    def from_dict(cls, session_id: str, data: dict[str, Any]) -> CostSummary:
+        return cls(session_id=session_id, total_usd=data.get("total_usd"), by_role=dict(data.get("by_role") or {}))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``cost`` object of ``run --json``, ``sessions show --json`` and bench rows."""
+        return {
+            "currency": "USD",
+            "total_usd": _round_usd(self.total_usd),
+            "by_role": {role: _round_usd(usd) for role, usd in self.by_role.items()},
+            "unknown": self.total_usd is None,
+        }
+
+
+def _round_usd(usd: float | None) -> float | None:
+    return None if usd is None else round(usd, 8)
+
+
+def sessions_costs(engine: Any, session_ids: list[str]) -> dict[str, CostSummary]:
+    """:func:`session_costs` of several sessions in one query (``sessions list``)."""
+    if not session_ids:
+        return {}
+    sql = COST_SQL.format(marks=",".join("?" * len(session_ids)))
+    with engine.lock:
+        rows = list(engine.db.query(sql, list(session_ids)))
+    roles: dict[str, dict[str, float | None]] = {sid: {} for sid in session_ids}
+    for row in rows:
+        usd = None if row["unknown"] else float(row["cost"])
+        roles.setdefault(str(row["session_id"]), {})[str(row["role"])] = usd
+    out: dict[str, CostSummary] = {}
+    for sid, by_role in roles.items():
+        ordered = dict(sorted(by_role.items(), key=lambda kv: _sort_key(kv[0])))
+        values = list(ordered.values())
+        total = None if any(v is None for v in values) else sum(v for v in values if v is not None)
+        out[sid] = CostSummary(session_id=sid, total_usd=total, by_role=ordered)
+    return out
+
+
+def session_costs(engine: Any, session_id: str) -> CostSummary:
+    """What ``session_id`` cost, in total and per role (the one read function for cost: the run
+    summary, ``sessions show``/``list``, the report, bench rows and JUnit properties use it)."""
+    return sessions_costs(engine, [session_id])[session_id]

@@ -72,7 +72,10 @@ def render_report(engine: DataEngine, session: str, out: TextIO, *, assets: Path
     stopped: dict[int, list[Stop]] = {}
     for stop in stops(timing):
         stopped.setdefault(stop.after_step, []).append(stop)
-    out.write(summary_html(rec, steps=count, usage=usage, level_counts=counts, timing=timing))
+    from artemis_cli.engine.token_usage import session_costs
+
+    out.write(summary_html(rec, steps=count, usage=usage, level_counts=counts, timing=timing,
+                           cost=session_costs(engine, sid)))
     out.write("\n")
     out.write(charts_html(tokens, rec))
     timeline_note = " · screenshots as the model saw them, element numbers drawn" if marks else ""

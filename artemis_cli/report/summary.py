@@ -1,8 +1,9 @@
 """The summary block at the top of the report: goal, result (with the failing success checks and
 what they got), model (offline models say so), steps, active and wall time (interruptions), tokens and cache share by role.
 
-There is no price table in Artemis, so no cost is shown (never an invented price): tokens by role
-and their cached share are. An offline model's session says "none billed" instead of a table of
+The cost is what each call was priced at when it was recorded (``models.pricing``: genai-prices
+and the profile's ``prices:``), in total and per role; "unknown" where a price is not known,
+never an invented 0. Tokens by role and their cached share are shown too. An offline model's session says "none billed" instead of a table of
 zeros. Every value is escaped.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 from artemis_cli.cli.token_table import no_billed_line
 from artemis_cli.engine.records import SessionRecord
 from artemis_cli.engine.segments import SessionTime, stops
-from artemis_cli.engine.token_usage import OUTPUT_IS, TokenCounts, TokenUsage
+from artemis_cli.engine.token_usage import OUTPUT_IS, CostSummary, TokenCounts, TokenUsage
 
 
 def e(value: Any) -> str:
@@ -95,7 +96,7 @@ def _checks(result: dict[str, Any]) -> str:
 
 
 def summary_html(rec: SessionRecord, *, steps: int, usage: TokenUsage, level_counts: dict[str, int],
-                 timing: SessionTime | None = None) -> str:
+                 timing: SessionTime | None = None, cost: CostSummary | None = None) -> str:
     """The ``<section id='summary'>`` block. ``timing``: the session's run segments (active time,
     wall time, interruptions); without it only the wall time from ``started_at`` to ``ended_at``."""
     result = rec.result or {}
@@ -123,6 +124,8 @@ def summary_html(rec: SessionRecord, *, steps: int, usage: TokenUsage, level_cou
         facts.append(("cache share", f"{_share(total)} of prompt tokens cached"))
     else:
         facts.append(("tokens", no_billed_line(usage, offline=is_offline(rec))))
+    if cost is not None and cost.by_role and usage.billed:  # offline: "none billed" says it, no "$0"
+        facts.append(("cost", cost.text()))
     if level_counts:
         facts.append(("compression", ", ".join(f"{n} {k}" for k, n in level_counts.items() if n) or "none"))
     facts.append(("device", f"{rec.device_serial or '?'} ({rec.device_kind or '?'}, "
