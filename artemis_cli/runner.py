@@ -576,7 +576,7 @@ def priced(engine: DataEngine, session_id: str, model: Model, profile: Any) -> A
 def guard_budget(loop: FlashLoop, engine: DataEngine, session_id: str, pricer: Any, limit: float | None) -> None:
     """With a limit, every operator call first checks the budget (``artemis_cli.budget``)."""
     if limit is not None:
-        loop.model = BudgetedModel(loop.model, BudgetGuard(engine, session_id, pricer, limit))  # type: ignore[assignment]
+        loop.model = BudgetedModel(loop.model, BudgetGuard(engine, session_id, pricer, limit))
 
 
 def _injections(task: Any) -> dict[int, list[str]]:

@@ -83,7 +83,7 @@ class Pricer:
 
     routes: dict[str, Route] = field(default_factory=dict)
     default: Route = field(default_factory=lambda: Route("gemini"))
-    prices: dict[str, dict[str, float]] = field(default_factory=dict)
+    prices: dict[str, dict[str, float | None]] = field(default_factory=dict)
 
     def route(self, model: str) -> Route:
         return self.routes.get(model, self.default)
@@ -92,17 +92,20 @@ class Pricer:
         """The cost of one call of ``model`` with this usage (``prompt`` includes ``cached``)."""
         own = self.prices.get(model)
         if own is not None:
-            cached_rate = own.get("cached_input", own["input"])
-            usd = (_per_million(own["input"], max(0, prompt - cached)) + _per_million(cached_rate, cached)
-                   + _per_million(own["output"], output))
+            rate_in = own.get("input") or 0.0
+            cached_rate = own.get("cached_input")
+            if cached_rate is None:  # a profile price without cached_input (or with it null)
+                cached_rate = rate_in
+            usd = (_per_million(rate_in, max(0, prompt - cached)) + _per_million(cached_rate, cached)
+                   + _per_million(own.get("output") or 0.0, output))
             return Price(usd, SOURCE_PROFILE)
         route = self.route(model)
         if route.provider == "offline":
             return Price(0.0, SOURCE_OFFLINE)
         if route.local:
             return Price(0.0, SOURCE_LOCAL)
-        usd = _genai_price(model, route, prompt, cached, output)
-        return Price(None, SOURCE_UNKNOWN) if usd is None else Price(usd, SOURCE_GENAI_PRICES)
+        listed = _genai_price(model, route, prompt, cached, output)
+        return Price(None, SOURCE_UNKNOWN) if listed is None else Price(listed, SOURCE_GENAI_PRICES)
 
     def known(self, model: str) -> bool:
         """Whether ``model`` has a price (a one-token probe)."""
