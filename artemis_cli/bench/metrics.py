@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.engine.token_usage import GROUP_KEYS, TokenUsage, token_usage
+from artemis_cli.engine.token_usage import GROUP_KEYS, TokenUsage, session_costs, token_usage
 from artemis_cli.memory.frozen import FrozenHistory
 from artemis_cli.operators.recording import action_key
 
@@ -112,6 +112,7 @@ def session_figures(engine: DataEngine, session_id: str, budget: int) -> dict[st
         "prompt_tokens_per_step": [[s, per_step[s]] for s in sorted(per_step)],
         **compression_figures(engine, session_id),
         **token_figures(token_usage(engine, session_id)),
+        "cost": session_costs(engine, session_id).to_dict(),
     }
 
 
@@ -145,8 +146,19 @@ def aggregate(tasks: list[dict[str, Any]]) -> dict[str, Any]:
         "fidelity_share": rounded(_pooled(tasks, "fidelity_answered")),
         "fidelity_text_share": rounded(_pooled(tasks, "fidelity_in_text")),
         "wall_s": rounded(sum(vals("wall_s")), 1),
+        "cost_usd": aggregate_cost(tasks),
         **aggregate_tokens(tasks),
     }
+
+
+def aggregate_cost(tasks: list[dict[str, Any]]) -> float | None:
+    """A mode's cost in USD over its tasks, every role priced as each call was recorded. None when
+    any task's cost is unknown or was not recorded (a result kept from an older run): a partial
+    sum would look like a real one."""
+    totals = [(t.get("cost") or {}).get("total_usd") for t in tasks]
+    if not totals or any(v is None for v in totals):
+        return None
+    return round(sum(float(v) for v in totals if v is not None), 8)
 
 
 def aggregate_tokens(tasks: list[dict[str, Any]]) -> dict[str, Any]:

@@ -44,6 +44,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("total_prompt_tokens", "tokens: all roles prompt", "", "int"),
     ("total_cached_tokens", "tokens: all roles cached", "", "int"),
     ("total_output_tokens", "tokens: all roles output", "", "int"),
+    ("cost_usd", "cost, all roles (USD)", "", "usd"),
     ("wall_s", "wall time (s)", "", "num"),
 ]
 
@@ -84,6 +85,10 @@ def fmt(value: Any, kind: str) -> str:
         return f"{float(value):.3f}×"
     if kind == "ms":
         return f"{float(value):.2f}"
+    if kind == "usd":
+        from artemis_cli.models.pricing import format_usd
+
+        return format_usd(float(value))
     return f"{float(value):g}"
 
 

@@ -90,6 +90,18 @@ def test_results_validate_and_have_the_mode_figures(bench: tuple[BenchConfig, di
     assert len(results["tasks"]) == 6
 
 
+def test_every_row_and_mode_says_what_it_cost(bench: tuple[BenchConfig, dict[str, Any]]) -> None:
+    """The scripted bench talks to the fake Gemini server under a real Gemini model name, so each
+    call is priced from genai-prices as it is recorded; a mode's cost is its tasks' sum."""
+    _config, results = bench
+    for mode, agg in results["modes"].items():
+        rows = [t for t in results["tasks"] if t["mode"] == mode]
+        assert all(t["cost"]["total_usd"] > 0 and t["cost"]["by_role"]["operator"] > 0 for t in rows), mode
+        assert agg["cost_usd"] == pytest.approx(sum(t["cost"]["total_usd"] for t in rows)), mode
+    # naive keeps every image, so it pays for more prompt tokens than the transcript
+    assert results["modes"]["naive"]["cost_usd"] > results["modes"]["transcript"]["cost_usd"]
+
+
 def test_schema_rejects_a_broken_file(bench: tuple[BenchConfig, dict[str, Any]]) -> None:
     _config, results = bench
     broken = json.loads(json.dumps(results))
