@@ -1,11 +1,15 @@
 """``--max-cost``: stop a run cleanly BEFORE the model call that would pass its USD limit.
 
-Before each operator call the guard estimates that call's cost — its input tokens from the
+Before each model call — the operator's and every role model's made from it (the lenses, the Pro
+agents: they share the operator model's :class:`artemis_cli.models.base.CallGate`) — the guard
+estimates that call's cost — its input tokens from the
 request (``memory.ledger.estimate_tokens``, images as Gemini counts them) plus
 :data:`OUTPUT_ESTIMATE_TOKENS` of output, priced like a recorded call (``models.pricing``) — and
 when what the session has spent so far (every role's recorded calls, across resumes:
 ``engine.token_usage.session_costs``) plus that estimate would pass the limit it raises
-:class:`BudgetExceeded`. The runner turns that into ``interrupted`` with reason ``budget``.
+:class:`BudgetExceeded`. The runner turns that into ``interrupted`` with reason ``budget``. A lens or Pro agent that is
+refused takes its documented fallback (a mechanical summary, an "unclear" verdict); the call is
+not made, and the operator's next call stops the run.
 """
 
 from __future__ import annotations
@@ -49,24 +53,6 @@ class BudgetGuard:
         spent = self.spent()
         if spent + est > self.limit:
             raise BudgetExceeded(round(spent, 8), round(est, 8), self.limit)
-
-
-class BudgetedModel:
-    """``model`` whose every call (and every call of its fallbacks) first asks ``guard``."""
-
-    def __init__(self, inner: Any, guard: BudgetGuard) -> None:
-        self.inner = inner
-        self.guard = guard
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def with_chain(self, chain: list[str], *args: Any) -> BudgetedModel:
-        return BudgetedModel(self.inner.with_chain(chain, *args), self.guard)
-
-    def generate(self, request: Any) -> Any:
-        self.guard.check(request, self.inner.name)
-        return self.inner.generate(request)
 
 
 def check_priced(model: Any, profile: Any, limit: float | None) -> None:

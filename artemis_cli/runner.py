@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from artemis_cli.budget import BudgetedModel, BudgetExceeded, BudgetGuard
+from artemis_cli.budget import BudgetExceeded, BudgetGuard
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
@@ -574,9 +574,12 @@ def priced(engine: DataEngine, session_id: str, model: Model, profile: Any) -> A
 
 
 def guard_budget(loop: FlashLoop, engine: DataEngine, session_id: str, pricer: Any, limit: float | None) -> None:
-    """With a limit, every operator call first checks the budget (``artemis_cli.budget``)."""
-    if limit is not None:
-        loop.model = BudgetedModel(loop.model, BudgetGuard(engine, session_id, pricer, limit))
+    """With a limit, every call of the operator's model and of the role models made from it first
+    checks the budget (``artemis_cli.budget``); without one, a check left from an earlier run of
+    the same model is removed. Offline models have no gate and cost nothing."""
+    gate = getattr(loop.model, "gate", None)
+    if gate is not None:
+        gate.check = None if limit is None else BudgetGuard(engine, session_id, pricer, limit).check
 
 
 def _injections(task: Any) -> dict[int, list[str]]:

@@ -11,6 +11,7 @@ import base64
 import functools
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -178,6 +179,20 @@ class ModelResponse:
     model: str
     latency_ms: float
     attempts: list[CallAttempt] = field(default_factory=list)
+
+
+class CallGate:
+    """A check that runs before every call of a model AND of the role models made from it:
+    ``with_chain`` copies share the one gate, so a check set after the lens, chunk-lens and Pro
+    models exist still covers them (``--max-cost``, see ``artemis_cli.budget``). A check raises to
+    stop the call before anything is sent."""
+
+    def __init__(self) -> None:
+        self.check: Callable[[ModelRequest, str], None] | None = None
+
+    def __call__(self, request: ModelRequest, model: str) -> None:
+        if self.check is not None:
+            self.check(request, model)
 
 
 class Model(Protocol):

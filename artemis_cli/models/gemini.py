@@ -52,6 +52,7 @@ from artemis_cli.errors import (
 )
 from artemis_cli.models.base import (
     CallAttempt,
+    CallGate,
     FunctionCall,
     FunctionResponse,
     Message,
@@ -318,6 +319,7 @@ class GeminiModel:
         self.name = names[0]
         self.label = f"gemini ({names[0]})"
         self.timeout_s = float(timeout_s)
+        self.gate = CallGate()  # shared with with_chain siblings (the role models)
         self.max_retries = int(max_retries)
         self.backoff_s = float(backoff_s)
         self.max_backoff_s = float(max_backoff_s)
@@ -402,6 +404,7 @@ class GeminiModel:
     # -- the protocol --
 
     def generate(self, request: ModelRequest) -> ModelResponse:
+        self.gate(request, self.name)
         try:
             configs = {model: to_sdk_config(request, model) for model in self.chain}
             # per model: a fallback model must not be sent the signatures another model issued

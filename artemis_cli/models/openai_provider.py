@@ -36,7 +36,7 @@ from artemis_cli.errors import (
     ModelRequestError,
     ModelUnavailable,
 )
-from artemis_cli.models.base import CallAttempt, ModelRequest, ModelResponse
+from artemis_cli.models.base import CallAttempt, CallGate, ModelRequest, ModelResponse
 from artemis_cli.models.openai_wire import (
     WireOptions,
     message_from_completion,
@@ -122,6 +122,7 @@ class OpenAIModel:
         self.name = names[0]
         self.base_url = check_base_url(base_url) if base_url else None
         self.api_key_env = api_key_env or DEFAULT_KEY_ENV
+        self.gate = CallGate()  # shared with with_chain siblings (the role models)
         self.options = options or WireOptions()
         self.timeout_s = float(timeout_s)
         self.max_retries = int(max_retries)
@@ -221,6 +222,7 @@ class OpenAIModel:
         return render_body(request, model or self.name, self.options)
 
     def generate(self, request: ModelRequest) -> ModelResponse:
+        self.gate(request, self.name)
         try:
             body = self.render(request)
         except Exception as exc:
