@@ -9,6 +9,7 @@ This is the Python API behind ``artemis run`` and ``artemis resume``::
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -351,8 +352,14 @@ def finish_run(
 
 
 def _next_limit(outcome: LoopOutcome) -> str:
-    limit = getattr(outcome, "budget_limit", None) or 0.0
-    return f"{max(limit * 2, limit + 1):g}"
+    """A limit to suggest after a budget stop: twice the old one, or what was spent plus twice the
+    refused call's estimate when that is more, rounded up to two significant digits."""
+    spent, estimate, limit = outcome.budget_usd or (0.0, 0.0, 0.0)
+    want = max(limit * 2, spent + 2 * estimate)
+    if want <= 0:
+        return "1"
+    step = 10 ** (math.floor(math.log10(want)) - 1)
+    return f"{math.ceil(want / step - 1e-9) * step:.10g}"
 
 
 def count_usage(engine: DataEngine, result: RunResult) -> None:
@@ -430,9 +437,8 @@ def drive(
             engine.record_event(EventRecord(session_id=session_id, step=None, kind="budget",
                                             payload={"spent_usd": exc.spent, "estimate_usd": exc.estimate,
                                                      "limit_usd": exc.limit}))
-        out = LoopOutcome(stop_reason="budget", stop_message=str(exc))
-        out.budget_limit = exc.limit  # type: ignore[attr-defined]
-        return out
+        return LoopOutcome(stop_reason="budget", stop_message=str(exc),
+                           budget_usd=(exc.spent, exc.estimate, exc.limit))
     except SessionTakenOver:  # the session is another process's now: no checks, no final write
         _close_background(loop, service)
         raise

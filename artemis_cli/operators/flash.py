@@ -75,9 +75,12 @@ class LoopOutcome:
     answer: str = ""
     #: finished | max_steps | device_offline | model_unavailable | model_error (a 4xx) |
     #: model_no_action (every model of the chain answered with nothing usable) | model_refused
-    #: (a SAFETY stop, a blocked prompt) | model_config (the API key was rejected)
+    #: (a SAFETY stop, a blocked prompt) | model_config (the API key was rejected) | budget (the
+    #: next call would pass ``--max-cost``) | rejoined (a heal found the recording again)
     stop_reason: str = "max_steps"
     stop_message: str = ""
+    #: for ``budget``: (spent, the refused call's estimate, limit) in USD
+    budget_usd: tuple[float, float, float] | None = None
     final: Observation | None = None
     prompt_tokens: int = 0
     cached_tokens: int = 0

@@ -75,3 +75,17 @@ def test_the_role_models_share_the_operators_gate_so_a_refused_call_sends_nothin
                 raise AssertionError(f"the {role} model's call was not checked")
         assert [r for r, _ in asked] == list(roles)
         assert srv.requests == []
+
+
+def test_the_suggested_limit_covers_the_refused_call_and_reads_as_a_round_number() -> None:
+    from artemis_cli.operators.flash import LoopOutcome
+    from artemis_cli.runner import _next_limit
+
+    def suggest(spent: float, estimate: float, limit: float) -> str:
+        return _next_limit(LoopOutcome(stop_reason="budget", budget_usd=(spent, estimate, limit)))
+
+    assert suggest(0.0, 0.002383, 0.001) == "0.0048"  # not "1.001": the call needs ~$0.0024
+    assert suggest(0.4, 0.01, 0.5) == "1"
+    assert suggest(3.2, 0.3, 5) == "10"
+    for spent, estimate, limit in ((0.0, 0.002383, 0.001), (0.91, 0.2, 1.0), (0.0012, 0.00031, 0.0015)):
+        assert float(suggest(spent, estimate, limit)) >= spent + estimate
