@@ -100,7 +100,8 @@ def test_sessions_list_in_a_pipe_prints_plain_rows_and_ids(piped: SimpleNamespac
     rows = [line.split("\t") for line in res.stdout.splitlines()]
     assert [r[:4] for r in rows] == [[s.id, s.task_id, s.status, str(n)]
                                      for s, n in zip(newest_first, piped.steps[::-1], strict=True)]
-    assert all(len(r) == 7 and r[5] == "sim" and r[6] == s.started_at for r, s in zip(rows, newest_first, strict=True))
+    assert all(len(r) == 8 and r[5] == "sim" and r[6] == s.started_at and r[7] == "$0"  # offline: costs $0
+               for r, s in zip(rows, newest_first, strict=True))
     assert "\x1b" not in res.stdout and res.stderr == ""
     quiet = cli(piped.home, "sessions", "list", "-q", "--status", "succeeded")
     assert quiet.stdout == "".join(f"{s.id}\n" for s in newest_first if s.status == "succeeded")
