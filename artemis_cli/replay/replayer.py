@@ -50,7 +50,7 @@ from artemis_cli.perception.types import Element, Target, UITree
 from artemis_cli.replay.match import TargetMatch, find_by_semantics, scale_point
 from artemis_cli.replay.secrets import SecretSource, env_or_prompt, is_secret_step
 from artemis_cli.replay.source import incomplete_reason, success_checks
-from artemis_cli.replay.verify import DHASH_MATCH_MAX, check_change
+from artemis_cli.replay.verify import DHASH_MATCH_MAX, check_change, screen_nodes
 from artemis_cli.stopping import SessionInterrupted, as_stop, signal_name
 
 ReplayStatus = Literal["matched", "retargeted", "diverged", "healed"]
@@ -95,9 +95,13 @@ class ReplayStepResult:
     score: int | None = None
     dhash_distance: int | None = None
     change_overlap: float | None = None
+    #: the action was done and changed the screen (a heal then goes on after it, not redoing it)
+    took_effect: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        del out["took_effect"]
+        return out
 
 
 @dataclass
@@ -165,6 +169,11 @@ def _tree(engine: DataEngine, sha: str | None, size: tuple[int, int]) -> UITree 
         return parse_hierarchy(engine.blob(sha), screen_size=size)
     except HierarchyParseError:
         return None
+
+
+def _changed(pre: Observation, post: Observation) -> bool:
+    """Whether an action changed the screen (its key elements or the foreground app)."""
+    return pre.foreground != post.foreground or screen_nodes(pre.tree) != screen_nodes(post.tree)
 
 
 def _element_at(elements: list[Element], x: int, y: int) -> Element | None:
@@ -396,7 +405,7 @@ class Replayer:
                         self._mark(step_result.number, "healed")
                     if result.first_divergence is None:
                         result.first_divergence = rec.number
-                    healed = self._heal(result, recorded, index, step_result.detail, number)
+                    healed = self._heal(result, recorded, index, step_result, number, obs)
                     number = self.engine.last_step_number(self.session_id) + 1
                     if healed is None:
                         break
@@ -496,8 +505,8 @@ class Replayer:
 
         set_mark(self.engine, self.session_id, number, mark)
 
-    def _heal(self, result: ReplayResult, recorded: list[StepRecord], index: int, why: str,
-              number: int) -> tuple[int, Observation] | None:
+    def _heal(self, result: ReplayResult, recorded: list[StepRecord], index: int, diverged: ReplayStepResult,
+              number: int, current: Observation) -> tuple[int, Observation] | None:
         """Heal from ``recorded[index]``: (index to go on from, screen) once rejoined; None (and
         the result's message says why) when the heal did not rejoin."""
         from artemis_cli.replay.heal import run_heal
@@ -512,7 +521,8 @@ class Replayer:
                 self.on_step(step)
 
         spent = self._heal_spent.get(index, 0)
-        healed = run_heal(self, recorded, index, why, number, on_model_step, spent)
+        healed = run_heal(self, recorded, index, diverged.detail, number, on_model_step, spent,
+                          done=diverged.took_effect, current=current)
         self._heal_spent[index] = spent + healed.model_steps
         last = f"step {result.last_matched}" if result.last_matched is not None else "no step"
         if healed.rejoin is None or healed.final is None:
@@ -577,6 +587,7 @@ class Replayer:
             how=m.how if m is not None else "none", detail=detail, x=action.x, y=action.y,
             score=m.score if m is not None and m.how == "semantics" else None,
             dhash_distance=dist, change_overlap=overlap,
+            took_effect=performed and result.status == "ok" and _changed(pre, post),
         )
         if performed or not self.opts.heal:  # a heal records only what was done on the device
             self._record(number, started_at, step_t0, rec, pre, post, action, result, step_result)

@@ -54,10 +54,11 @@ def test_heal_rejoins_after_a_dialog_and_marks_steps(recorded: tuple[DataEngine,
 
 def test_heal_fails_after_max_steps_naming_the_last_matched_step(recorded: tuple[DataEngine, str]) -> None:
     engine, source = recorded
-    result = replay_session(engine, _phone(None, storm=True), source, ReplayOptions(heal=True, heal_max_steps=3))
+    # under a pop-up storm (one every 3 actions) one model step does not bring back a recorded screen
+    result = replay_session(engine, _phone(None, storm=True), source, ReplayOptions(heal=True, heal_max_steps=1))
     assert result.status == "failed"
-    assert "heal.max_steps=3" in result.message and "last matched step 1" in result.message, result.message
-    assert result.count("healed") == 3
+    assert "heal.max_steps=1" in result.message and "last matched step 1" in result.message, result.message
+    assert result.count("healed") == 1
 
 
 def test_promote_then_plain_replay_has_zero_healed(recorded: tuple[DataEngine, str], data_home: Path) -> None:
