@@ -401,8 +401,12 @@ class Replayer:
                 step_result, obs, stored = self._replay_step(number, rec, obs)
                 number += 1 if stored else 0
                 if step_result.status == "diverged" and self.opts.heal:
-                    if stored:
-                        self._mark(step_result.number, "healed")
+                    if stored:  # done, only not as recorded: retargeted; an attempt that did nothing: healed
+                        step_result.status = "retargeted" if step_result.took_effect else "healed"
+                        self._mark(step_result.number, step_result.status)
+                        result.steps.append(step_result)
+                        if self.on_step:
+                            self.on_step(step_result)
                     if result.first_divergence is None:
                         result.first_divergence = rec.number
                     healed = self._heal(result, recorded, index, step_result, number, obs)

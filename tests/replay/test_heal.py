@@ -43,12 +43,14 @@ def test_heal_rejoins_after_a_dialog_and_marks_steps(recorded: tuple[DataEngine,
     result = replay_session(engine, _phone(), source, ReplayOptions(heal=True))
     data = result.to_dict()
     assert result.status == "succeeded", result.message
-    assert data["healed"] >= 1 and data["model_calls"] == data["healed"] and data["replayed"] + data["retargeted"] >= 7
+    assert data["healed"] >= data["model_calls"] >= 1 and data["replayed"] + data["retargeted"] >= 7
     assert "healer (offline, follows a plan; not an LLM)" in data["model_label"]
     rejoined = [e.payload for e in engine.events(result.session_id, "heal_rejoined")]
     assert rejoined[0] == {"diverged": 2, "rejoined": 2, "model_steps": 1}
     stored = marks(engine, result.session_id)
     assert "healed" in stored.values() and set(stored.values()) <= {"replayed", "retargeted", "healed"} and len(stored) == engine.step_count(result.session_id)
+    # the JSON counts are the stored marks, step for step
+    assert [(s["number"], s["status"].replace("matched", "replayed")) for s in data["steps"]] == sorted(stored.items())
     assert engine.get_session(result.session_id).parent_session == source
 
 
