@@ -73,6 +73,14 @@ def _words(text: str) -> set[str]:
     return {w for w in re.split(r"[^0-9a-z]+", text.casefold().replace("_", " ")) if w and w not in _STOP}
 
 
+def _stem(word: str) -> str:
+    """A word without its inflection, enough to tell that "Place order" fits "Ordered one lamp"."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
 def _label(el: ParsedElement) -> str:
     return el.label or el.desc or ""
 
@@ -222,7 +230,8 @@ class HealPlayer(ScriptPlayer):
         buttons = [el for el in elements if "Button" in el.short_class and _label(el)]
         if not any(negative(el) for el in buttons):
             return None
-        fits = [(len(_words(_label(el)) & intent), el) for el in buttons if not negative(el)]
+        stems = {_stem(w) for w in intent}
+        fits = [(len({_stem(w) for w in _words(_label(el))} & stems), el) for el in buttons if not negative(el)]
         fits = [f for f in fits if f[0] > 0]
         return max(fits, key=lambda f: f[0])[1] if fits else None
 

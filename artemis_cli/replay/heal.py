@@ -181,7 +181,7 @@ def run_heal(
     # when this is another screen altogether (it dismissed a pop-up that did not show this time);
     # further on it would skip recorded steps, and their work with them.
     if current is not None:
-        at = rejoin_at(current, start, start + 1)
+        at = rejoin_at(current, start, start + 1) if done else None  # not done: replaying it again is no heal
         if at is None and not is_screen_of(rec, current, Target()) and start + 1 < len(recorded):
             at = rejoin_at(current, start + 1, start + 2)
         if at is not None:

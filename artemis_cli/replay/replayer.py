@@ -176,6 +176,24 @@ def _changed(pre: Observation, post: Observation) -> bool:
     return pre.foreground != post.foreground or screen_nodes(pre.tree) != screen_nodes(post.tree)
 
 
+def _reached(action: PlannedAction, pre: Observation, loc: _Located) -> bool:
+    """Whether a tap at the located element reached it: nothing (a pop-up, a dialog) lay over it.
+    Its effect may be off screen (a count in a menu), so an unchanged screen alone does not say
+    the tap did nothing."""
+    el = loc.match.element if loc.match is not None else None
+    if el is None or action.x is None or action.y is None or action.type not in ("tap", "double_tap", "long_press"):
+        return False
+    b = el.node.bounds
+    if hit_test(pre.tree, action.x, action.y).bounds != (b.left, b.top, b.right, b.bottom):
+        return False
+    # and no dialog or pop-up window above the element's: a modal one takes every touch
+    from artemis_cli.perception.windows import Layer, order_windows
+
+    index = next((i for i, n in enumerate(pre.tree.nodes) if n is el.node), -1)
+    app_windows = [w for w in order_windows(pre.tree) if w.layer == Layer.APP and w.catches_touches]
+    return bool(app_windows) and app_windows[-1].root <= index < app_windows[-1].end
+
+
 def _element_at(elements: list[Element], x: int, y: int) -> Element | None:
     inside = [e for e in elements if e.node.bounds.contains(x, y)]
     return min(inside, key=lambda e: e.node.bounds.area) if inside else None
@@ -591,7 +609,7 @@ class Replayer:
             how=m.how if m is not None else "none", detail=detail, x=action.x, y=action.y,
             score=m.score if m is not None and m.how == "semantics" else None,
             dhash_distance=dist, change_overlap=overlap,
-            took_effect=performed and result.status == "ok" and _changed(pre, post),
+            took_effect=performed and result.status == "ok" and (_changed(pre, post) or _reached(action, pre, loc)),
         )
         if performed or not self.opts.heal:  # a heal records only what was done on the device
             self._record(number, started_at, step_t0, rec, pre, post, action, result, step_result)
