@@ -7,6 +7,13 @@ the target. After each model step the screen is compared with the recorded pre-s
 the source from the diverged step on (``match.screen_matches``); at the first that matches the
 replay takes over again from that step. No rejoin within ``heal.max_steps`` model steps (or the
 model finishing first) ends the heal as failed.
+
+A diverged step whose action was *done* (the screen changed, or a tap reached its element with
+no window over it: its effect may be off screen) is not done again: the plan, the target and the
+rejoin start after it. Of a run of recorded screens that match (taps on one screen) the rejoin
+takes the one most exactly like this screen, never skipping further; with no model step it only
+goes on at the next step, or passes over one recorded step whose screen is not here at all (a
+pop-up dismissal when the pop-up did not show).
 """
 
 from __future__ import annotations
