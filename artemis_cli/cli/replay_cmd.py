@@ -62,6 +62,7 @@ def replay(
     from artemis_cli.replay.lineage import resolve
 
     base = resolve(engine, src)
+    source_id = src.id  # the replayer substitutes the baseline itself, so the result names both
     if base.substituted:
         err().print(f"[bold]{src.id}[/] has a promoted baseline: replaying [bold]{base.replayed}[/] instead")
         src = engine.get_session(base.replayed)
@@ -100,7 +101,7 @@ def replay(
 
     results: list[Any] = []
     try:
-        stop_cleanly(lambda: results.append(replay_session(engine, dev, src.id, opts, on_step=on_step)), as_json)
+        stop_cleanly(lambda: results.append(replay_session(engine, dev, source_id, opts, on_step=on_step)), as_json)
     finally:
         dev.close()
     result = results[0]

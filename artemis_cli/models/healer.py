@@ -73,6 +73,14 @@ def _words(text: str) -> set[str]:
     return {w for w in re.split(r"[^0-9a-z]+", text.casefold().replace("_", " ")) if w and w not in _STOP}
 
 
+def _stem(word: str) -> str:
+    """A word without its inflection, enough to tell that "Place order" fits "Ordered one lamp"."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
 def _label(el: ParsedElement) -> str:
     return el.label or el.desc or ""
 
@@ -87,17 +95,20 @@ def _selector_words(selector: Any) -> set[str]:
 
 
 def fuzzy_find(elements: list[ParsedElement], selector: Any) -> ParsedElement | None:
-    """An element whose label holds every word of the selector's label and is at most as long
-    again (word Jaccard >= 0.5): a renamed button, not a row that merely mentions the word."""
+    """The element whose names (label and content-desc) share the most words with the
+    selector's, when they share at least half of all their words (word Jaccard >= 0.5): a
+    renamed button ("Checkout" -> "Proceed to checkout", "Cart, 48 items" -> "Cart (48)"), not
+    an element that merely mentions one word ("Add Desk Lamp to cart" for "Add Laptop Stand to
+    cart", "Add to cart" / "Add Lunch Box to cart" for the id ``cart_button``)."""
     want = _selector_words(selector)
     if not want:
         return None
     best: tuple[float, ParsedElement] | None = None
     for el in elements:
-        have = _words(_label(el))
-        if not want <= have:
+        have = _words(el.label) | _words(el.desc)  # all it is called: "Add to cart" is "Add Lunch Box to cart"
+        if not have or not ({"click", "edit"} & set(el.flags)):  # a control, not a text about it ("In cart: 2")
             continue
-        score = len(want) / len(have)
+        score = len(want & have) / len(want | have)
         if score >= 0.5 and (best is None or score > best[0]):
             best = (score, el)
     return best[1] if best else None
@@ -136,6 +147,8 @@ class HealPlayer(ScriptPlayer):
         if pos >= n:
             return ScriptDecision(f"[plan {n}/{n}] The plan is complete.",
                                   FunctionCall("finish", {"success": True, "answer": "plan completed"}))
+        while pos < n - 1 and self._needless_dismissal(plan[pos], elements):
+            pos += 1  # the plan dismissed a dialog that is not here this time
         kind, value = _one_key(plan[pos])
         intent = _words(view.goal) | _words(json.dumps(value, ensure_ascii=False) if value is not None else "")
 
@@ -163,12 +176,26 @@ class HealPlayer(ScriptPlayer):
             overflow = self._overflow(elements)
             if overflow is not None and self._last_extra(view) != "menu":
                 return adapt("The target may be in the overflow menu", overflow, "menu")
+        if kind == "type" and isinstance(value, dict) and "text" not in value:
+            return ScriptDecision(f"{label} Cannot type a password: the plan does not carry it",
+                                  FunctionCall("finish", {"success": False,
+                                                          "answer": f"plan step {pos + 1} types a password"}))
         try:
             call = self._call_for(kind, value, elements, view)
         except ScriptError as exc:
             return ScriptDecision(f"{label} Cannot play {kind}: {exc}",
                                   FunctionCall("finish", {"success": False, "answer": f"plan step {pos + 1}: {exc}"}))
         return ScriptDecision(f"{label} {kind} {value!r}", call)
+
+    def _needless_dismissal(self, step: dict[str, Any], elements: list[ParsedElement]) -> bool:
+        """A plan step that taps a dialog's dismiss button ("No thanks") which is not on screen."""
+        kind, value = _one_key(step)
+        if kind != "tap":
+            return False
+        selector = self._as_selector(value)
+        label = " ".join(sorted(_selector_words(selector)))
+        dismiss = {" ".join(sorted(_words(w))) for w in DISMISS_LABELS}
+        return label in dismiss and find_element(elements, selector) is None
 
     @staticmethod
     def _as_selector(target: Any) -> dict[str, Any]:
@@ -203,7 +230,8 @@ class HealPlayer(ScriptPlayer):
         buttons = [el for el in elements if "Button" in el.short_class and _label(el)]
         if not any(negative(el) for el in buttons):
             return None
-        fits = [(len(_words(_label(el)) & intent), el) for el in buttons if not negative(el)]
+        stems = {_stem(w) for w in intent}
+        fits = [(len({_stem(w) for w in _words(_label(el))} & stems), el) for el in buttons if not negative(el)]
         fits = [f for f in fits if f[0] > 0]
         return max(fits, key=lambda f: f[0])[1] if fits else None
 

@@ -1,14 +1,12 @@
 """Replay a recorded session without a model: semantic retargeting and per-step verification."""
 
-from artemis_cli.replay.replayer import (
+from artemis_cli.replay.replayer import Replayer, device_spec_for, replay_session
+from artemis_cli.replay.results import (
     BY_CHOICES,
     REPLAY_MODEL_LABEL,
-    Replayer,
     ReplayOptions,
     ReplayResult,
     ReplayStepResult,
-    device_spec_for,
-    replay_session,
 )
 from artemis_cli.replay.source import PlanStep, incomplete_reason, plan, success_checks
 

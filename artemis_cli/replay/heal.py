@@ -7,6 +7,13 @@ the target. After each model step the screen is compared with the recorded pre-s
 the source from the diverged step on (``match.screen_matches``); at the first that matches the
 replay takes over again from that step. No rejoin within ``heal.max_steps`` model steps (or the
 model finishing first) ends the heal as failed.
+
+A diverged step whose action was *done* (the screen changed, or a tap reached its element with
+no window over it: its effect may be off screen) is not done again: the plan, the target and the
+rejoin start after it. Of a run of recorded screens that match (taps on one screen) the rejoin
+takes the one most exactly like this screen, never skipping further; with no model step it only
+goes on at the next step, or passes over one recorded step whose screen is not here at all (a
+pop-up dismissal when the pop-up did not show).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from artemis_cli.perception.elements import index_elements
 from artemis_cli.perception.types import Target, UITree
 from artemis_cli.replay.match import scale_point, screen_matches
 from artemis_cli.replay.secrets import is_secret_step
+from artemis_cli.replay.verify import nodes_similarity
 
 DEFAULT_MAX_STEPS = 15
 #: How many of the recorded target screen's labels the prompt names.
@@ -72,8 +80,9 @@ def plan_action(rec: StepRecord, rec_size: tuple[int, int], size: tuple[int, int
 
 
 def heal_goal(goal: str, source_id: str, diverged: StepRecord, why: str, plan: list[dict[str, Any]],
-              target_labels: list[str], target_app: str | None) -> str:
-    """The goal the operator loop gets for a heal (the ``# TASK`` text; golden-pinned)."""
+              target_labels: list[str], target_app: str | None, target_step: int | None = None) -> str:
+    """The goal the operator loop gets for a heal (the ``# TASK`` text; golden-pinned);
+    ``target_step``: the step whose recorded screen is the target (default: the diverged one)."""
     names = ", ".join(f'"{label}"' for label in target_labels[:TARGET_LABELS]) or "(no labelled elements)"
     lines = [
         goal,
@@ -85,7 +94,7 @@ def heal_goal(goal: str, source_id: str, diverged: StepRecord, why: str, plan: l
         "the screen matches one the recording saw.",
         "",
         "# TARGET SCREEN",
-        f"Recorded before step {diverged.number}" + (f" in {target_app}" if target_app else "") + f": {names}",
+        f"Recorded before step {target_step or diverged.number}" + (f" in {target_app}" if target_app else "") + f": {names}",
         "",
         render_plan(plan),
     ]
@@ -118,10 +127,19 @@ def run_heal(
     first_number: int,
     on_model_step: Callable[[int], None],
     spent: int = 0,
+    *,
+    done: bool = False,
+    current: Observation | None = None,
 ) -> HealOutcome:
     """Heal from ``recorded[index]`` (the diverged step) on ``replayer``'s device and session;
-    the loop's steps are numbered from ``first_number``."""
-    from artemis_cli.runner import Callbacks, _close_background, build_loop
+    the loop's steps are numbered from ``first_number``.
+
+    ``done``: the diverged action was done and changed the screen (only not as recorded: a
+    pop-up the recording had is missing, or one it did not have showed), so the plan, the target
+    and the rejoin start after it -- redoing it would add a second item to a cart. ``current``:
+    the screen now; when it already is a later step's recorded screen (a step that dismissed a
+    pop-up that did not show this time), the replay rejoins there with no model call."""
+    from artemis_cli.runner import Callbacks, _close_background, build_loop, priced
 
     r = replayer
     opts = r.opts
@@ -130,29 +148,51 @@ def run_heal(
     if budget <= 0:
         return HealOutcome(None, None, 0, f"step {recorded[index].number} diverged again after "
                                           f"{spent} heal steps (heal.max_steps={max_steps})")
-    rec = recorded[index]
-    plan = [a for s in recorded[index:] if (a := plan_action(s, r.rec_size, r.size)) is not None]
+    start = index + 1 if done and index + 1 < len(recorded) else index
+    rec = recorded[start]
+    plan = [a for s in recorded[start:] if (a := plan_action(s, r.rec_size, r.size)) is not None]
     rec_pre = r.tree_of(rec.ui_xml)
     target_labels = [e.label for e in index_elements(rec_pre) if e.label] if rec_pre is not None else []
-    goal = heal_goal(r.src.goal, r.src.id, rec, why, plan, target_labels, rec.foreground_app)
+    goal = heal_goal(r.src.goal, r.src.id, recorded[index], why, plan, target_labels, rec.foreground_app,
+                     target_step=rec.number)
     task_cfg = (r.src.config or {}).get("task") or {}
     task = HealTask(goal=goal, app=task_cfg.get("app"))
-    candidates = recorded[index:]
     pre_trees: dict[int, UITree | None] = {}
 
-    def rejoin_at(post: Observation) -> int | None:
-        for offset, cand in enumerate(candidates):
-            if cand.number not in pre_trees:
-                pre_trees[cand.number] = r.tree_of(cand.ui_xml)
-            tree = pre_trees[cand.number]
-            if tree is None or (cand.foreground_app and post.foreground and cand.foreground_app != post.foreground):
+    def is_screen_of(cand: StepRecord, post: Observation, target: Target) -> bool:
+        if cand.number not in pre_trees:
+            pre_trees[cand.number] = r.tree_of(cand.ui_xml)
+        tree = pre_trees[cand.number]
+        if tree is None or (cand.foreground_app and post.foreground and cand.foreground_app != post.foreground):
+            return False
+        dist = hamming(cand.pre_dhash, post.dhash) if cand.pre_dhash else None
+        return screen_matches(target, index_elements(tree), cand.pre_dhash, dist, post.elements, post.tree,
+                              recorded_size=r.rec_size, current_size=r.size, recorded_tree=tree)
+
+    def rejoin_at(post: Observation, first: int = start, last: int = len(recorded)) -> int | None:
+        """The earliest recorded step whose pre-step screen this is -- or, of a run of them (taps
+        on one screen), a later one while its screen is more exactly this one (the count the
+        model's tap raised marks the step after it). Never further: skipping recorded steps
+        that did something would lose their work."""
+        best: tuple[float, int] | None = None
+        for at in range(first, last):
+            if not is_screen_of(recorded[at], post, Target.from_dict(recorded[at].target)):
                 continue
-            dist = hamming(cand.pre_dhash, post.dhash) if cand.pre_dhash else None
-            if screen_matches(Target.from_dict(cand.target), index_elements(tree), cand.pre_dhash, dist,
-                              post.elements, post.tree, recorded_size=r.rec_size, current_size=r.size,
-                              recorded_tree=tree):
-                return index + offset
-        return None
+            sim = nodes_similarity(pre_trees[recorded[at].number], post.tree)
+            if best is not None and sim <= best[0]:
+                break
+            best = (sim, at)
+        return best[1] if best else None
+
+    # With no model step the replay goes on at the step to do next, or passes over that one step
+    # when this is another screen altogether (it dismissed a pop-up that did not show this time);
+    # further on it would skip recorded steps, and their work with them.
+    if current is not None:
+        at = rejoin_at(current, start, start + 1) if done else None  # not done: replaying it again is no heal
+        if at is None and not is_screen_of(rec, current, Target()) and start + 1 < len(recorded):
+            at = rejoin_at(current, start + 1, start + 2)
+        if at is not None:
+            return HealOutcome(at, current, 0)
 
     found: list[int] = []
 
@@ -168,7 +208,8 @@ def run_heal(
                                callbacks=Callbacks(), lease=r.lease)
     loop.after_step = after_step
     try:
-        outcome = loop.run(start_step=first_number)
+        with priced(r.engine, r.session_id, opts.model, opts.profile):
+            outcome = loop.run(start_step=first_number)
     finally:
         service.flush(opts.profile.memory.runtime.flush_timeout_s)
         _close_background(loop, service)

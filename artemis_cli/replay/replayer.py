@@ -31,9 +31,9 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.db import DataEngine
@@ -48,15 +48,18 @@ from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.hittest import hit_test
 from artemis_cli.perception.types import Element, Target, UITree
 from artemis_cli.replay.match import TargetMatch, find_by_semantics, scale_point
-from artemis_cli.replay.secrets import SecretSource, env_or_prompt, is_secret_step
+from artemis_cli.replay.results import (
+    BY_CHOICES,
+    REPLAY_MODEL_LABEL,
+    ReplayOptions,
+    ReplayResult,
+    ReplayStatus,
+    ReplayStepResult,
+)
+from artemis_cli.replay.secrets import env_or_prompt, is_secret_step
 from artemis_cli.replay.source import incomplete_reason, success_checks
-from artemis_cli.replay.verify import DHASH_MATCH_MAX, check_change
+from artemis_cli.replay.verify import DHASH_MATCH_MAX, check_change, screen_nodes
 from artemis_cli.stopping import SessionInterrupted, as_stop, signal_name
-
-ReplayStatus = Literal["matched", "retargeted", "diverged", "healed"]
-By = Literal["semantics", "coordinates"]
-BY_CHOICES: tuple[str, ...] = ("semantics", "coordinates")
-REPLAY_MODEL_LABEL = "replay (no model)"
 
 _POINTED = {"tap", "double_tap", "long_press"}
 _STROKES = {"swipe", "scroll"}  # replayed along the recorded (scaled) line
@@ -65,94 +68,6 @@ _NO_DEVICE_ACTION = {"finish", "wait", "save_note", "none", "recall_history"}
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-@dataclass
-class ReplayOptions:
-    by: By = "semantics"
-    from_step: int = 1
-    continue_on_divergence: bool = False
-    real_time: bool = False  # honour recorded waits and observation back-offs
-    secret: SecretSource | None = None  # default: environment, then a prompt on a terminal
-    #: at a divergence hand the stretch to the operator loop and rejoin the recording (replay.heal)
-    heal: bool = False
-    model: Any = None  # the healing model (default: the offline healer)
-    profile: Any = None  # its profile (default: flash); ``heal.max_steps`` bounds each heal
-    heal_max_steps: int | None = None  # overrides the profile's
-    use_baseline: bool = True  # a recording with a promoted baseline replays the baseline
-
-
-@dataclass
-class ReplayStepResult:
-    number: int  # step number in the replay session
-    source_step: int
-    action: str
-    status: ReplayStatus
-    how: str  # semantics | coordinates | none
-    detail: str = ""
-    x: int | None = None
-    y: int | None = None
-    score: int | None = None
-    dhash_distance: int | None = None
-    change_overlap: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class ReplayResult:
-    session_id: str
-    source_session: str
-    by: str
-    status: str  # succeeded | failed | interrupted
-    steps: list[ReplayStepResult] = field(default_factory=list)
-    first_divergence: int | None = None  # source step number
-    message: str = ""
-    checks: list[CheckResult] = field(default_factory=list)
-    #: why the source session never finished ("interrupted at step 12"), None when it did
-    source_incomplete: str | None = None
-    finished: bool = False  # a recorded finish step was replayed
-    answer: str = ""  # its answer
-    heal: bool = False
-    model_calls: int = 0
-    model_label: str = ""
-    baseline_of: str | None = None  # the recording whose promoted baseline this replayed
-    last_matched: int | None = None  # the last source step replayed without diverging
-
-    def count(self, status: str) -> int:
-        return sum(1 for s in self.steps if s.status == status)
-
-    @property
-    def exit_code(self) -> int:
-        return {"succeeded": 0, "interrupted": 3}.get(self.status, 1)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "session_id": self.session_id,
-            "source_session": self.source_session,
-            "by": self.by,
-            "status": self.status,
-            "success": self.status == "succeeded",
-            "message": self.message,
-            "source_complete": self.source_incomplete is None,
-            "source_incomplete": self.source_incomplete,
-            "finished": self.finished,
-            "answer": self.answer,
-            "checks": [c.to_dict() for c in self.checks],
-            "first_divergence": self.first_divergence,
-            "matched": self.count("matched"),
-            "replayed": self.count("matched"),
-            "retargeted": self.count("retargeted"),
-            "healed": self.count("healed"),
-            "diverged": self.count("diverged"),
-            "model_calls": self.model_calls,
-            "heal": self.heal,
-            "model_label": self.model_label,
-            "baseline_of": self.baseline_of,
-            "last_matched": self.last_matched,
-            "steps": [s.to_dict() for s in self.steps],
-        }
 
 
 # --- replay -----------------------------------------------------------------------------------
@@ -165,6 +80,29 @@ def _tree(engine: DataEngine, sha: str | None, size: tuple[int, int]) -> UITree 
         return parse_hierarchy(engine.blob(sha), screen_size=size)
     except HierarchyParseError:
         return None
+
+
+def _changed(pre: Observation, post: Observation) -> bool:
+    """Whether an action changed the screen (its key elements or the foreground app)."""
+    return pre.foreground != post.foreground or screen_nodes(pre.tree) != screen_nodes(post.tree)
+
+
+def _reached(action: PlannedAction, pre: Observation, loc: _Located) -> bool:
+    """Whether a tap at the located element reached it: nothing (a pop-up, a dialog) lay over it.
+    Its effect may be off screen (a count in a menu), so an unchanged screen alone does not say
+    the tap did nothing."""
+    el = loc.match.element if loc.match is not None else None
+    if el is None or action.x is None or action.y is None or action.type not in ("tap", "double_tap", "long_press"):
+        return False
+    b = el.node.bounds
+    if hit_test(pre.tree, action.x, action.y).bounds != (b.left, b.top, b.right, b.bottom):
+        return False
+    # and no dialog or pop-up window above the element's: a modal one takes every touch
+    from artemis_cli.perception.windows import Layer, order_windows
+
+    index = next((i for i, n in enumerate(pre.tree.nodes) if n is el.node), -1)
+    app_windows = [w for w in order_windows(pre.tree) if w.layer == Layer.APP and w.catches_touches]
+    return bool(app_windows) and app_windows[-1].root <= index < app_windows[-1].end
 
 
 def _element_at(elements: list[Element], x: int, y: int) -> Element | None:
@@ -392,11 +330,15 @@ class Replayer:
                 step_result, obs, stored = self._replay_step(number, rec, obs)
                 number += 1 if stored else 0
                 if step_result.status == "diverged" and self.opts.heal:
-                    if stored:
-                        self._mark(step_result.number, "healed")
+                    if stored:  # done, only not as recorded: retargeted; an attempt that did nothing: healed
+                        step_result.status = "retargeted" if step_result.took_effect else "healed"
+                        self._mark(step_result.number, step_result.status)
+                        result.steps.append(step_result)
+                        if self.on_step:
+                            self.on_step(step_result)
                     if result.first_divergence is None:
                         result.first_divergence = rec.number
-                    healed = self._heal(result, recorded, index, step_result.detail, number)
+                    healed = self._heal(result, recorded, index, step_result, number, obs)
                     number = self.engine.last_step_number(self.session_id) + 1
                     if healed is None:
                         break
@@ -496,8 +438,8 @@ class Replayer:
 
         set_mark(self.engine, self.session_id, number, mark)
 
-    def _heal(self, result: ReplayResult, recorded: list[StepRecord], index: int, why: str,
-              number: int) -> tuple[int, Observation] | None:
+    def _heal(self, result: ReplayResult, recorded: list[StepRecord], index: int, diverged: ReplayStepResult,
+              number: int, current: Observation) -> tuple[int, Observation] | None:
         """Heal from ``recorded[index]``: (index to go on from, screen) once rejoined; None (and
         the result's message says why) when the heal did not rejoin."""
         from artemis_cli.replay.heal import run_heal
@@ -512,7 +454,8 @@ class Replayer:
                 self.on_step(step)
 
         spent = self._heal_spent.get(index, 0)
-        healed = run_heal(self, recorded, index, why, number, on_model_step, spent)
+        healed = run_heal(self, recorded, index, diverged.detail, number, on_model_step, spent,
+                          done=diverged.took_effect, current=current)
         self._heal_spent[index] = spent + healed.model_steps
         last = f"step {result.last_matched}" if result.last_matched is not None else "no step"
         if healed.rejoin is None or healed.final is None:
@@ -577,6 +520,7 @@ class Replayer:
             how=m.how if m is not None else "none", detail=detail, x=action.x, y=action.y,
             score=m.score if m is not None and m.how == "semantics" else None,
             dhash_distance=dist, change_overlap=overlap,
+            took_effect=performed and result.status == "ok" and (_changed(pre, post) or _reached(action, pre, loc)),
         )
         if performed or not self.opts.heal:  # a heal records only what was done on the device
             self._record(number, started_at, step_t0, rec, pre, post, action, result, step_result)

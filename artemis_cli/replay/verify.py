@@ -40,6 +40,25 @@ def screen_keys(tree: UITree | None) -> frozenset[Key]:
     return frozenset(keys)
 
 
+def screen_nodes(tree: UITree | None) -> frozenset[tuple[str, str, str, tuple[int, int, int, int]]]:
+    """The labelled or identified nodes outside the status bar *with their bounds*: two rows that
+    both read "In cart: 2" are two nodes here (one key for ``screen_keys``), so a count that moved
+    from one row to another is a change."""
+    if tree is None:
+        return frozenset()
+    return frozenset(
+        (n.resource_id, n.text, n.content_desc, (n.bounds.left, n.bounds.top, n.bounds.right, n.bounds.bottom))
+        for n in tree.nodes
+        if n.package not in _IGNORED_PACKAGES and (n.resource_id or n.text or n.content_desc)
+    )
+
+
+def nodes_similarity(a: UITree | None, b: UITree | None) -> float:
+    """Jaccard of two screens' ``screen_nodes``: how exactly one screen is the other."""
+    na, nb = screen_nodes(a), screen_nodes(b)
+    return len(na & nb) / len(na | nb) if na or nb else 1.0
+
+
 @dataclass(frozen=True)
 class PostCheck:
     ok: bool

@@ -43,21 +43,24 @@ def test_heal_rejoins_after_a_dialog_and_marks_steps(recorded: tuple[DataEngine,
     result = replay_session(engine, _phone(), source, ReplayOptions(heal=True))
     data = result.to_dict()
     assert result.status == "succeeded", result.message
-    assert data["healed"] >= 1 and data["model_calls"] == data["healed"] and data["replayed"] + data["retargeted"] >= 7
+    assert data["healed"] >= data["model_calls"] >= 1 and data["replayed"] + data["retargeted"] >= 7
     assert "healer (offline, follows a plan; not an LLM)" in data["model_label"]
     rejoined = [e.payload for e in engine.events(result.session_id, "heal_rejoined")]
     assert rejoined[0] == {"diverged": 2, "rejoined": 2, "model_steps": 1}
     stored = marks(engine, result.session_id)
     assert "healed" in stored.values() and set(stored.values()) <= {"replayed", "retargeted", "healed"} and len(stored) == engine.step_count(result.session_id)
+    # the JSON counts are the stored marks, step for step
+    assert [(s["number"], s["status"].replace("matched", "replayed")) for s in data["steps"]] == sorted(stored.items())
     assert engine.get_session(result.session_id).parent_session == source
 
 
 def test_heal_fails_after_max_steps_naming_the_last_matched_step(recorded: tuple[DataEngine, str]) -> None:
     engine, source = recorded
-    result = replay_session(engine, _phone(None, storm=True), source, ReplayOptions(heal=True, heal_max_steps=3))
+    # under a pop-up storm (one every 3 actions) one model step does not bring back a recorded screen
+    result = replay_session(engine, _phone(None, storm=True), source, ReplayOptions(heal=True, heal_max_steps=1))
     assert result.status == "failed"
-    assert "heal.max_steps=3" in result.message and "last matched step 1" in result.message, result.message
-    assert result.count("healed") == 3
+    assert "heal.max_steps=1" in result.message and "last matched step 1" in result.message, result.message
+    assert result.count("healed") == 1
 
 
 def test_promote_then_plain_replay_has_zero_healed(recorded: tuple[DataEngine, str], data_home: Path) -> None:
