@@ -119,15 +119,12 @@ def replay(
 
 
 def _healing_model(name: str | None, profile: str | None, src: Any) -> tuple[Any, Any]:
-    """(model, profile) a --heal replay heals with; the offline healer (said on stderr) when no
-    --model is given and no API key is set."""
-    from artemis_cli.config.profile import load_profile
-    from artemis_cli.models.registry import build_model, default_model_name
+    """(model, profile) a --heal replay heals with (``replay.heal.healing_model``), saying on
+    stderr when that is the offline healer."""
+    from artemis_cli.replay.heal import healing_model
 
-    prof = load_profile(profile or src.profile or "flash")
-    chosen = name or default_model_name(prof)
-    if name is None and chosen == "heuristic":
-        chosen = "healer"
+    model, prof, offline = healing_model(name, profile, src)
+    if offline:
         err().print("[yellow]no --model and no API key: healing with the offline healer "
                     "(follows the recording as a plan; not an LLM)[/]")
-    return build_model(chosen, task=None, profile=prof), prof
+    return model, prof

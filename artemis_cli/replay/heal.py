@@ -223,3 +223,18 @@ def run_heal(
     else:
         why_not = f"the heal stopped ({outcome.stop_reason}: {outcome.stop_message})"
     return HealOutcome(None, outcome.final, steps, why_not)
+
+
+def healing_model(name: str | None, profile: str | None, source: Any) -> tuple[Any, Any, bool]:
+    """(model, profile, fell back) a healing replay of ``source`` uses: ``name`` as ``artemis run``
+    takes it; without one, the profile's default model when an API key is set, else the offline
+    healer (``fell back`` True: callers say so). One rule for ``replay --heal`` and ``artemis test``."""
+    from artemis_cli.config.profile import load_profile
+    from artemis_cli.models.registry import build_model, default_model_name
+
+    prof = load_profile(profile or getattr(source, "profile", None) or "flash")
+    chosen = name or default_model_name(prof)
+    fell_back = name is None and chosen == "heuristic"
+    if fell_back:
+        chosen = "healer"
+    return build_model(chosen, task=None, profile=prof), prof, fell_back

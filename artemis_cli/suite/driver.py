@@ -39,9 +39,44 @@ def _import_unfinished(engine: Any, items: list[Any], work: Path) -> bool:
     return failed
 
 
+#: a progress line per this many steps of a running case
+STEP_LINE_EVERY = 10
+
+
+def _session_jobs(engine: Any, cases: list[Case], work: Path) -> dict[str, dict[str, str]]:
+    """For each session case: the session to replay and the bundles that carry it (and its promoted
+    baseline) into the case's data dir. A bundle PATH is imported into the user's data dir first
+    (idempotent), so its replay is linked to it there."""
+    from artemis_cli.engine.bundle import import_bundle, write_bundle
+    from artemis_cli.replay.lineage import baseline_of, root_source
+
+    out: dict[str, dict[str, str]] = {}
+    work.mkdir(parents=True, exist_ok=True)
+    for c in cases:
+        if c.kind != "session":
+            continue
+        sid = c.session or import_bundle(engine, Path(c.bundle)).session_id
+        rec = engine.get_session(sid)
+        source = work / f"{_safe(c.key)}.source.zip"
+        write_bundle(engine, rec.id, source)
+        job = {"session": rec.id, "source_bundle": str(source), "baseline_bundle": ""}
+        base = baseline_of(engine, root_source(engine, rec).id) if rec.id == root_source(engine, rec).id else None
+        if base is not None:
+            baseline = work / f"{_safe(c.key)}.baseline.zip"
+            write_bundle(engine, base, baseline)
+            job["baseline_bundle"] = str(baseline)
+        out[c.key] = job
+    return out
+
+
+def _safe(key: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_.@#" else "_" for ch in key)
+
+
 def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devices: Any,
               data_dir: Path, retries: int = 0, ray_address: str | None = None,
-              devices_file: Path | None = None, say: Callable[[str], None] = lambda _t: None) -> dict[str, Any]:
+              devices_file: Path | None = None, report_dir: Path | None = None,
+              say: Callable[[str], None] = lambda _t: None) -> dict[str, Any]:
     from artemis_cli.bench.scheduler import SchedulerEvents, WorkItem, run_items
     from artemis_cli.engine.bundle import import_bundle, write_bundle
     from artemis_cli.engine.db import DataEngine
@@ -54,10 +89,18 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
 
     store.start_suite(engine, suite_id, {"cases": [c.key for c in cases], "model": model, "profile": profile,
                                          "retries": retries})
+    sessions = _session_jobs(engine, cases, work)
+    reports: dict[str, str] = {}
+    shown_steps: dict[str, int] = {}
 
     class Show(SchedulerEvents):
         def start(self, item: WorkItem, device: str) -> None:
             say(f"{device}: start {item.label}")
+
+        def step(self, item: WorkItem, device: str, steps: int) -> None:
+            if steps // STEP_LINE_EVERY > shown_steps.get(item.key, 0) // STEP_LINE_EVERY:
+                shown_steps[item.key] = steps
+                say(f"{device}: {item.label} · step {steps}")
 
         def done(self, item: WorkItem, device: str, row: dict[str, Any]) -> None:
             with DataEngine.open(item.work_dir) as case_engine:  # into the user's data dir
@@ -65,6 +108,9 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
                 write_bundle(case_engine, row["session_id"], bundle)
             import_bundle(engine, bundle)
             key, _, attempt = item.key.rpartition("@")
+            if report_dir is not None:
+                reports[key] = _write_case_report(engine, row["session_id"], report_dir, f"{_safe(key)}-{attempt}")
+                row["report"] = reports[key]
             store.record_case(engine, suite_id, key, int(attempt), row["session_id"],
                               "passed" if row["passed"] else "failed", device, row.get("failure") or None)
             state = "passed" if row["passed"] else f"FAILED ({row['failure']})"
@@ -80,8 +126,10 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
     try:
         while pending:
             items = [WorkItem(key=f"{c.key}@{attempt}", label=c.key if attempt == 1 else f"{c.key} (retry {attempt - 1})",
-                              job=CaseJob(c.task_file, model, profile, attempt), work_dir=work / f"{c.key}@{attempt}",
-                              files=(c.task_file,)) for c in pending]
+                              job=CaseJob(c.task_file, model, profile, attempt, **sessions.get(c.key, {})),
+                              work_dir=work / _safe(f"{c.key}@{attempt}"),
+                              files=tuple(f for f in (c.task_file, *sessions.get(c.key, {}).values()) if f.endswith(
+                                  (".yaml", ".yml", ".zip")))) for c in pending]
             res = run_items(items, run_case_job, devices=devices, ray_address=ray_address,
                             devices_file=devices_file, events=Show())
             again: list[Case] = []
@@ -120,7 +168,8 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
             "attempts": row["attempt_count"], "device": row.get("device"), "session_id": row["session_id"],
             "steps": row["steps"], "model_calls": row.get("model_calls"), "tokens": row.get("tokens"),
             "cost": row.get("cost"), "failure": row.get("failure") or None, "message": row.get("message"),
-            "elapsed_s": row.get("elapsed_s"),
+            "elapsed_s": row.get("elapsed_s"), "kind": c.kind, "report": row.get("report"),
+            "replay": row.get("replay"),
         })
     passed = sum(1 for c in out_cases if c["status"] == "passed")
     status = "interrupted" if interrupted else ("passed" if passed == len(out_cases) else "failed")
@@ -129,6 +178,27 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
                        "flaky": sum(1 for c in out_cases if c["flaky"]),
                        "interrupted": len(unfinished),
                        "steps": sum(c.get("steps") or 0 for c in out_cases)}
+    totals["cost_usd"] = _total_cost(out_cases)
     store.end_suite(engine, suite_id, status, totals)
     engine.close()
-    return {"id": suite_id, "status": status, "cases": out_cases, "totals": totals}
+    suite = {"id": suite_id, "status": status, "cases": out_cases, "totals": totals}
+    if report_dir is not None:
+        from artemis_cli.suite.index import write_index
+
+        suite["index"] = str(write_index(suite, report_dir))
+    return suite
+
+
+def _total_cost(cases: list[dict[str, Any]]) -> float | None:
+    """The suite's cost in USD: None when any finished case's cost is unknown."""
+    totals = [(c.get("cost") or {}).get("total_usd") for c in cases if c.get("session_id")]
+    if any(v is None for v in totals):
+        return None
+    return round(sum(float(v) for v in totals if v is not None), 8)
+
+
+def _write_case_report(engine: Any, session_id: str, report_dir: Path, name: str) -> str:
+    from artemis_cli.report.html import write_report
+
+    report_dir.mkdir(parents=True, exist_ok=True)
+    return str(write_report(engine, session_id, report_dir / f"{name}.html"))

@@ -15,22 +15,33 @@ from typing import Any
 
 @dataclass(frozen=True)
 class CaseJob:
-    task_file: str
+    task_file: str  # a task case's file ("" for a session case)
     model: str | None
     profile: str | None
     attempt: int = 1
+    #: a session case: the session to replay, shipped as a bundle into the case's data dir (and its
+    #: promoted baseline's bundle, which the replay then replays)
+    session: str = ""
+    source_bundle: str = ""
+    baseline_bundle: str = ""
 
 
-def replay_options() -> Any:
-    """The options every session case replays with (part 3 switches this to healing)."""
+def replay_options(model: str | None, profile: str | None, source: Any) -> Any:
+    """The options every session case replays with: healing on, with ``--model`` or, without one,
+    the rule of ``replay --heal`` (the profile's model with an API key, else the offline healer)."""
     from artemis_cli.replay import ReplayOptions
+    from artemis_cli.replay.heal import healing_model
 
-    return ReplayOptions()
+    heal_model, prof, _ = healing_model(model, profile, source)
+    return ReplayOptions(heal=True, model=heal_model, profile=prof)
 
 
-def case_cost(engine: Any, session_id: str) -> float | None:
-    """The case's cost in USD; None until pricing (part 5) is wired in."""
-    return None
+def case_cost(engine: Any, session_id: str) -> dict[str, Any]:
+    """The case's cost: total USD (None when a price is unknown) and per role, every call priced as
+    it was recorded (``engine.token_usage.session_costs``)."""
+    from artemis_cli.engine.token_usage import session_costs
+
+    return session_costs(engine, session_id).to_dict()
 
 
 def checks_phrase(checks: list[dict[str, Any]]) -> str:
@@ -43,6 +54,8 @@ def run_case_job(job: CaseJob, device: str, work_dir: Path,
                  on_step: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Run the task of ``job`` on ``device`` (``sim``/``sim#N`` or an adb serial) into
     ``work_dir`` (its own data dir); return the case row. A device that drops raises ``DeviceOffline``."""
+    if job.session:
+        return run_session_job(job, device, work_dir, on_step)
     from artemis_cli.bench.worker import PairInterrupted, is_sim, reset_served_sim
     from artemis_cli.config.profile import load_profile
     from artemis_cli.config.task import load_task
@@ -88,6 +101,7 @@ def run_case_job(job: CaseJob, device: str, work_dir: Path,
         "model_calls": usage.total.calls,
         "tokens": usage.to_dict(),
         "cost": case_cost(engine, result.session_id),
+        "kind": "task",
         "message": result.message, "checks": data["checks"],
         "failure": "" if result.success else (checks_phrase(data["checks"]) or result.message),
         "elapsed_s": result.elapsed_s,
@@ -96,3 +110,59 @@ def run_case_job(job: CaseJob, device: str, work_dir: Path,
     if result.stop_reason == "device_offline":
         raise PairInterrupted(f"device {device!r} went offline during {task.id}: {result.message}", row)
     return row
+
+
+def run_session_job(job: CaseJob, device: str, work_dir: Path,
+                    on_step: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Replay ``job.session`` with healing on ``device`` (a sim takes the recording's own world and
+    seed, as ``artemis replay`` does) into ``work_dir``; return the case row naming the diverged or
+    last matched step when it fails."""
+    from artemis_cli.bench.worker import PairInterrupted, is_sim
+    from artemis_cli.device.select import resolve_device
+    from artemis_cli.engine.bundle import import_bundle
+    from artemis_cli.engine.db import DataEngine
+    from artemis_cli.engine.token_usage import token_usage
+    from artemis_cli.replay.replayer import device_spec_for, replay_session
+
+    engine = DataEngine.open(Path(work_dir))
+    import_bundle(engine, Path(job.source_bundle))
+    if job.baseline_bundle:  # the recording's promoted baseline: promoted again here, so it is replayed
+        from artemis_cli.replay.lineage import promote
+
+        promote(engine, engine.get_session(import_bundle(engine, Path(job.baseline_bundle)).session_id))
+    source = engine.get_session(job.session)
+    _spec, seed, sim_opts, world = device_spec_for(source)
+    if is_sim(device):
+        dev = resolve_device("sim", sim_seed=seed, sim_options=sim_opts, sim_world=world or "default")
+    else:
+        dev = resolve_device(device, backend="adb")
+    steps = 0
+
+    def step(_result: Any) -> None:
+        nonlocal steps
+        steps += 1
+        if on_step is not None:
+            on_step(steps)
+
+    try:
+        result = replay_session(engine, dev, source.id, replay_options(job.model, job.profile, source), on_step=step)
+    finally:
+        dev.close()
+    data = result.to_dict()
+    usage = token_usage(engine, result.session_id)
+    passed = result.status == "succeeded"
+    row = {
+        "session_id": result.session_id, "task_id": source.task_id or source.id, "status": result.status,
+        "passed": passed, "steps": len(result.steps), "model_calls": result.model_calls,
+        "tokens": usage.to_dict(), "cost": case_cost(engine, result.session_id),
+        "message": result.message, "checks": data["checks"],
+        "failure": "" if passed else (checks_phrase(data["checks"]) or result.message),
+        "elapsed_s": None, "kind": "session", "source_session": source.id,
+        "replay": {k: data[k] for k in ("replayed", "retargeted", "healed", "diverged", "first_divergence",
+                                        "last_matched", "baseline_of", "model_label")},
+    }
+    engine.close()
+    if result.status == "interrupted":
+        raise PairInterrupted(f"device {device!r} went away while replaying {source.id}: {result.message}", row)
+    return row
+

@@ -13,10 +13,8 @@ def write_junit(suite: dict[str, Any], path: Path) -> None:
     for case in suite["cases"]:
         tc = TestCase(case["name"], classname=case["source"], time=float(case.get("elapsed_s") or 0.0))
         props = Properties()
-        for key in ("device", "steps", "model_calls", "cost", "session_id", "report", "attempts", "flaky"):
-            value = case.get(key)
-            if value is not None:
-                props.add_property(Property(key, str(value).lower() if isinstance(value, bool) else str(value)))
+        for key, value in _properties(case):
+            props.add_property(Property(key, value))
         tc.append(props)
         if case["status"] != "passed":
             failure = Failure(case.get("failure") or case["status"])
@@ -26,3 +24,26 @@ def write_junit(suite: dict[str, Any], path: Path) -> None:
     xml = JUnitXml()
     xml.add_testsuite(ts)
     xml.write(str(path), pretty=True)
+
+
+def _properties(case: dict[str, Any]) -> list[tuple[str, str]]:
+    """(name, value) properties of one testcase: device, steps, model calls, cost in USD (total
+    and per role; "unknown" where a price is not known), session, report, attempts, flaky, and for
+    a session case what its replay did."""
+    out: list[tuple[str, str]] = []
+    for key in ("kind", "device", "steps", "model_calls", "session_id", "report", "attempts", "flaky"):
+        value = case.get(key)
+        if value is not None:
+            out.append((key, str(value).lower() if isinstance(value, bool) else str(value)))
+    cost = case.get("cost")
+    if isinstance(cost, dict):
+        out.append(("cost_usd", _usd(cost.get("total_usd"))))
+        out.extend((f"cost_usd.{role}", _usd(usd)) for role, usd in (cost.get("by_role") or {}).items())
+    for key, value in (case.get("replay") or {}).items():
+        if value is not None:
+            out.append((f"replay.{key}", str(value)))
+    return out
+
+
+def _usd(value: Any) -> str:
+    return "unknown" if value is None else f"{float(value):.8f}".rstrip("0").rstrip(".")

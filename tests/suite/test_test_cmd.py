@@ -88,7 +88,7 @@ def test_all_passing_exits_0(tmp_path: Path) -> None:
 def test_missing_path_is_a_usage_error(tmp_path: Path) -> None:
     res = _cli(str(tmp_path / "nope.yaml"), tmp=tmp_path)
     assert res.returncode == 2
-    assert "nope.yaml: no such task file or folder" in res.stderr
+    assert "nope.yaml: no such task file, folder or bundle" in res.stderr
 
 
 def test_broken_task_file_names_the_file_before_anything_runs(tmp_path: Path) -> None:
@@ -113,3 +113,66 @@ def test_sessions_list_suite_lists_the_suites_sessions(two_cases: tuple) -> None
     none = subprocess.run([sys.executable, "-m", "artemis_cli", "sessions", "list", "--suite", "suite-nope"],
                           capture_output=True, text=True, env=env, timeout=60)
     assert none.returncode == 2 and "no suite 'suite-nope'" in none.stderr
+
+
+@pytest.fixture(scope="module")
+def session_cases(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path, str]:
+    """A recorded session (by id) and the same session as a bundle, run as one suite with reports."""
+    tmp = tmp_path_factory.mktemp("sessions")
+    env = {**os.environ, "ARTEMIS_HOME": str(tmp / "home"), "COLUMNS": "200"}
+    env.pop("GEMINI_API_KEY", None)
+    run = subprocess.run([sys.executable, "-m", "artemis_cli", "run", str(DARK), "--model", "scripted", "--json",
+                          "--no-live"], capture_output=True, text=True, env=env, cwd=tmp, timeout=120)
+    assert run.returncode == 0, run.stderr
+    sid = json.loads(run.stdout)["session_id"]
+    bundle = tmp / "dark.artemis"
+    exported = subprocess.run([sys.executable, "-m", "artemis_cli", "sessions", "export", sid, "--format", "bundle",
+                               "-o", str(bundle)], capture_output=True, text=True, env=env, cwd=tmp, timeout=60)
+    assert exported.returncode == 0, exported.stderr
+    res = _cli(sid, str(bundle), "--report-dir", str(tmp / "reports"), "--junit", str(tmp / "s.xml"), "--json",
+               tmp=tmp)
+    return res, tmp, sid
+
+
+def test_session_cases_replay_with_healing_and_say_what_the_replay_did(session_cases: tuple) -> None:
+    res, tmp, sid = session_cases
+    assert res.returncode == 0, res.stderr
+    suite = json.loads(res.stdout)
+    assert [c["kind"] for c in suite["cases"]] == ["session", "session"]
+    for case in suite["cases"]:
+        assert case["status"] == "passed" and case["session_id"] != sid, case
+        assert case["replay"]["diverged"] == 0 and case["replay"]["replayed"] + case["replay"]["retargeted"] \
+            == case["steps"] > 0
+        assert "healer" in case["replay"]["model_label"]  # healing is on, with the offline healer
+    cases = {tc.name: tc for ts in JUnitXml.fromfile(str(tmp / "s.xml")) for tc in ts}
+    props = {p.name: p.value for tc in cases.values() for p in next(iter(tc.iterchildren(Properties)))}
+    assert props["kind"] == "session" and props["cost_usd"] == "0" and "replay.healed" in props
+
+
+def test_report_dir_has_every_cases_report_and_an_index_linking_them(session_cases: tuple) -> None:
+    import re
+
+    res, tmp, _sid = session_cases
+    suite = json.loads(res.stdout)
+    index = (tmp / "reports" / "index.html").read_text()
+    links = re.findall(r'<a href="([^"]+)">', index)
+    assert sorted(links) == sorted(Path(c["report"]).name for c in suite["cases"])
+    assert all((tmp / "reports" / link).is_file() for link in links)
+    # the structure, with ids and numbers normalised (golden)
+    shape = re.sub(r"suite-[0-9a-f]{10}", "SUITE", index)
+    shape = re.sub(r"\d{8}-\d{6}-[0-9a-f]{4}", "SESSION", shape)
+    from golden_files import assert_golden
+
+    assert_golden(Path(__file__).parent / "golden" / "index.html", shape)
+
+
+def test_an_index_escapes_what_came_from_a_device_or_a_model(tmp_path: Path) -> None:
+    from artemis_cli.suite.index import render_index
+
+    case = {"name": "<script>x</script>", "status": "failed", "flaky": False, "kind": "task", "device": "sim",
+            "steps": 1, "model_calls": 1, "cost": {"total_usd": None}, "session_id": "s",
+            "failure": 'failed check: visible "<img src=x onerror=alert(1)>"', "report": str(tmp_path / "a&b.html")}
+    page = render_index({"id": "suite-x", "status": "failed", "cases": [case],
+                         "totals": {"cases": 1, "passed": 0, "failed": 1, "flaky": 0}}, tmp_path)
+    assert "<script>" not in page and "<img" not in page and 'href="a&amp;b.html"' in page
+    assert "unknown" in page  # a cost nobody prices is not shown as $0
