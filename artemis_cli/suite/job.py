@@ -50,6 +50,19 @@ def checks_phrase(checks: list[dict[str, Any]]) -> str:
     return "failed check: " + "; ".join(failed) if failed else ""
 
 
+def _step_counter(on_step: Callable[[int], None] | None) -> Callable[[Any], None]:
+    """A per-step callback (run or replay) that reports the running step count to ``on_step``."""
+    count = 0
+
+    def step(_report: Any) -> None:
+        nonlocal count
+        count += 1
+        if on_step is not None:
+            on_step(count)
+
+    return step
+
+
 def run_case_job(job: CaseJob, device: str, work_dir: Path,
                  on_step: Callable[[int], None] | None = None) -> dict[str, Any]:
     """Run the task of ``job`` on ``device`` (``sim``/``sim#N`` or an adb serial) into
@@ -81,16 +94,8 @@ def run_case_job(job: CaseJob, device: str, work_dir: Path,
     engine = DataEngine.open(Path(work_dir))
     run_config = {"task_file": job.task_file, "model": model_name, "device": device, "backend": "auto",
                   "sim": {"world": world, "seed": seed, **sim_opts} if is_sim(device) else {}}
-    steps = 0
-
-    def step(_rep: Any) -> None:
-        nonlocal steps
-        steps += 1
-        if on_step is not None:
-            on_step(steps)
-
     try:
-        result = run_task(task, prof, dev, mdl, engine, run_config=run_config, on_step=step)
+        result = run_task(task, prof, dev, mdl, engine, run_config=run_config, on_step=_step_counter(on_step))
     finally:
         dev.close()
     usage = token_usage(engine, result.session_id)
@@ -136,16 +141,9 @@ def run_session_job(job: CaseJob, device: str, work_dir: Path,
         dev = resolve_device("sim", sim_seed=seed, sim_options=sim_opts, sim_world=world or "default")
     else:
         dev = resolve_device(device, backend="adb")
-    steps = 0
-
-    def step(_result: Any) -> None:
-        nonlocal steps
-        steps += 1
-        if on_step is not None:
-            on_step(steps)
-
     try:
-        result = replay_session(engine, dev, source.id, replay_options(job.model, job.profile, source), on_step=step)
+        result = replay_session(engine, dev, source.id, replay_options(job.model, job.profile, source),
+                                on_step=_step_counter(on_step))
     finally:
         dev.close()
     data = result.to_dict()
