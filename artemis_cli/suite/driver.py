@@ -18,11 +18,12 @@ def new_suite_id() -> str:
     return "suite-" + uuid.uuid4().hex[:10]
 
 
-def _import_unfinished(engine: Any, items: list[Any], work: Path) -> bool:
+def _import_unfinished(engine: Any, items: list[Any], work: Path, suite_id: str) -> bool:
     """After Ctrl-C: bring each unfinished case's session (interrupted, resumable) into the user's
     data dir. True when one could not be imported (its work dir must then be kept)."""
     from artemis_cli.engine.bundle import import_bundle, write_bundle
     from artemis_cli.engine.db import DataEngine
+    from artemis_cli.suite import store
 
     failed = False
     for item in items:
@@ -34,6 +35,9 @@ def _import_unfinished(engine: Any, items: list[Any], work: Path) -> bool:
                     bundle = work / f"{item.key}-{s.id}.zip"
                     write_bundle(case_engine, s.id, bundle)
                     import_bundle(engine, bundle)
+                    key, _, attempt = item.key.rpartition("@")  # linked to the suite: sessions list --suite
+                    store.record_case(engine, suite_id, key, int(attempt), s.id, "interrupted", None,
+                                      "interrupted: resume it with artemis resume " + s.id)
         except Exception:
             failed = True
     return failed
@@ -144,7 +148,7 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
                     again.append(c)
             if res.interrupted:
                 interrupted = True
-                kept = _import_unfinished(engine, [i for i in items if i.key in res.unfinished], work)
+                kept = _import_unfinished(engine, [i for i in items if i.key in res.unfinished], work, suite_id)
                 if kept:
                     say(f"some unfinished sessions could not be imported; their data dirs are kept under {work}")
                     work = Path(tempfile.mkdtemp(prefix="artemis-unused-"))  # the finally removes this, not them

@@ -176,3 +176,38 @@ def test_an_index_escapes_what_came_from_a_device_or_a_model(tmp_path: Path) -> 
                          "totals": {"cases": 1, "passed": 0, "failed": 1, "flaky": 0}}, tmp_path)
     assert "<script>" not in page and "<img" not in page and 'href="a&amp;b.html"' in page
     assert "unknown" in page  # a cost nobody prices is not shown as $0
+
+
+def test_ctrl_c_stops_the_suite_and_leaves_the_running_case_resumable(tmp_path: Path) -> None:
+    """SIGINT mid-case: exit 130, the suite is interrupted, and the case's session is in the user's
+    data dir as interrupted, which `artemis resume` then finishes."""
+    import signal
+    import time
+
+    env = {**os.environ, "ARTEMIS_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
+    env.pop("GEMINI_API_KEY", None)
+    long_task = ROOT / "tasks" / "shop-office-order.yaml"
+    proc = subprocess.Popen([sys.executable, "-m", "artemis_cli", "test", str(long_task), "--model", "scripted",
+                             "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=tmp_path)
+    assert proc.stderr is not None
+    for line in proc.stderr:  # wait until the case is a few steps in
+        if " · step " in line:  # throttled: the first line comes at step 10 or later
+            break
+    else:
+        raise AssertionError("the case never reported its steps")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    suite = json.loads(out)
+    assert suite["status"] == "interrupted"
+    listed = subprocess.run([sys.executable, "-m", "artemis_cli", "sessions", "list", "--suite", suite["id"],
+                             "--json"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    sessions = json.loads(listed.stdout)
+    assert [s["status"] for s in sessions] == ["interrupted"], sessions
+    t0 = time.monotonic()
+    resumed = subprocess.run([sys.executable, "-m", "artemis_cli", "resume", sessions[0]["id"], "--no-live"],
+                             capture_output=True, text=True, env={**env, "ARTEMIS_SECRET": "artemis123"},
+                             cwd=tmp_path, timeout=300)  # the login's password is never stored
+    assert resumed.returncode == 0, (resumed.stdout + resumed.stderr, time.monotonic() - t0)
