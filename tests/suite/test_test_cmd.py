@@ -211,3 +211,43 @@ def test_ctrl_c_stops_the_suite_and_leaves_the_running_case_resumable(tmp_path: 
                              capture_output=True, text=True, env={**env, "ARTEMIS_SECRET": "artemis123"},
                              cwd=tmp_path, timeout=300)  # the login's password is never stored
     assert resumed.returncode == 0, (resumed.stdout + resumed.stderr, time.monotonic() - t0)
+
+
+def test_a_case_that_fails_once_then_passes_is_flaky_and_counts_as_passed(tmp_path: Path) -> None:
+    """A real model is flaky: the fake Gemini server's model gives up on its very first turn (a
+    `finish` with success false), then plays the task's reference every time after. With
+    --retries 1 the case fails, runs again, passes, and is marked flaky; the suite passes."""
+    import threading
+
+    from artemis_cli.config.task import load_task
+    from artemis_cli.models.fake_gemini import FakeGeminiServer
+    from artemis_cli.models.fake_gemini_wire import FakeReply
+    from artemis_cli.models.registry import reference_script
+    from artemis_cli.models.scripted import script_policy
+
+    play = script_policy(reference_script(load_task(DARK)))
+    gave_up = threading.Event()
+
+    def flaky(request: object) -> object:
+        if getattr(request, "tools", None) and not gave_up.is_set():
+            gave_up.set()
+            return FakeReply(parts=[{"functionCall": {"name": "finish", "args": {
+                "success": False, "answer": "I could not find the setting", "intent": "give up"}}}])
+        return play(request)
+
+    with FakeGeminiServer(flaky) as server:
+        env = {**os.environ, "ARTEMIS_HOME": str(tmp_path / "home"), "COLUMNS": "200", "GEMINI_API_KEY": "fake-key",
+               "ARTEMIS_GEMINI_BASE_URL": server.base_url}
+        res = subprocess.run([sys.executable, "-m", "artemis_cli", "test", str(DARK), "--model", "gemini-2.5-flash",
+                              "--retries", "1", "--junit", str(tmp_path / "f.xml"), "--json"],
+                             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=180)
+    assert gave_up.is_set()
+    assert res.returncode == 0, res.stderr
+    suite = json.loads(res.stdout)
+    (case,) = suite["cases"]
+    assert case["status"] == "passed" and case["flaky"] and case["attempts"] == 2, case
+    assert suite["totals"]["flaky"] == 1 and suite["status"] == "passed"
+    assert case["cost"]["total_usd"] > 0  # a priced model: the retry's cost is the case's
+    (tc,) = [tc for ts in JUnitXml.fromfile(str(tmp_path / "f.xml")) for tc in ts]
+    props = {p.name: p.value for p in next(iter(tc.iterchildren(Properties)))}
+    assert props["flaky"] == "true" and props["attempts"] == "2" and float(props["cost_usd"]) > 0
