@@ -125,6 +125,7 @@ def _healing_model(name: str | None, profile: str | None, src: Any) -> tuple[Any
 
     model, prof, offline = healing_model(name, profile, src)
     if offline:
-        err().print("[yellow]no --model and no API key: healing with the offline healer "
-                    "(follows the recording as a plan; not an LLM)[/]")
+        why = "--model scripted plays a task's reference, which a heal has none of" if name == "scripted" \
+            else "no --model and no API key"
+        err().print(f"[yellow]{why}: healing with the offline healer (follows the recording as a plan; not an LLM)[/]")
     return model, prof

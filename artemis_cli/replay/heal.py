@@ -228,13 +228,15 @@ def run_heal(
 def healing_model(name: str | None, profile: str | None, source: Any) -> tuple[Any, Any, bool]:
     """(model, profile, fell back) a healing replay of ``source`` uses: ``name`` as ``artemis run``
     takes it; without one, the profile's default model when an API key is set, else the offline
-    healer (``fell back`` True: callers say so). One rule for ``replay --heal`` and ``artemis test``."""
+    healer, which ``scripted`` also means here (``fell back`` True: callers say so). One rule for ``replay --heal`` and ``artemis test``."""
     from artemis_cli.config.profile import load_profile
     from artemis_cli.models.registry import build_model, default_model_name
 
     prof = load_profile(profile or getattr(source, "profile", None) or "flash")
     chosen = name or default_model_name(prof)
-    fell_back = name is None and chosen == "heuristic"
+    # without an API key the default is the heuristic baseline; ``scripted`` plays a task's
+    # reference, which a heal has none of (its plan is the recording): both heal with the healer
+    fell_back = (name is None and chosen == "heuristic") or chosen == "scripted"
     if fell_back:
         chosen = "healer"
     return build_model(chosen, task=None, profile=prof), prof, fell_back

@@ -107,12 +107,13 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
                 say(f"{device}: {item.label} · step {steps}")
 
         def done(self, item: WorkItem, device: str, row: dict[str, Any]) -> None:
-            with DataEngine.open(item.work_dir) as case_engine:  # into the user's data dir
-                bundle = work / f"{item.key}.zip"
-                write_bundle(case_engine, row["session_id"], bundle)
-            import_bundle(engine, bundle)
             key, _, attempt = item.key.rpartition("@")
-            if report_dir is not None:
+            if row["session_id"] is not None:  # None: a session case whose replay could not start
+                with DataEngine.open(item.work_dir) as case_engine:  # into the user's data dir
+                    bundle = work / f"{_safe(item.key)}.zip"
+                    write_bundle(case_engine, row["session_id"], bundle)
+                import_bundle(engine, bundle)
+            if report_dir is not None and row["session_id"] is not None:
                 reports[key] = _write_case_report(engine, row["session_id"], report_dir, f"{_safe(key)}-{attempt}")
                 row["report"] = reports[key]
             store.record_case(engine, suite_id, key, int(attempt), row["session_id"],

@@ -127,6 +127,7 @@ def run_session_job(job: CaseJob, device: str, work_dir: Path,
     from artemis_cli.engine.bundle import import_bundle
     from artemis_cli.engine.db import DataEngine
     from artemis_cli.engine.token_usage import token_usage
+    from artemis_cli.errors import ArtemisError, DeviceError
     from artemis_cli.replay.replayer import device_spec_for, replay_session
 
     engine = DataEngine.open(Path(work_dir))
@@ -144,6 +145,11 @@ def run_session_job(job: CaseJob, device: str, work_dir: Path,
     try:
         result = replay_session(engine, dev, source.id, replay_options(job.model, job.profile, source),
                                 on_step=_step_counter(on_step))
+    except DeviceError:
+        raise  # the scheduler re-queues the case on another device
+    except ArtemisError as exc:  # e.g. a password step with no secret set: this case fails, not the suite
+        engine.close()
+        return _unstarted_row(source, str(exc))
     finally:
         dev.close()
     data = result.to_dict()
@@ -164,3 +170,10 @@ def run_session_job(job: CaseJob, device: str, work_dir: Path,
         raise PairInterrupted(f"device {device!r} went away while replaying {source.id}: {result.message}", row)
     return row
 
+
+def _unstarted_row(source: Any, why: str) -> dict[str, Any]:
+    """The row of a session case whose replay could not start (no session was recorded)."""
+    return {"session_id": None, "task_id": source.task_id or source.id, "status": "failed", "passed": False,
+            "steps": 0, "model_calls": 0, "tokens": None, "cost": None, "message": why, "checks": [],
+            "failure": f"the replay could not start: {why}", "elapsed_s": None, "kind": "session",
+            "source_session": source.id, "replay": None}

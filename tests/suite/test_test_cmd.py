@@ -251,3 +251,21 @@ def test_a_case_that_fails_once_then_passes_is_flaky_and_counts_as_passed(tmp_pa
     (tc,) = [tc for ts in JUnitXml.fromfile(str(tmp_path / "f.xml")) for tc in ts]
     props = {p.name: p.value for p in next(iter(tc.iterchildren(Properties)))}
     assert props["flaky"] == "true" and props["attempts"] == "2" and float(props["cost_usd"]) > 0
+
+
+def test_a_session_case_that_cannot_start_fails_alone(tmp_path: Path) -> None:
+    """A recording whose replay needs a password no one gave fails its own case with that reason;
+    the other cases still run and the suite says failed (exit 1), not a usage error."""
+    env = {**os.environ, "ARTEMIS_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
+    for key in ("GEMINI_API_KEY", "ARTEMIS_SECRET", "ARTEMIS_REPLAY_SECRET"):
+        env.pop(key, None)
+    buy = ROOT / "tasks" / "shop-buy-one.yaml"
+    run = subprocess.run([sys.executable, "-m", "artemis_cli", "run", str(buy), "--model", "scripted", "--json",
+                          "--no-live"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr
+    sid = json.loads(run.stdout)["session_id"]
+    res = _cli(sid, str(DARK), "--model", "scripted", "--json", tmp=tmp_path)
+    assert res.returncode == 1, res.stderr
+    by = {c["kind"]: c for c in json.loads(res.stdout)["cases"]}
+    assert by["task"]["status"] == "passed"
+    assert by["session"]["status"] == "failed" and "password" in by["session"]["failure"], by["session"]
