@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.engine.token_usage import GROUP_KEYS, TokenUsage, session_costs, token_usage
+from artemis_cli.engine.token_usage import GROUP_KEYS, TokenUsage, session_costs, sum_cost_dicts, token_usage
 from artemis_cli.memory.frozen import FrozenHistory
 from artemis_cli.operators.recording import action_key
 
@@ -155,10 +155,7 @@ def aggregate_cost(tasks: list[dict[str, Any]]) -> float | None:
     """A mode's cost in USD over its tasks, every role priced as each call was recorded. None when
     any task's cost is unknown or was not recorded (a result kept from an older run): a partial
     sum would look like a real one."""
-    totals = [(t.get("cost") or {}).get("total_usd") for t in tasks]
-    if not totals or any(v is None for v in totals):
-        return None
-    return round(sum(float(v) for v in totals if v is not None), 8)
+    return sum_cost_dicts([t.get("cost") for t in tasks]) if tasks else None
 
 
 def aggregate_tokens(tasks: list[dict[str, Any]]) -> dict[str, Any]:

@@ -272,6 +272,16 @@ def _round_usd(usd: float | None) -> float | None:
     return None if usd is None else round(usd, 8)
 
 
+def sum_cost_dicts(costs: list[dict[str, Any] | None]) -> float | None:
+    """The USD total of several ``CostSummary.to_dict()`` objects (bench rows, suite cases); None
+    when any is unknown or missing (a result kept from an older run): a partial sum would look like
+    a real one."""
+    totals = [(c or {}).get("total_usd") for c in costs]
+    if any(v is None for v in totals):
+        return None
+    return _round_usd(sum(float(v) for v in totals if v is not None))
+
+
 def sessions_costs(engine: Any, session_ids: list[str]) -> dict[str, CostSummary]:
     """:func:`session_costs` of several sessions in one query (``sessions list``)."""
     if not session_ids:

@@ -52,7 +52,7 @@ def _session_jobs(engine: Any, cases: list[Case], work: Path) -> dict[str, dict[
     baseline) into the case's data dir. A bundle PATH is imported into the user's data dir first
     (idempotent), so its replay is linked to it there."""
     from artemis_cli.engine.bundle import import_bundle, write_bundle
-    from artemis_cli.replay.lineage import baseline_of, root_source
+    from artemis_cli.replay.lineage import resolve
 
     out: dict[str, dict[str, str]] = {}
     work.mkdir(parents=True, exist_ok=True)
@@ -64,10 +64,10 @@ def _session_jobs(engine: Any, cases: list[Case], work: Path) -> dict[str, dict[
         source = work / f"{_safe(c.key)}.source.zip"
         write_bundle(engine, rec.id, source)
         job = {"session": rec.id, "source_bundle": str(source), "baseline_bundle": ""}
-        base = baseline_of(engine, root_source(engine, rec).id) if rec.id == root_source(engine, rec).id else None
-        if base is not None:
+        chosen = resolve(engine, rec)  # the promoted baseline a replay of ``rec`` replays, if any
+        if chosen.substituted:
             baseline = work / f"{_safe(c.key)}.baseline.zip"
-            write_bundle(engine, base, baseline)
+            write_bundle(engine, chosen.replayed, baseline)
             job["baseline_bundle"] = str(baseline)
         out[c.key] = job
     return out
@@ -196,10 +196,9 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
 
 def _total_cost(cases: list[dict[str, Any]]) -> float | None:
     """The suite's cost in USD: None when any finished case's cost is unknown."""
-    totals = [(c.get("cost") or {}).get("total_usd") for c in cases if c.get("session_id")]
-    if any(v is None for v in totals):
-        return None
-    return round(sum(float(v) for v in totals if v is not None), 8)
+    from artemis_cli.engine.token_usage import sum_cost_dicts
+
+    return sum_cost_dicts([c.get("cost") for c in cases if c.get("session_id")])
 
 
 def _write_case_report(engine: Any, session_id: str, report_dir: Path, name: str) -> str:
