@@ -48,22 +48,25 @@ def _resume(session: str, device: str | None, model: str | None, base_url: str |
     from artemis_cli.resume import ensure_resumable, resume_model, resume_session
 
     engine = DataEngine.open(resolve_data_dir(data_dir), create=False)
-    rec = engine.get_session(session)
-    ensure_resumable(rec)
-    mdl, override = resume_model(rec, engine, model, base_url)
-    check_model(mdl)  # a dead endpoint fails here, before the session is touched (it stays resumable)
-    # own the session before anything touches a device: a live owner is refused here (exit 2)
-    with engine.acquire_lease(rec.id, "resume") as lease:
-        dev = resolve_device(device) if device else None
-        header = f"resuming after step {engine.last_step_number(rec.id)} · task [cyan]{escape(rec.task_id or '')}[/]"
-        if override:
-            header += f" · model {escape(mdl.label)}"
-        try:
-            result = with_progress(lambda cb: resume_session(rec.id, engine, device=dev, model=mdl, lease=lease,
-                                                             override=override, max_cost=max_cost,
-                                                             **cb),
-                                   header=header, as_json=as_json, no_live=no_live)
-        finally:
-            if dev is not None:
-                dev.close()
+    try:
+        rec = engine.get_session(session)
+        ensure_resumable(rec)
+        mdl, override = resume_model(rec, engine, model, base_url)
+        check_model(mdl)  # a dead endpoint fails here, before the session is touched (it stays resumable)
+        # own the session before anything touches a device: a live owner is refused here (exit 2)
+        with engine.acquire_lease(rec.id, "resume") as lease:
+            dev = resolve_device(device) if device else None
+            header = f"resuming after step {engine.last_step_number(rec.id)} · task [cyan]{escape(rec.task_id or '')}[/]"
+            if override:
+                header += f" · model {escape(mdl.label)}"
+            try:
+                result = with_progress(lambda cb: resume_session(rec.id, engine, device=dev, model=mdl, lease=lease,
+                                                                 override=override, max_cost=max_cost,
+                                                                 **cb),
+                                       header=header, as_json=as_json, no_live=no_live)
+            finally:
+                if dev is not None:
+                    dev.close()
+    finally:
+        engine.close()  # the last close checkpoints the WAL (see run_cmd)
     finish_command(result, as_json)

@@ -76,31 +76,35 @@ def _run(task_file: Path | None, goal: str | None, device: str | None, profile: 
                          sim_world=world, sim_task=task.id if task.written_for_sim else None,
                          notice=lambda text: err().print(f"[yellow]{escape(text)}[/]"))
     engine = DataEngine.open(resolve_data_dir(data_dir))
-    info = dev.info()
-    run_config = {
-        "task_file": str(task_file.resolve()) if task_file is not None else None,
-        "model": model_name,
-        "base_url": getattr(mdl, "base_url", None),  # an OpenAI-compatible endpoint (never a key)
-        "device": device if device is not None else (info.serial if info.kind != "sim" else "sim"),
-        "backend": backend,
-        "sim": {"world": world, "seed": sim_seed, **sim_opts} if info.kind == "sim" else {},
-    }
-    header = (
-        f"task [cyan]{escape(task.id)}[/] · device {escape(info.serial)} ({info.kind}, {info.width}x{info.height})"
-        f" · model {escape(mdl.label)}"
-    )
-    from artemis_cli.cli.stdin_inbox import StdinInbox
-
-    inbox = StdinInbox().start()  # lines typed during the run reach the operator at the next step
-    try:
-        result = with_progress(
-            lambda cb: run_task(task, prof, dev, mdl, engine, max_steps=max_steps, run_config=run_config,
-                                user_inbox=inbox.take, max_cost=max_cost, **cb),
-            header=header, as_json=as_json, no_live=no_live,
+    try:  # closed here, not left to interpreter exit (which may never free the connection):
+        # the last close checkpoints the WAL into artemis.db and removes -wal/-shm
+        info = dev.info()
+        run_config = {
+            "task_file": str(task_file.resolve()) if task_file is not None else None,
+            "model": model_name,
+            "base_url": getattr(mdl, "base_url", None),  # an OpenAI-compatible endpoint (never a key)
+            "device": device if device is not None else (info.serial if info.kind != "sim" else "sim"),
+            "backend": backend,
+            "sim": {"world": world, "seed": sim_seed, **sim_opts} if info.kind == "sim" else {},
+        }
+        header = (
+            f"task [cyan]{escape(task.id)}[/] · device {escape(info.serial)} ({info.kind}, {info.width}x{info.height})"
+            f" · model {escape(mdl.label)}"
         )
+        from artemis_cli.cli.stdin_inbox import StdinInbox
+
+        inbox = StdinInbox().start()  # lines typed during the run reach the operator at the next step
+        try:
+            result = with_progress(
+                lambda cb: run_task(task, prof, dev, mdl, engine, max_steps=max_steps, run_config=run_config,
+                                    user_inbox=inbox.take, max_cost=max_cost, **cb),
+                header=header, as_json=as_json, no_live=no_live,
+            )
+        finally:
+            dev.close()
+        finish_command(result, as_json, engine)
     finally:
-        dev.close()
-    finish_command(result, as_json, engine)
+        engine.close()
 
 
 def stop_cleanly(command: Callable[[], None], as_json: bool) -> None:

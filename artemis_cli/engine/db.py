@@ -9,11 +9,13 @@ use ``BEGIN IMMEDIATE`` and ``busy_timeout`` is 5000 ms.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import secrets
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import fields, replace
 from datetime import datetime
@@ -65,6 +67,19 @@ from .summaries import SUMMARY_UPDATE_SQL
 from .transaction import write_transaction
 
 BLOB_DIRNAME = "blobs"
+
+#: engines not yet closed: closed at interpreter exit, which otherwise may never free a connection
+#: (a frame kept by a traceback, a daemon thread); SQLite checkpoints the WAL into ``artemis.db``
+#: and removes ``-wal``/``-shm`` only when the last connection closes. Commands close their engine
+#: themselves; this is the net under the ones that return early or raise.
+_OPEN_ENGINES: weakref.WeakSet[DataEngine] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_engines() -> None:
+    for engine in list(_OPEN_ENGINES):
+        engine.close()
+
 def new_session_id() -> str:
     """``YYYYMMDD-HHMMSS-xxxx``: UTC start time plus 4 random hex digits; sorts by time."""
     return f"{utc_now().strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
@@ -83,6 +98,7 @@ class DataEngine:
         #: session id -> its run's ``models.pricing.Pricer``: ``record_llm_call`` prices each call
         #: of that session as it is recorded (set by the runner, ``set_pricer``).
         self._pricers: dict[str, Any] = {}
+        _OPEN_ENGINES.add(self)
 
     # --- lifecycle -----------------------------------------------------------------------
 
