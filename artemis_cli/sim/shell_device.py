@@ -1,4 +1,5 @@
-"""Shell commands that drive the phone: screencap, uiautomator, input, am, monkey, dumpsys, wm, reboot.
+"""Shell commands that drive the phone: screencap, uiautomator, input, am, monkey, wm, reboot, and the
+screen's dumpsys services (window, input_method, power, display; dispatched by ``shell_dumpsys``).
 
 Output goes where Android sends it: ``am start`` prints ``Starting: Intent {…}`` on stdout and its
 errors on stderr *with exit status 0* (ActivityManagerShellCommand.runStartActivity always returns
@@ -11,8 +12,10 @@ import hashlib
 import struct
 from typing import TYPE_CHECKING
 
+from artemis_cli.sim.activities import activity_of, declares, full_class, launch_activity, short_name
 from artemis_cli.sim.faults import IDLE_STATE_MSG, NULL_ROOT_MSG
 from artemis_cli.sim.gestures import INPUT_START_MS, Stroke
+from artemis_cli.sim.latency import PIXEL
 from artemis_cli.sim.shell import Command, ShellResult, err, out
 from artemis_cli.sim.vfs import FsError
 
@@ -21,15 +24,6 @@ if TYPE_CHECKING:
 
 DEFAULT_DUMP = "/sdcard/window_dump.xml"
 DISPLAY_ID = "4619827259835644672"
-LAUNCHER_ACTIVITY = ".MainActivity"
-#: Activities each app declares (besides LAUNCHER_ACTIVITY, which every app has); anything else
-#: is "Error type 3 … does not exist." like an undeclared activity on a phone.
-ACTIVITIES: dict[str, tuple[str, ...]] = {
-    "com.android.launcher3": (".Launcher", ".uioverrides.QuickstepLauncher"),
-    "com.android.settings": (".Settings", ".SubSettings"),
-    "com.android.deskclock": (".DeskClock",),
-    "com.android.contacts": (".activities.PeopleActivity",),
-}
 SETTINGS_ACTIONS: dict[str, str | None] = {
     "android.settings.SETTINGS": None, "android.settings.WIFI_SETTINGS": "network",
     "android.settings.WIRELESS_SETTINGS": "network", "android.settings.AIRPLANE_MODE_SETTINGS": "network",
@@ -69,7 +63,7 @@ class DeviceCommands:
 
     def table(self) -> dict[str, Command]:
         return {"screencap": self.screencap, "uiautomator": self.uiautomator, "input": self.input,
-                "am": self.am, "monkey": self.monkey, "dumpsys": self.dumpsys, "wm": self.wm,
+                "am": self.am, "monkey": self.monkey, "wm": self.wm,
                 "reboot": self.reboot}
 
     # -- screen ----------------------------------------------------------------------------
@@ -235,7 +229,7 @@ class DeviceCommands:
             pkg, screen = "com.android.settings", SETTINGS_ACTIONS[action]
         if not pkg and "android.intent.category.HOME" in cats:
             pkg = "com.android.launcher3"
-        act = act or LAUNCHER_ACTIVITY
+        act = short_name(pkg, act) if act else launch_activity(pkg)
         parts = ([f"act={action}"] if action else []) + ([f"cat=[{','.join(cats)}]"] if cats else [])
         if pkg:
             parts.append(f"cmp={pkg}/{act}")
@@ -243,24 +237,33 @@ class DeviceCommands:
         if not pkg:
             intent = " ".join([*parts, "flg=0x10000000"])
             return _failed(head, f"Error: Activity not started, unable to resolve Intent {{ {intent} }}\n", wait)
-        if not self._declares(pkg, act):
-            cls = pkg + act if act.startswith(".") else act
-            return _failed(head, f"Error type 3\nError: Activity class {{{pkg}/{cls}}} does not exist.\n", wait)
+        if not self.phone.has_package(pkg) or not declares(pkg, act):
+            return _failed(head, f"Error type 3\nError: Activity class {{{pkg}/{full_class(pkg, act)}}} "
+                                 "does not exist.\n", wait)
         if stop:
             head = f"Stopping: {pkg}\n" + head
             self.phone.force_stop(pkg)
-        self.phone.do_launch(pkg, screen=screen)
+        p = self.phone
+        state = "HOT" if p.current_package() == pkg and p.activities.running(pkg) else p.activities.started(pkg, act)
+        p.do_launch(pkg, screen=screen)
         tail = ""
         if wait:
-            tail = (f"Status: ok\nLaunchState: WARM\nActivity: {pkg}/{act}\nTotalTime: 120\nWaitTime: 125\n"
-                    "Complete\n")
+            total = self._launch_ms(state)
+            tail = (f"Status: ok\nLaunchState: {state}\nActivity: {activity_of(pkg, act)}\nTotalTime: {total}\n"
+                    f"WaitTime: {total + 3 + total // 40}\nComplete\n")
         return out(head + tail)
 
-    def _declares(self, pkg: str, act: str) -> bool:
-        if not self.phone.has_package(pkg):
-            return False
-        short = "." + act[len(pkg) + 1:] if act.startswith(pkg + ".") else act
-        return short == LAUNCHER_ACTIVITY or short in ACTIVITIES.get(pkg, ())
+    def _launch_ms(self, state: str) -> int:
+        """How long the launch took, in ms: the latency profile's ``am_start`` median (the phone's
+        own profile when it is charged one, else ``pixel``'s: the sim reports what a phone
+        measures even when it does not make you wait) scaled by the launch state (a cold start
+        creates the process) with seeded jitter, never a constant."""
+        latency = getattr(self.phone, "latency", None)
+        medians = getattr(latency, "medians", None) or PIXEL
+        scale = {"COLD": 1.0, "WARM": 0.35, "HOT": 0.12}[state]
+        digest = hashlib.md5(f"{self.phone.seed}|{self.phone.actions}|{state}".encode()).digest()
+        jitter = 0.8 + (digest[0] / 255.0) * 0.5
+        return max(1, round(medians["am_start"] * 1000.0 * scale * jitter))
 
     def monkey(self, args: list[str], _: bytes) -> ShellResult:
         pkg = ""
@@ -275,41 +278,19 @@ class DeviceCommands:
                    "14ms not connected)\n")
 
     # -- system services -------------------------------------------------------------------
-    def dumpsys(self, args: list[str], _: bytes) -> ShellResult:
-        service = args[0] if args else ""
-        if service == "window":
-            return out(self._window())
-        if service == "activity":
-            pkg, wid = self._focus()
-            return out("ACTIVITY MANAGER ACTIVITIES (dumpsys activity activities)\n"
-                       f"    mResumedActivity: ActivityRecord{{{wid[::-1]} u0 {pkg}/.MainActivity t12}}\n"
-                       f"  ResumedActivity: ActivityRecord{{{wid[::-1]} u0 {pkg}/.MainActivity t12}}\n")
-        if service == "input_method":
-            return out(self._input_method())
-        if service == "battery":
-            return out("Current Battery Service state:\n  AC powered: true\n  level: 100\n  scale: 100\n")
-        if service == "power":
-            return out(self._power())
-        if service == "display":
-            return out(self._display())
-        if service == "SurfaceFlinger" and "--display-id" in args:
-            return out(f'Display {DISPLAY_ID} (HWC display 0): port=0 pnpId=GGL displayName="Artemis Sim"\n')
-        if not service:
-            return out("")
-        return err(f"Can't find service: {service}\n", 0)
-
     def _focus(self) -> tuple[str, str]:
         pkg = self.phone.current_package()
         return pkg, hashlib.md5(pkg.encode()).hexdigest()[:7]
 
     def _window(self) -> str:
         pkg, wid = self._focus()
-        act = f"{pkg}/{pkg}.MainActivity"
+        comp = self.phone.activity_of(pkg)
+        act = comp.replace("/.", f"/{pkg}.", 1)  # a window's title names the full class
         return ("WINDOW MANAGER WINDOWS (dumpsys window windows)\n"
                 f"  Window #0 Window{{{wid} u0 {act}}}:\n"
                 "    mDisplayId=0 rootTaskId=12 mSession=Session{5f3a2c1 2345:u0a10123}\n"
                 f"  mCurrentFocus=Window{{{wid} u0 {act}}}\n"
-                f"  mFocusedApp=ActivityRecord{{{wid[::-1]} u0 {pkg}/.MainActivity t12}}\n"
+                f"  mFocusedApp=ActivityRecord{{{wid[::-1]} u0 {comp} t12}}\n"
                 f"  mInputMethodWindow=Window{{1c2d3e4 u0 InputMethod}} "
                 f"visible={str(self.phone.keyboard_visible()).lower()}\n")
 
