@@ -36,8 +36,12 @@ KEYCODE_NAMES: dict[str, int] = {
     "VOLUME_UP": 24, "VOLUME_DOWN": 25, "POWER": 26, "CAMERA": 27, "COMMA": 55, "PERIOD": 56, "TAB": 61,
     "SPACE": 62, "ENTER": 66, "DEL": 67, "MINUS": 69, "AT": 77, "PLUS": 81, "MENU": 82, "SEARCH": 84,
     "ESCAPE": 111, "FORWARD_DEL": 112, "MOVE_END": 123, "VOLUME_MUTE": 164, "APP_SWITCH": 187, "SLEEP": 223,
-    "WAKEUP": 224,
+    "WAKEUP": 224, "ALT_LEFT": 57, "ALT_RIGHT": 58, "SHIFT_LEFT": 59, "SHIFT_RIGHT": 60, "CTRL_LEFT": 113,
+    "CTRL_RIGHT": 114, "META_LEFT": 117, "META_RIGHT": 118, "CUT": 277, "COPY": 278, "PASTE": 279,
 }
+MODIFIERS = frozenset({57, 58, 59, 60, 113, 114, 117, 118})
+INPUT_SOURCES = ("touchscreen", "touchpad", "touchnavigation", "keyboard", "mouse", "stylus", "dpad", "gamepad",
+                 "joystick", "trackball", "rotaryencoder")
 KEYCODE_NAMES.update({str(d): 7 + d for d in range(10)})
 KEYCODE_NAMES.update({chr(ord("A") + i): 29 + i for i in range(26)})
 KEY_POWER, KEY_SLEEP, KEY_WAKEUP = 26, 223, 224
@@ -51,7 +55,8 @@ _INPUT_USAGE = ("Usage: input [<source>] [-d DISPLAY_ID] <command> [<arg>...]\n\
                 " <key code number or name> ... (Default: keyboard)\n      tap <x> <y> (Default: touchscreen)\n"
                 "      swipe <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n"
                 "      draganddrop <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n"
-                "      motionevent <DOWN|UP|MOVE|CANCEL> <x> <y> (Default: touchscreen)\n")
+                "      motionevent <DOWN|UP|MOVE|CANCEL> <x> <y> (Default: touchscreen)\n"
+                "      keycombination [-t duration(ms)] <key code 1> <key code 2> ... (Default: keyboard)\n")
 
 
 class DeviceCommands:
@@ -112,13 +117,16 @@ class DeviceCommands:
 
     # -- input -----------------------------------------------------------------------------
     def input(self, args: list[str], _: bytes) -> ShellResult:
-        if args and args[0] in ("touchscreen", "touchpad", "keyboard", "mouse", "stylus", "dpad", "gamepad"):
+        first = args[0] if args else ""  # the name a Java exception is reported under
+        if args and args[0] in INPUT_SOURCES:
             args = args[1:]
         if len(args) >= 2 and args[0] == "-d":
             args = args[2:]
         if not args:
             return err(_INPUT_USAGE, 1)
         sub, rest = args[0], args[1:]
+        if sub not in ("tap", "swipe", "motionevent", "draganddrop", "text", "keyevent", "keycombination"):
+            return err(f"Error: Unknown command: {sub}\n" + _INPUT_USAGE, 1)
         p = self.phone
         p.touch.advance(INPUT_START_MS)  # each `input` is an app_process start (sim/gestures.py)
         try:
@@ -136,28 +144,81 @@ class DeviceCommands:
             elif sub == "draganddrop" and len(rest) in (4, 5):
                 x1, y1, x2, y2 = (_num(v) for v in rest[:4])
                 p.do_drag(x1, y1, x2, y2)
-            elif sub == "text" and rest:
-                p.do_type(" ".join(rest).replace("%s", " "))
+            elif sub == "text":
+                return self._text(first or sub, rest)
             elif sub == "keyevent" and rest:
                 with p.one_action():  # one `input keyevent A B C` is one action
                     for code in [r for r in rest if not r.startswith("--")]:
                         problem = self.keyevent(code)
                         if problem:
                             return err(problem, 1)
+            elif sub == "keycombination" and rest:
+                return self._keycombination(first or sub, rest)
             else:
                 return err(f"Error: Invalid arguments for command: {sub}\n" + _INPUT_USAGE, 1)
         except ValueError:
             return err(f"Error: Invalid arguments for command: {sub}\n" + _INPUT_USAGE, 1)
         return out("")
 
+    def _text(self, cmd: str, rest: list[str]) -> ShellResult:
+        """``input text ARG``: InputShellCommand.sendText types its ONE argument (further words are
+        ignored), ``%s`` is a space, and a character the virtual keyboard's key map cannot make
+        (anything but printable ASCII, newline and tab) makes ``getEvents`` return null: a
+        NullPointerException, exit 255, and nothing typed."""
+        if not rest:
+            return err(f"Exception occurred while executing '{cmd}':\njava.lang.IllegalArgumentException: "
+                       'Argument expected after "text"\n', 255)
+        text = rest[0].replace("%s", " ")
+        if any(not (32 <= ord(ch) < 127 or ch in "\n\t") for ch in text):
+            return err(f"Exception occurred while executing '{cmd}':\njava.lang.NullPointerException: Attempt to "
+                       "get length of null array\n\tat com.android.server.input.InputShellCommand.sendText"
+                       "(InputShellCommand.java:431)\n", 255)
+        if text:
+            self.phone.do_type(text)
+        return out("")
+
+    def _keycombination(self, cmd: str, rest: list[str]) -> ShellResult:
+        """``input keycombination [-t MS] KEY KEY…``: the keys go down together, then up. With a
+        Ctrl key, Ctrl+A selects the focused field's text (the next typing replaces it); with Shift,
+        a letter is typed in capitals; other modifier combinations are accepted and change nothing
+        (noted as ignored), as most do in an app's text field."""
+        keys = list(rest)
+        if keys[:1] == ["-t"]:
+            keys = keys[2:]
+        codes = []
+        for k in keys:
+            num = _keycode(k)
+            if num is None:
+                return err(f"Exception occurred while executing '{cmd}':\njava.lang.IllegalArgumentException: "
+                           f"Unknown keycode: {k}\n", 255)
+            codes.append(num)
+        if len(codes) < 2:
+            return err(f"Exception occurred while executing '{cmd}':\njava.lang.IllegalArgumentException: "
+                       "keycombination requires at least 2 keycodes\n", 255)
+        mods = {c for c in codes if c in MODIFIERS}
+        plain = [c for c in codes if c not in MODIFIERS]
+        p = self.phone
+        with p.one_action():
+            if not mods:
+                for c in plain:
+                    self.keyevent(str(c))
+            elif mods <= {59, 60} and all(c in _CODE_CHAR for c in plain):  # Shift + characters
+                p.do_type("".join(_CODE_CHAR[c].upper() for c in plain))
+            elif mods & {113, 114} and plain == [KEYCODE_NAMES["A"]]:
+                st = p.apps[p.foreground].ui_state
+                if st.focus is not None and not p.popup_visible:
+                    st.replace_next = True
+                    p.invalidate()
+                else:
+                    p.note_ignored("keycombination ctrl+a: no focused text field")
+            else:
+                p.note_ignored("keycombination " + "+".join(str(c) for c in codes))
+        return out("")
+
     def keyevent(self, code: str) -> str:
         """Press one key (number or ``[KEYCODE_]NAME``): "" or an error message."""
-        name = code.upper().removeprefix("KEYCODE_")
-        if name.isdigit() and not code.upper().startswith("KEYCODE_"):
-            num = int(name)
-        elif name in KEYCODE_NAMES:
-            num = KEYCODE_NAMES[name]
-        else:
+        num = _keycode(code)
+        if num is None:
             return f"Error: Unknown keycode: {code}\n"
         p = self.phone
         if num in (KEY_POWER, KEY_SLEEP, KEY_WAKEUP):
@@ -350,6 +411,14 @@ def _failed(head: str, message: str, wait: bool) -> ShellResult:
     """``am start`` that did not start anything: still exit status 0, the error on stderr (on
     stdout with ``-W``)."""
     return out(head + message) if wait else err(message, 0, head)
+
+
+def _keycode(code: str) -> int | None:
+    """A key code from a number or ``[KEYCODE_]NAME`` (KeyEvent.keyCodeFromString), None if unknown."""
+    name = code.upper().removeprefix("KEYCODE_")
+    if name.isdigit() and not code.upper().startswith("KEYCODE_"):
+        return int(name)
+    return KEYCODE_NAMES.get(name)
 
 
 def _num(s: str) -> int:
