@@ -22,6 +22,15 @@ PROPS_BASE: dict[str, str] = {
     "ro.sf.lcd_density": "420", "sys.boot_completed": "1", "persist.sys.locale": "en-US",
     "ro.product.locale": "en-US", "gsm.operator.alpha": "Artemis Mobile",
 }
+_CONTENT_USAGE = ("usage: adb shell content [subcommand] [options]\n\n"
+                  "usage: adb shell content insert --uri <URI> [--user <USER_ID>] --bind <BINDING> [--bind <BINDING>...]"
+                  " [--extra <BINDING>...]\n"
+                  "usage: adb shell content update --uri <URI> [--user <USER_ID>] [--where <WHERE>] [--extra "
+                  "<BINDING>...]\n"
+                  "usage: adb shell content delete --uri <URI> [--user <USER_ID>] --bind <BINDING> [--bind "
+                  "<BINDING>...] [--where <WHERE>] [--extra <BINDING>...]\n"
+                  "usage: adb shell content query --uri <URI> [--user <USER_ID>] [--projection <PROJECTION>] "
+                  "[--where <WHERE>] [--sort <SORT_ORDER>]  [--extra <BINDING>...]\n")
 _SETTINGS_USAGE = ("usage:  settings [--user <USER_ID> | current] get namespace key\n"
                    "        settings [--user <USER_ID> | current] put namespace key value\n")
 
@@ -91,8 +100,9 @@ class SystemCommands:
 
     def content(self, args: list[str], _: bytes) -> ShellResult:
         if not args or args[0] != "query":
-            return err("usage: adb shell content [subcommand] [options]\n  content query --uri <URI> "
-                       "[--projection <PROJECTION>] [--where <WHERE>] [--sort <SORT_ORDER>]\n", 1)
+            # Content.java: an unknown operation prints the usage, then the error, on stdout (exit 0)
+            problem = f"[ERROR] Unsupported operation: {args[0]}\n" if args else ""
+            return out(_CONTENT_USAGE + problem)
         opts: dict[str, str] = {}
         it = iter(args[1:])
         for a in it:
