@@ -16,6 +16,7 @@ from artemis_cli.device.protocol import KEY_NAMES, DeviceInfo
 from artemis_cli.errors import DeviceOffline, HierarchyError, ScreenshotError, ShellError, UsageError
 from artemis_cli.perception.packages import read_package_file
 from artemis_cli.sim import widgets as W
+from artemis_cli.sim.display import Display, with_rotation
 from artemis_cli.sim.faults import IDLE_STATE_MSG, NULL_ROOT_MSG, FaultInjector, parse_faults
 from artemis_cli.sim.gestures import CALL_GAP_MS, DOUBLE_TAP_GAP_MS, TapTracker, TouchClock
 from artemis_cli.sim.hierarchy_xml import dump, dump_u2, window_order
@@ -68,9 +69,10 @@ class SimPhone:
         self.world = world
         self.seed = seed
         self.shuffle_windows = shuffle_windows
-        self.width, self.height = width, height
+        self.display = Display(width, height)  # physical size, wm overrides, rotation (sim/display.py)
+        self.width, self.height = width, height  # the logical display: _sync_display keeps them
         # Apps lay out above the 3-button navigation bar (a non-edge-to-edge app on Android 14).
-        self.app_height = height - nav_bar_height(width)
+        self.app_height = height - nav_bar_height(width, height)
         wd = WORLDS[world]
         self.opts = wd.layout
         self.settings = SettingsStore()
@@ -81,6 +83,7 @@ class SimPhone:
         self.popups = PopupSchedule(seed, enabled=popups, storm=spec.popup_storm and popups)
         ctx = AppContext(width, self.app_height, seed, self.opts, self.settings, self.clock, self._launch_from_app,
                          shop_password=shop_password)
+        self._ctx = ctx
         self.apps: dict[str, App] = wd.create_apps(ctx)
         self._packages_file = packages
         for package in read_package_file(packages) if packages is not None else ():
@@ -113,14 +116,30 @@ class SimPhone:
         sim (``artemis sim serve``) runs one task after another this way, as a real phone would be
         wiped between runs. ``artemis-sim reset`` in the sim's shell calls it."""
         faults = self.faults
-        type(self).__init__(self, world=world, seed=seed, width=self.width, height=self.height, popups=popups,
+        type(self).__init__(self, world=world, seed=seed, width=self.display.phys_w, height=self.display.phys_h,
+                            popups=popups,
                             shop_password=self._shop_password, shuffle_windows=self.shuffle_windows,
                             packages=self._packages_file)
         self.faults = faults
     def info(self) -> DeviceInfo:
         serial = "sim" if self.world == "default" else f"sim:{self.world}"
+        self._sync_display()
         return DeviceInfo(serial=serial, kind="sim", model="Artemis Sim", width=self.width, height=self.height,
                           sdk=34)
+
+    def rotation(self) -> int:
+        """The display rotation 0-3 (Surface.ROTATION_*), from the settings (sim/display.py)."""
+        return self.display.rotation(self.settings)
+
+    def _sync_display(self) -> None:
+        """Take the logical display size the settings and ``wm size`` ask for: the apps, the bars
+        and the keyboard lay out again in it (every change goes through :meth:`invalidate`)."""
+        w, h = self.display.logical(self.settings)
+        if (w, h) != (self.width, self.height):
+            self.width, self.height = w, h
+            self.app_height = h - nav_bar_height(w, h)
+            self._ctx.width, self._ctx.height = w, self.app_height
+            self._version += 1
 
     def screenshot(self) -> bytes:
         self._enter()
@@ -215,6 +234,7 @@ class SimPhone:
         """Every window on screen in drawing order, bottom to top: the app's (its screen, then a
         dialog), the promotion pop-up, the keyboard (IME) when shown, the status bar and the
         navigation bar."""
+        self._sync_display()
         if self._built is not None and self._built[0] == self._version:
             return self._built[1]
         app = self.apps[self.foreground]
@@ -247,7 +267,7 @@ class SimPhone:
         see WORLD.md §1).  :meth:`u2_dump` is uiautomator2's dump."""
         if self._xml is not None and self._xml[0] == self._version:
             return self._xml[1]
-        xml = dump(self.windows())
+        xml = with_rotation(dump(self.windows()), self.rotation())
         self._xml = (self._version, xml)
         return xml
 
@@ -257,12 +277,12 @@ class SimPhone:
         number (seeded by the phone's seed, so reproducible), not in drawing order.  Each call is
         one dump: the next one may list the windows in another order."""
         self.u2_dumps += 1
-        if active_only:
-            return dump_u2([self.active_window()])
         wins = self.windows()
-        if not self.shuffle_windows:
-            return dump_u2(wins)
-        return dump_u2([wins[i] for i in window_order(len(wins), self.seed, self.u2_dumps)])
+        if active_only:
+            wins = [self.active_window()]
+        elif self.shuffle_windows:
+            wins = [wins[i] for i in window_order(len(wins), self.seed, self.u2_dumps)]
+        return with_rotation(dump_u2(wins), self.rotation())
 
     def _render_key(self) -> str:
         h = hashlib.blake2b(digest_size=16)
@@ -274,6 +294,7 @@ class SimPhone:
         return h.hexdigest()
 
     def render_image(self) -> Image.Image:
+        self._sync_display()
         if not self.screen_on:  # the panel is off: a black frame, like screencap on a sleeping phone
             return Image.new("RGB", (self.width, self.height), (0, 0, 0))
         return render(self.windows(), self.width, self.height, dark=self._dark())
@@ -296,7 +317,9 @@ class SimPhone:
     def _status_bar(self) -> Window:
         radio = "Airplane mode" if self.settings.flag("global", "airplane_mode_on") else (
             "Wi-Fi" if self.settings.flag("global", "wifi_on") else "No Wi-Fi")
-        return status_bar(self.width, round(self.opts.status_bar * self.width / 1080), self.clock.hhmm(), radio)
+        short = min(self.width, self.height)
+        return status_bar(self.width, round(self.opts.status_bar * short / 1080), self.clock.hhmm(), radio,
+                          self.height)
 
     # ==== input ====================================================================================
     def do_tap(self, x: int, y: int) -> None:
@@ -586,6 +609,7 @@ class SimPhone:
 
     def invalidate(self) -> None:
         self._version += 1
+        self._sync_display()
 
     def _enter(self) -> None:
         if self.closed:

@@ -31,11 +31,13 @@ from artemis_cli.sim.gestures import Stroke
 from artemis_cli.sim.latency import Latency
 from artemis_cli.sim.phone import TAP_SLOP, SimPhone
 from artemis_cli.sim.shell import ShellResult, err, out
+from artemis_cli.sim.system import GBOARD
 
 U2_JAR = "/data/local/tmp/u2.jar"
 U2_MAIN = "com.wetest.uia2.Main"
 U2_PORT = 9008
-LATIN_IME = "com.android.inputmethod.latin/.LatinIME"
+LATIN_IME = GBOARD  # the stock keyboard, Gboard (sim/sysui.IME_PACKAGE draws it)
+U2_APP = "com.github.uiautomator"  # the app uiautomator2 installs; its AdbKeyboard is an IME
 ADB_KEYBOARD = "com.github.uiautomator/.AdbKeyboard"
 
 _U2_LAUNCH = re.compile(r"app_process\s.*\b" + re.escape(U2_MAIN) + r"\b(?:.*-p\s+(?P<port>\d+))?")
@@ -101,7 +103,10 @@ class DeviceSide:
 
     # --- uiautomator2's AdbKeyboard ---------------------------------------------------------
     def _imes(self) -> list[str]:
-        return [LATIN_IME, ADB_KEYBOARD] if self.adb_keyboard else [LATIN_IME]
+        """Gboard, plus the AdbKeyboard once served with it (``--adb-keyboard``) or once its app
+        (``com.github.uiautomator``) is installed, as ``u2.set_input_ime()`` installs it."""
+        installed = self.adb_keyboard or self.phone.has_package(U2_APP)
+        return [LATIN_IME, ADB_KEYBOARD] if installed else [LATIN_IME]
 
     def _ime(self, args: list[str]) -> ShellResult:
         sub = args[0] if args else ""
@@ -139,7 +144,7 @@ class DeviceSide:
                 i += 1
         head = f"Broadcasting: Intent {{ act={action} flg=0x400000{' (has extras)' if extras else ''} }}\n"
         with self.lock:
-            receiving = (self.adb_keyboard and action.startswith("ADB_KEYBOARD_")
+            receiving = (ADB_KEYBOARD in self._imes() and action.startswith("ADB_KEYBOARD_")
                          and self.phone.settings.get("secure", "default_input_method") == ADB_KEYBOARD)
             if not receiving:
                 return out(head + "Broadcast completed: result=0\n")
@@ -153,6 +158,10 @@ class DeviceSide:
                 self.clear_focused_field()
             elif action == "ADB_KEYBOARD_SMART_ENTER":
                 self.phone.do_key("enter")
+            elif action == "ADB_KEYBOARD_EDITOR_CODE":  # send_action: go/search/send/next/done/previous
+                if extras.get("code", "") not in ("2", "3", "4", "5", "6", "7"):
+                    return out(head + 'Broadcast completed: result=0, data="bad editor code"\n')
+                self.phone.do_key("enter")  # the field's IME action is what Enter does in the sim's apps
             # ADB_KEYBOARD_HIDE and others: acknowledged; the sim's keyboard follows the focus
         return out(head + 'Broadcast completed: result=-1, data="success"\n')
 
