@@ -23,6 +23,7 @@ from artemis_cli.sim.hierarchy_xml import dump, dump_u2, window_order
 from artemis_cli.sim.keyboard import KeyboardState, keyboard_top, layout
 from artemis_cli.sim.popup import PopupSchedule, popup_window
 from artemis_cli.sim.render import encode_png, render
+from artemis_cli.sim.shade import Shade
 from artemis_cli.sim.shell import Shell, ShellResult
 from artemis_cli.sim.shell_system import EXTRA_PACKAGES as SYSTEM_PACKAGES
 from artemis_cli.sim.system import SettingsStore, VirtualClock
@@ -91,6 +92,7 @@ class SimPhone:
                 self.apps[package] = StubApp(ctx, package)
         self.foreground = LAUNCHER
         self.popup_visible = False
+        self.shade = Shade()  # the notification shade System UI pulls down (sim/shade.py)
         self.kb = KeyboardState()
         self.ignored: list[str] = []
         self.actions = 0
@@ -249,13 +251,18 @@ class SimPhone:
             top = keyboard_top(self.width, self.app_height)
             wins.append(ime_window(self.width, top, self.app_height, layout(self.width, self.app_height, self.kb),
                                    self.kb.symbols, self._ime_key))
+        if self.shade.open:
+            wins.append(self.shade.window(self.width, self.app_height, min(self.width, self.height),
+                                          self.clock.hhmm(), self.settings, self.invalidate))
         wins += [self._status_bar(), nav_bar(self.width, self.height, self._nav_key)]
         self._built = (self._version, wins)
         return wins
 
     def active_window(self) -> Window:
         """The window with input focus: the top app-level one (a pop-up, a dialog, else the app's
-        screen); never the keyboard or a system bar."""
+        screen), or the notification shade when it is down; never the keyboard or a system bar."""
+        if self.shade.open:
+            return next(w for w in self.windows() if w.root.rid == "com.android.systemui:id/notification_shade")
         return [w for w in self.windows() if w.package not in (SYSTEMUI, IME_PACKAGE)][-1]
 
     def keyboard_visible(self) -> bool:
@@ -317,9 +324,10 @@ class SimPhone:
     def _status_bar(self) -> Window:
         radio = "Airplane mode" if self.settings.flag("global", "airplane_mode_on") else (
             "Wi-Fi" if self.settings.flag("global", "wifi_on") else "No Wi-Fi")
-        short = min(self.width, self.height)
-        return status_bar(self.width, round(self.opts.status_bar * short / 1080), self.clock.hhmm(), radio,
-                          self.height)
+        return status_bar(self.width, self._status_bar_height(), self.clock.hhmm(), radio, self.height)
+
+    def _status_bar_height(self) -> int:
+        return round(self.opts.status_bar * min(self.width, self.height) / 1080)
 
     # ==== input ====================================================================================
     def do_tap(self, x: int, y: int) -> None:
@@ -386,7 +394,9 @@ class SimPhone:
         if self._touch_outside_menu(x1, y1):
             return
         dy = y1 - y2
-        if abs(dy) >= SWIPE_MIN and abs(dy) >= abs(x2 - x1):
+        if -dy >= SWIPE_MIN and y1 < self._status_bar_height() and not self.shade.open:
+            self.shade.pull_down()  # a swipe down from the status bar pulls the shade down
+        elif abs(dy) >= SWIPE_MIN and abs(dy) >= abs(x2 - x1):
             win = self._window_at(x1, y1)
             target = W.scroll_target(win.root, x1, y1) if win is not None else None
             if target is not None and target.on_scroll is not None:
@@ -430,13 +440,16 @@ class SimPhone:
         app = self.apps[self.foreground]
         st = app.ui_state
         if name == "back":
-            if self.popup_visible:
+            if self.shade.open:
+                self.shade.close()
+            elif self.popup_visible:
                 self.popup_visible = False
             elif self.keyboard_visible():
                 st.focus = None
             elif not app.back() and self.foreground != LAUNCHER:
                 self.foreground = LAUNCHER
         elif name in ("home", "recents"):  # recents: the sim has no overview screen, it goes home
+            self.shade.close()
             st.focus = None
             self.popup_visible = False
             self.foreground = LAUNCHER
@@ -507,6 +520,7 @@ class SimPhone:
             app.reset_ui()
         self.foreground = LAUNCHER
         self.popup_visible = False
+        self.shade.close()
         self.kb = KeyboardState()
         self.screen_on = True
         self.boots += 1
@@ -642,6 +656,7 @@ class SimPhone:
         return {
             "world": self.world, "seed": self.seed, "foreground": self.foreground, "actions": self.actions,
             "clock": self.clock.hhmm(), "popup_visible": self.popup_visible, "popups_shown": self.popups.shown,
+            "shade": self.shade.state,
             "screen_on": self.screen_on, "boots": self.boots,
             "focus": app.ui_state.focus, "keyboard": self.keyboard_visible(),
             "ignored_inputs": list(self.ignored), "faults": list(self.faults.log),

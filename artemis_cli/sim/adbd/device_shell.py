@@ -52,6 +52,7 @@ class U2State:
     clipboard: str = ""
     stroke: Stroke = field(default_factory=lambda: Stroke(TAP_SLOP))  # touch.down/move/up so far
     starts: int = 0
+    toast: str | None = None  # the last Toast (makeToast / getLastToast)
 
 
 @dataclass

@@ -25,6 +25,7 @@ POLL_S = 0.05
 SWIPE_MARGIN = 5  # px kept from the edges by UiObject.swipeUp/Down/Left/Right
 DEADZONE = 0.1  # UiScrollable swipes inside the middle 80 % of the scrollable
 MAX_SEARCH_SWIPES = 30  # UiScrollable's default
+FLING_STEPS = 5  # UiScrollable.FLING_STEPS
 
 
 class ServerError(Exception):
@@ -53,7 +54,10 @@ class UiObjects:
                 "getText": self.get_text, "setText": self.set_text, "clearTextField": self.clear_text_field,
                 "longClick": self.long_click, "scrollForward": self.scroll_forward,
                 "scrollBackward": self.scroll_backward, "scrollToBeginning": self.scroll_to_beginning,
-                "scrollToEnd": self.scroll_to_end, "scrollTo": self.scroll_to}
+                "scrollToEnd": self.scroll_to_end, "scrollTo": self.scroll_to,
+                "flingForward": self.fling_forward, "flingBackward": self.fling_backward,
+                "flingToBeginning": self.fling_to_beginning, "flingToEnd": self.fling_to_end,
+                "dragTo": self.drag_to, "pinchIn": self.pinch, "pinchOut": self.pinch, "gesture": self.gesture}
 
     # --- finding --------------------------------------------------------------------------
     def find(self, sel: Any) -> list[Node]:
@@ -168,6 +172,34 @@ class UiObjects:
             self.device.phone.do_swipe(x1, y1, x2, y2, steps * 5)
         return True
 
+    def drag_to(self, sel: Any, *args: Any) -> bool:
+        """UiObject.dragTo(x, y, steps) or dragTo(UiObject, steps): press the object's centre,
+        hold past the long-press timeout, move, release (what reorders a list)."""
+        with self.device.lock:
+            x1, y1 = self._point(self.one(sel), None)
+            if args and isinstance(args[0], dict):
+                x2, y2 = self._point(self.one(args[0]), None)
+            elif len(args) >= 2:
+                x2, y2 = int(args[0]), int(args[1])
+            else:
+                raise ServerError("java.lang.IllegalArgumentException", "dragTo needs a point or an object", -32602)
+            self.device.phone.do_drag(x1, y1, x2, y2)
+        return True
+
+    def pinch(self, sel: Any, percent: Any = 100, steps: Any = 50) -> bool:
+        """UiObject.pinchIn/pinchOut: a two-finger gesture inside the object.  Nothing in the
+        sim's apps zooms, so it changes nothing, as on a phone's list or form (still an object
+        that must exist, and still an action)."""
+        return self.gesture(sel)
+
+    def gesture(self, sel: Any, *_: Any) -> bool:
+        """UiObject.performTwoPointerGesture: accepted inside the object; no app zooms."""
+        with self.device.lock:
+            node = self.one(sel)
+            self.device.phone.note_ignored(f"two-finger gesture on {node.widget.cls}: nothing zooms")
+            self.device.phone.invalidate()
+        return True
+
     # --- UiScrollable ---------------------------------------------------------------------
     def _scroll(self, sel: Any, vertical: Any, forward: bool, steps: Any = 55) -> bool:
         """One UiScrollable swipe; True when the content moved."""
@@ -186,6 +218,19 @@ class UiObjects:
                 y1, y2 = (bottom - adj, top + adj) if forward else (top + adj, bottom - adj)
                 phone.do_swipe(x, y1, x, y2, int(steps or 55) * 5)
             return phone.dump_xml() != before
+
+    def fling_forward(self, sel: Any, vertical: Any = True) -> bool:
+        """UiScrollable.flingForward: one swipe of FLING_STEPS (5) steps, a fast one."""
+        return self._scroll(sel, vertical, True, FLING_STEPS)
+
+    def fling_backward(self, sel: Any, vertical: Any = True) -> bool:
+        return self._scroll(sel, vertical, False, FLING_STEPS)
+
+    def fling_to_beginning(self, sel: Any, vertical: Any = True, max_swipes: Any = 500) -> bool:
+        return self.scroll_to_beginning(sel, vertical, max_swipes, FLING_STEPS)
+
+    def fling_to_end(self, sel: Any, vertical: Any = True, max_swipes: Any = 500) -> bool:
+        return self.scroll_to_end(sel, vertical, max_swipes, FLING_STEPS)
 
     def scroll_forward(self, sel: Any, vertical: Any = True, steps: Any = 55) -> bool:
         return self._scroll(sel, vertical, True, steps)
