@@ -7,9 +7,11 @@ gains here what a real device gets from uiautomator2's files and apps and from b
   uiautomator2 server (it runs while that shell stream stays open, like the real process; the
   services module sees it before the shell does);
 * ``ime list|enable|set|disable`` and ``am broadcast -a ADB_KEYBOARD_…``: uiautomator2's
-  AdbKeyboard IME, present only when the device was built with ``adb_keyboard=True`` (as after
-  ``python -m uiautomator2 init``); otherwise ``ime list`` shows only the stock keyboard and
-  broadcasts are not received (``result=0``);
+  AdbKeyboard IME, present when the device was built with ``adb_keyboard=True`` (as after
+  ``python -m uiautomator2 init``) or once ``pm install`` installed uiautomator2's own APK
+  (``assets/app-uiautomator.apk``, what ``set_input_ime``/``hide_keyboard``/``send_action``
+  install on a phone without it); otherwise ``ime list`` shows only Gboard and broadcasts are
+  not received (``result=0``);
 * ``reboot``: the served device drops every connection and comes back later (``on_reboot``).
 
 These are commands of the phone's shell, so they work inside ``;`` ``&&`` ``|`` and with
@@ -22,11 +24,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import io
 import re
 import threading
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from artemis_cli.errors import ShellError
 from artemis_cli.sim.gestures import Stroke
 from artemis_cli.sim.latency import Latency
 from artemis_cli.sim.phone import TAP_SLOP, SimPhone
@@ -75,7 +80,17 @@ class DeviceSide:
                 return self._broadcast(args[1:])
             return plain_am(args, stdin)
 
-        sh.commands.update({"ime": lambda args, _: self._ime(args), "am": am, "reboot": self._reboot})
+        plain_pm = sh.commands["pm"]
+
+        def pm(args: list[str], stdin: bytes) -> ShellResult:
+            apks = [a for a in args[1:] if not a.startswith("-")] if args[:1] == ["install"] else []
+            if apks and self._is_u2_apk(apks[-1]):
+                with self.lock:
+                    self.phone.install_stub(U2_APP)
+                return out("Success\n")
+            return plain_pm(args, stdin)
+
+        sh.commands.update({"ime": lambda args, _: self._ime(args), "am": am, "pm": pm, "reboot": self._reboot})
 
     # --- shell ----------------------------------------------------------------------------
     def is_u2_launch(self, command: str) -> int | None:
@@ -103,6 +118,16 @@ class DeviceSide:
         return out("")
 
     # --- uiautomator2's AdbKeyboard ---------------------------------------------------------
+    def _is_u2_apk(self, path: str) -> bool:
+        """Whether ``path`` is uiautomator2's app (``assets/app-uiautomator.apk``, which
+        ``set_input_ime`` installs): its binary manifest names ``com.github.uiautomator``."""
+        try:
+            with zipfile.ZipFile(io.BytesIO(self.phone.read_file(path))) as z:
+                manifest = z.read("AndroidManifest.xml")
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile, ShellError):
+            return False
+        return U2_APP.encode("utf-16-le") in manifest
+
     def _imes(self) -> list[str]:
         """Gboard, plus the AdbKeyboard once served with it (``--adb-keyboard``) or once its app
         (``com.github.uiautomator``) is installed, as ``u2.set_input_ime()`` installs it."""
