@@ -5,6 +5,7 @@ Gboard (no AdbKeyboard until u2 installs its app, as on a phone)."""
 from __future__ import annotations
 
 import adbutils
+import pytest
 import uiautomator2 as u2
 from adbd_support import SimDevice, needs_adb
 
@@ -121,3 +122,22 @@ def test_an_apk_that_is_not_u2s_does_not_install_the_adb_keyboard(sim_device: Si
     sim_device.phone.write_file("/data/local/tmp/other.apk", b"PK\x05\x06" + b"\0" * 18)
     sim_device.adb.run("shell", "pm install -r -t /data/local/tmp/other.apk", serial=sim_device.serial, check=False)
     assert ADB_KEYBOARD not in sim_device.shell("ime list -s -a").split()
+
+
+def test_child_by_text_scrolls_to_the_row_and_names_an_object_later_calls_use(sim_device: SimDevice) -> None:
+    d = _connect(sim_device)
+    phone = sim_device.phone
+    phone.do_launch(CONTACTS)
+    name_view = "com.android.contacts:id/cliv_name_textview"
+    row = d(scrollable=True).child_by_text("Oscar Quinn", resourceId=name_view)
+    assert isinstance(row.selector, str)  # an object name handed out by the server
+    assert row.get_text() == "Oscar Quinn" and phone.apps[CONTACTS].ui_state.scroll  # scrolled into view
+    second = d(scrollable=True).child_by_instance(1, resourceId=name_view)
+    assert second.exists and second.get_text() != "Oscar Quinn"
+    row.click()
+    assert d(text="Oscar Quinn").exists and not d(resourceId=name_view).exists  # the details screen
+    assert not row.exists  # the name is re-resolved on the screen now shown: no list, no row
+    with pytest.raises(u2.UiObjectNotFoundError):
+        d(scrollable=True).child_by_text("Nobody Here", resourceId=name_view)
+    with pytest.raises(u2.UiObjectNotFoundError):
+        d.jsonrpc.getText("text:999")

@@ -124,8 +124,6 @@ def test_errors_come_back_as_the_server_reports_them(sim_device: SimDevice) -> N
         d(textMatches="(").exists.__bool__()
     with pytest.raises(u2.UiObjectNotFoundError):
         d.jsonrpc.pinchIn(missing, 50, 10)  # served now: on a missing object it is not found
-    with pytest.raises(u2.exceptions.RPCUnknownError, match="Method not found"):
-        d.jsonrpc.childByText(missing, missing, "x")  # not served (WORLD.md)
 
 
 def test_scroll_to_brings_a_row_into_view(sim_device: SimDevice) -> None:

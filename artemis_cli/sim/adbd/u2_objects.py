@@ -18,7 +18,15 @@ from collections.abc import Callable
 from typing import Any
 
 from artemis_cli.sim.adbd.device_shell import DeviceSide
-from artemis_cli.sim.adbd.u2_selector import Node, SelectorError, describe, obj_info, select
+from artemis_cli.sim.adbd.u2_selector import (
+    MASK_INSTANCE,
+    Node,
+    SelectorError,
+    describe,
+    flatten,
+    obj_info,
+    select,
+)
 
 NOT_FOUND = "androidx.test.uiautomator.UiObjectNotFoundException"
 POLL_S = 0.05
@@ -47,6 +55,9 @@ def _selector(sel: Any) -> dict[str, Any]:
 class UiObjects:
     def __init__(self, device: DeviceSide) -> None:
         self.device = device
+        # childByText/childByDescription/childByInstance hand out object names (the server's
+        # addUiObject); the other methods accept such a name where a selector goes
+        self.named: dict[str, tuple[dict[str, Any], dict[str, Any], str, Any]] = {}
 
     def methods(self) -> dict[str, Callable[..., Any]]:
         return {"exist": self.exist, "waitForExists": self.wait_for_exists, "waitUntilGone": self.wait_until_gone,
@@ -57,10 +68,13 @@ class UiObjects:
                 "scrollToEnd": self.scroll_to_end, "scrollTo": self.scroll_to,
                 "flingForward": self.fling_forward, "flingBackward": self.fling_backward,
                 "flingToBeginning": self.fling_to_beginning, "flingToEnd": self.fling_to_end,
-                "dragTo": self.drag_to, "pinchIn": self.pinch, "pinchOut": self.pinch, "gesture": self.gesture}
+                "childByText": self.child_by_text, "childByDescription": self.child_by_description,
+                "childByInstance": self.child_by_instance, "dragTo": self.drag_to, "pinchIn": self.pinch, "pinchOut": self.pinch, "gesture": self.gesture}
 
     # --- finding --------------------------------------------------------------------------
     def find(self, sel: Any) -> list[Node]:
+        if isinstance(sel, str):
+            return self._resolve(sel)
         sel = _selector(sel)
         with self.device.lock:
             try:
@@ -71,8 +85,55 @@ class UiObjects:
     def one(self, sel: Any) -> Node:
         found = self.find(sel)
         if not found:
-            raise ServerError(NOT_FOUND, describe(_selector(sel)))
+            raise ServerError(NOT_FOUND, sel if isinstance(sel, str) else describe(_selector(sel)))
         return found[0]
+
+    # --- child objects (UiCollection / UiScrollable getChildBy…) ----------------------------
+    def _child(self, how: str, coll: Any, child: Any, key: Any, allow_scroll: Any = True) -> str:
+        coll, child = _selector(coll), _selector(child)
+        if how != "instance" and allow_scroll is not False and any(n.widget.scrollable for n in self.find(coll)):
+            target = {"mask": 0x01, "text": str(key)} if how == "text" else {"mask": 0x40, "description": str(key)}
+            self.scroll_to(coll, target)  # UiScrollable.getChildByText scrolls it into view first
+        name = f"{how}:{len(self.named) + 1}"
+        self.named[name] = (coll, child, how, key)
+        if not self._resolve(name):
+            del self.named[name]
+            raise ServerError(NOT_FOUND, f"{describe(child)} with {how} {key!r} in {describe(coll)}")
+        return name
+
+    def child_by_text(self, coll: Any, child: Any, text: Any, allow_scroll: Any = True) -> str:
+        return self._child("text", coll, child, text, allow_scroll)
+
+    def child_by_description(self, coll: Any, child: Any, desc: Any, allow_scroll: Any = True) -> str:
+        return self._child("description", coll, child, desc, allow_scroll)
+
+    def child_by_instance(self, coll: Any, child: Any, instance: Any) -> str:
+        return self._child("instance", coll, child, instance)
+
+    def _resolve(self, name: str) -> list[Node]:
+        """The node an object name stands for, found again on the current screen (a UiObject is a
+        selector, not a view): the first child of the collection matching the child selector whose
+        subtree has that text / description, or its n-th match."""
+        spec = self.named.get(name)
+        if spec is None:
+            raise ServerError(NOT_FOUND, f"UiObject {name} not found")
+        coll, child, how, key = spec
+        with self.device.lock:  # one screen: every node below comes from this flattening
+            nodes = flatten(self.device.phone.windows())
+            parents = self.find(coll)
+            if not parents:
+                return []
+            inside_coll = {d.order for d in nodes[parents[0].order].descendants(nodes)}
+            plain = {**child, "mask": int(child.get("mask") or 0) & ~MASK_INSTANCE}
+            found = [nodes[n.order] for n in self.find(plain) if n.order in inside_coll]
+        if how == "instance":
+            i = int(key) if str(key).lstrip("-").isdigit() else -1
+            return [found[i]] if 0 <= i < len(found) else []
+        for n in found:
+            if any((d.widget.text if how == "text" else d.widget.desc) == str(key)
+                   for d in [n, *n.descendants(nodes)]):
+                return [n]
+        return []
 
     def _wait(self, sel: Any, timeout_ms: Any, present: bool) -> bool:
         deadline = time.monotonic() + max(0.0, float(timeout_ms or 0)) / 1000.0
