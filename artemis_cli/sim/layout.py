@@ -52,7 +52,7 @@ class Ui:
         self.h = height
         self.opts = opts
         self.st = st
-        self.s = width / 1080.0
+        self.s = min(width, height) / 1080.0  # dp stay dp in landscape (sysui.unit)
         self.top = self.px(opts.status_bar)
         self.fab_clearance = self.px(260)
 

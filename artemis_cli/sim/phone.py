@@ -17,6 +17,7 @@ from artemis_cli.errors import DeviceOffline, HierarchyError, ScreenshotError, S
 from artemis_cli.perception.packages import read_package_file
 from artemis_cli.sim import widgets as W
 from artemis_cli.sim.activities import ActivityState, launch_activity
+from artemis_cli.sim.display import Display, with_rotation
 from artemis_cli.sim.faults import IDLE_STATE_MSG, NULL_ROOT_MSG, FaultInjector, parse_faults
 from artemis_cli.sim.gestures import CALL_GAP_MS, DOUBLE_TAP_GAP_MS, TapTracker, TouchClock
 from artemis_cli.sim.hierarchy_xml import dump, dump_u2, window_order
@@ -25,6 +26,7 @@ from artemis_cli.sim.packages import CORE_PACKAGES as SYSTEM_PACKAGES
 from artemis_cli.sim.packages import PackageState
 from artemis_cli.sim.popup import PopupSchedule, popup_window
 from artemis_cli.sim.render import encode_png, render
+from artemis_cli.sim.shade import Shade
 from artemis_cli.sim.shell import Shell, ShellResult
 from artemis_cli.sim.system import SettingsStore, VirtualClock
 from artemis_cli.sim.sysui import IME_PACKAGE, SYSTEMUI, ime_window, nav_bar, nav_bar_height, status_bar
@@ -70,9 +72,10 @@ class SimPhone:
         self.world = world
         self.seed = seed
         self.shuffle_windows = shuffle_windows
-        self.width, self.height = width, height
+        self.display = Display(width, height)  # physical size, wm overrides, rotation (sim/display.py)
+        self.width, self.height = width, height  # the logical display: _sync_display keeps them
         # Apps lay out above the 3-button navigation bar (a non-edge-to-edge app on Android 14).
-        self.app_height = height - nav_bar_height(width)
+        self.app_height = height - nav_bar_height(width, height)
         wd = WORLDS[world]
         self.opts = wd.layout
         self.settings = SettingsStore()
@@ -83,6 +86,7 @@ class SimPhone:
         self.popups = PopupSchedule(seed, enabled=popups, storm=spec.popup_storm and popups)
         ctx = AppContext(width, self.app_height, seed, self.opts, self.settings, self.clock, self._launch_from_app,
                          shop_password=shop_password)
+        self._ctx = ctx
         self.apps: dict[str, App] = wd.create_apps(ctx)
         self._packages_file = packages
         for package in read_package_file(packages) if packages is not None else ():
@@ -92,6 +96,7 @@ class SimPhone:
         self.activities = ActivityState(top={LAUNCHER: launch_activity(LAUNCHER)})
         self.pm_state = PackageState()
         self.popup_visible = False
+        self.shade = Shade()  # the notification shade System UI pulls down (sim/shade.py)
         self.kb = KeyboardState()
         self.ignored: list[str] = []
         self.actions = 0
@@ -117,14 +122,30 @@ class SimPhone:
         sim (``artemis sim serve``) runs one task after another this way, as a real phone would be
         wiped between runs. ``artemis-sim reset`` in the sim's shell calls it."""
         faults = self.faults
-        type(self).__init__(self, world=world, seed=seed, width=self.width, height=self.height, popups=popups,
+        type(self).__init__(self, world=world, seed=seed, width=self.display.phys_w, height=self.display.phys_h,
+                            popups=popups,
                             shop_password=self._shop_password, shuffle_windows=self.shuffle_windows,
                             packages=self._packages_file)
         self.faults = faults
     def info(self) -> DeviceInfo:
         serial = "sim" if self.world == "default" else f"sim:{self.world}"
+        self._sync_display()
         return DeviceInfo(serial=serial, kind="sim", model="Artemis Sim", width=self.width, height=self.height,
                           sdk=34)
+
+    def rotation(self) -> int:
+        """The display rotation 0-3 (Surface.ROTATION_*), from the settings (sim/display.py)."""
+        return self.display.rotation(self.settings)
+
+    def _sync_display(self) -> None:
+        """Take the logical display size the settings and ``wm size`` ask for: the apps, the bars
+        and the keyboard lay out again in it (every change goes through :meth:`invalidate`)."""
+        w, h = self.display.logical(self.settings)
+        if (w, h) != (self.width, self.height):
+            self.width, self.height = w, h
+            self.app_height = h - nav_bar_height(w, h)
+            self._ctx.width, self._ctx.height = w, self.app_height
+            self._version += 1
 
     def screenshot(self) -> bytes:
         self._enter()
@@ -219,6 +240,7 @@ class SimPhone:
         """Every window on screen in drawing order, bottom to top: the app's (its screen, then a
         dialog), the promotion pop-up, the keyboard (IME) when shown, the status bar and the
         navigation bar."""
+        self._sync_display()
         if self._built is not None and self._built[0] == self._version:
             return self._built[1]
         app = self.apps[self.foreground]
@@ -233,13 +255,18 @@ class SimPhone:
             top = keyboard_top(self.width, self.app_height)
             wins.append(ime_window(self.width, top, self.app_height, layout(self.width, self.app_height, self.kb),
                                    self.kb.symbols, self._ime_key))
+        if self.shade.open:
+            wins.append(self.shade.window(self.width, self.app_height, min(self.width, self.height),
+                                          self.clock.hhmm(), self.settings, self.invalidate))
         wins += [self._status_bar(), nav_bar(self.width, self.height, self._nav_key)]
         self._built = (self._version, wins)
         return wins
 
     def active_window(self) -> Window:
         """The window with input focus: the top app-level one (a pop-up, a dialog, else the app's
-        screen); never the keyboard or a system bar."""
+        screen), or the notification shade when it is down; never the keyboard or a system bar."""
+        if self.shade.open:
+            return next(w for w in self.windows() if w.root.rid == "com.android.systemui:id/notification_shade")
         return [w for w in self.windows() if w.package not in (SYSTEMUI, IME_PACKAGE)][-1]
 
     def keyboard_visible(self) -> bool:
@@ -251,7 +278,7 @@ class SimPhone:
         see WORLD.md §1).  :meth:`u2_dump` is uiautomator2's dump."""
         if self._xml is not None and self._xml[0] == self._version:
             return self._xml[1]
-        xml = dump(self.windows())
+        xml = with_rotation(dump(self.windows()), self.rotation())
         self._xml = (self._version, xml)
         return xml
 
@@ -261,12 +288,12 @@ class SimPhone:
         number (seeded by the phone's seed, so reproducible), not in drawing order.  Each call is
         one dump: the next one may list the windows in another order."""
         self.u2_dumps += 1
-        if active_only:
-            return dump_u2([self.active_window()])
         wins = self.windows()
-        if not self.shuffle_windows:
-            return dump_u2(wins)
-        return dump_u2([wins[i] for i in window_order(len(wins), self.seed, self.u2_dumps)])
+        if active_only:
+            wins = [self.active_window()]
+        elif self.shuffle_windows:
+            wins = [wins[i] for i in window_order(len(wins), self.seed, self.u2_dumps)]
+        return with_rotation(dump_u2(wins), self.rotation())
 
     def _render_key(self) -> str:
         h = hashlib.blake2b(digest_size=16)
@@ -278,6 +305,7 @@ class SimPhone:
         return h.hexdigest()
 
     def render_image(self) -> Image.Image:
+        self._sync_display()
         if not self.screen_on:  # the panel is off: a black frame, like screencap on a sleeping phone
             return Image.new("RGB", (self.width, self.height), (0, 0, 0))
         return render(self.windows(), self.width, self.height, dark=self._dark())
@@ -300,7 +328,10 @@ class SimPhone:
     def _status_bar(self) -> Window:
         radio = "Airplane mode" if self.settings.flag("global", "airplane_mode_on") else (
             "Wi-Fi" if self.settings.flag("global", "wifi_on") else "No Wi-Fi")
-        return status_bar(self.width, round(self.opts.status_bar * self.width / 1080), self.clock.hhmm(), radio)
+        return status_bar(self.width, self._status_bar_height(), self.clock.hhmm(), radio, self.height)
+
+    def _status_bar_height(self) -> int:
+        return round(self.opts.status_bar * min(self.width, self.height) / 1080)
 
     # ==== input ====================================================================================
     def do_tap(self, x: int, y: int) -> None:
@@ -367,7 +398,9 @@ class SimPhone:
         if self._touch_outside_menu(x1, y1):
             return
         dy = y1 - y2
-        if abs(dy) >= SWIPE_MIN and abs(dy) >= abs(x2 - x1):
+        if -dy >= SWIPE_MIN and y1 < self._status_bar_height() and not self.shade.open:
+            self.shade.pull_down()  # a swipe down from the status bar pulls the shade down
+        elif abs(dy) >= SWIPE_MIN and abs(dy) >= abs(x2 - x1):
             win = self._window_at(x1, y1)
             target = W.scroll_target(win.root, x1, y1) if win is not None else None
             if target is not None and target.on_scroll is not None:
@@ -411,13 +444,16 @@ class SimPhone:
         app = self.apps[self.foreground]
         st = app.ui_state
         if name == "back":
-            if self.popup_visible:
+            if self.shade.open:
+                self.shade.close()
+            elif self.popup_visible:
                 self.popup_visible = False
             elif self.keyboard_visible():
                 st.focus = None
             elif not app.back() and self.foreground != LAUNCHER:
                 self.foreground = LAUNCHER
         elif name in ("home", "recents"):  # recents: the sim has no overview screen, it goes home
+            self.shade.close()
             st.focus = None
             self.popup_visible = False
             self.foreground = LAUNCHER
@@ -489,6 +525,7 @@ class SimPhone:
         self.foreground = LAUNCHER
         self.activities = ActivityState(top={LAUNCHER: launch_activity(LAUNCHER)})
         self.popup_visible = False
+        self.shade.close()
         self.kb = KeyboardState()
         self.screen_on = True
         self.boots += 1
@@ -594,6 +631,7 @@ class SimPhone:
 
     def invalidate(self) -> None:
         self._version += 1
+        self._sync_display()
 
     def _enter(self) -> None:
         if self.closed:
@@ -608,6 +646,12 @@ class SimPhone:
 
     def has_package(self, package: str) -> bool:
         return package in self.apps
+
+    def install_stub(self, package: str) -> None:
+        """Install ``package`` as a stub app (worlds/stub.py), as ``pm install`` of its APK does."""
+        if package not in self.apps:
+            self.apps[package] = StubApp(self._ctx, package)
+            self.invalidate()
 
     def current_package(self) -> str:
         return self.foreground
@@ -630,6 +674,7 @@ class SimPhone:
         return {
             "world": self.world, "seed": self.seed, "foreground": self.foreground, "actions": self.actions,
             "clock": self.clock.hhmm(), "popup_visible": self.popup_visible, "popups_shown": self.popups.shown,
+            "shade": self.shade.state,
             "screen_on": self.screen_on, "boots": self.boots,
             "focus": app.ui_state.focus, "keyboard": self.keyboard_visible(),
             "ignored_inputs": list(self.ignored), "faults": list(self.faults.log),

@@ -382,23 +382,14 @@ class DeviceCommands:
                 f"Display Power: state={'ON' if on else 'OFF'}\n")
 
     def _display(self) -> str:
-        w, h = self.phone.width, self.phone.height
-        return ("DISPLAY MANAGER (dumpsys display)\n  mOnlyCore=false\n"
-                f"  mDefaultViewport=DisplayViewport{{valid=true, displayId=0, uniqueId='local:0', physicalPort=0, "
-                f"orientation=0, logicalFrame=Rect(0, 0 - {w}, {h}), physicalFrame=Rect(0, 0 - {w}, {h}), "
-                f"deviceWidth={w}, deviceHeight={h}, isActive=true}}\n"
-                "Display Devices: size=1\n"
-                f'  DisplayDeviceInfo{{"Built-in Screen": uniqueId="local:0", {w} x {h}, modeId 1, '
-                "density 420, rotation 0, type INTERNAL}\n"
-                f"  mScreenState={'ON' if self.phone.screen_on else 'OFF'}\n")
+        return self.phone.display.dumpsys_display(self.phone.settings, self.phone.screen_on)
 
     def wm(self, args: list[str], _: bytes) -> ShellResult:
-        info = self.phone.info()
-        if args[:1] == ["size"]:
-            return out(f"Physical size: {info.width}x{info.height}\n")
-        if args[:1] == ["density"]:
-            return out("Physical density: 420\n")
-        return err("usage: wm [size|density]\n", 1)
+        """``wm size [WxH|reset]``, ``wm density [N|reset]`` (sim/display.py): an override size
+        is the screen the apps, screenshots and dumps use from then on."""
+        stdout, stderr, code = self.phone.display.wm(args)
+        self.phone.invalidate()
+        return err(stderr, code, stdout) if stderr else out(stdout, code)
 
     def reboot(self, args: list[str], _: bytes) -> ShellResult:
         """In process the phone restarts at once; served over adb (adbd.DeviceSide) the connection

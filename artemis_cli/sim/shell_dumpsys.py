@@ -43,6 +43,7 @@ class DumpsysCommands:
                                      "  scale: 100\n"),
             "power": lambda a: out(device._power()),
             "display": lambda a: out(device._display()),
+            "input": lambda a: out(phone.display.dumpsys_input(phone.settings)),
             "SurfaceFlinger": self.surface_flinger,
             "activity": self.activity,
             "package": self.package,

@@ -99,6 +99,8 @@ class SystemCommands:
         return out(time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime(epoch)) + "\n")
 
     def content(self, args: list[str], _: bytes) -> ShellResult:
+        if args[:1] == ["insert"]:
+            return self._content_insert(args[1:])
         if not args or args[0] != "query":
             # Content.java: an unknown operation prints the usage, then the error, on stdout (exit 0)
             problem = f"[ERROR] Unsupported operation: {args[0]}\n" if args else ""
@@ -133,6 +135,46 @@ class SystemCommands:
             cells = ", ".join(f"{k}={'NULL' if r.get(k) is None else r.get(k)}" for k in keys)
             lines.append(f"Row: {i} {cells}\n")
         return out("".join(lines))
+
+
+    def _content_insert(self, args: list[str]) -> ShellResult:
+        """``content insert --uri URI --bind COLUMN:TYPE:VALUE …`` (TYPE b s i l f d n, as
+        ContentCommand parses them).  The settings provider stores ``name``/``value`` rows (what
+        adbutils and uiautomator2 tools use to rotate the screen); the apps' providers are read-only."""
+        uri, binds = "", {}
+        i = 0
+        while i < len(args):
+            a = args[i]
+            if a in ("--uri", "--bind", "--user") and i + 1 < len(args):
+                if a == "--uri":
+                    uri = args[i + 1]
+                elif a == "--bind":
+                    m = re.fullmatch(r"([^:]+):([bsilfdn]):(.*)", args[i + 1], re.DOTALL)
+                    if m is None:
+                        return err(f"Error: Invalid binding: {args[i + 1]}\n", 1)
+                    binds[m.group(1)] = None if m.group(2) == "n" else m.group(3)
+                i += 2
+            else:
+                return err(f"Error: Unsupported argument: {a}\n", 1)
+        if not uri:
+            return err("Error: Content provider URI not specified. Did you specify --uri argument?\n", 1)
+        if not binds:
+            return err("Error: Bindings not specified. Did you specify --bind argument(s)?\n", 1)
+        m = re.fullmatch(r"content://([^/]+)/?([^/?#]*)", uri)
+        auth, table = (m.group(1), m.group(2)) if m else (uri, "")
+        if auth == "settings" and table in NAMESPACES:
+            name, value = binds.get("name"), binds.get("value")
+            if not name:
+                return err(f"Error while accessing provider:settings\njava.lang.IllegalArgumentException: "
+                           f"Invalid name: {name}\n", 1)
+            self.phone.settings.put(table, name, "null" if value is None else value)
+            self.phone.invalidate()
+            return out("")
+        if m and self.phone.provider_rows(auth, table) is not None:
+            return err(f"Error while accessing provider:{auth}\njava.lang.UnsupportedOperationException: "
+                       f"insert not supported for {uri}\n", 1)
+        return err(f"Error while accessing provider:{auth}\njava.lang.IllegalArgumentException: Unknown URI "
+                   f"{uri}\n", 1)
 
 
 _COND = re.compile(r"""\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=|==|!=|<>|\s+LIKE\s+)\s*('([^']*)'|"([^"]*)"|([^\s'"]+))\s*""",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 NAMESPACES = ("system", "secure", "global")
+GBOARD = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME"  # the phone's IME
 
 DEFAULT_SETTINGS: dict[str, dict[str, str]] = {
     "global": {
@@ -16,8 +17,10 @@ DEFAULT_SETTINGS: dict[str, dict[str, str]] = {
         "adb_enabled": "1",
         "auto_time": "1",
     },
-    "secure": {"ui_night_mode": "1", "android_id": "a17e5150c0ffee00", "location_mode": "3"},
-    "system": {"screen_off_timeout": "30000", "screen_brightness": "128", "font_scale": "1.0"},
+    "secure": {"ui_night_mode": "1", "android_id": "a17e5150c0ffee00", "location_mode": "3",
+               "default_input_method": GBOARD, "enabled_input_methods": GBOARD},
+    "system": {"screen_off_timeout": "30000", "screen_brightness": "128", "font_scale": "1.0",
+               "user_rotation": "0", "accelerometer_rotation": "0"},
 }
 
 

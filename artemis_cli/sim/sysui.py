@@ -3,7 +3,7 @@
 Each is a top-level ``Window`` like an app's, so the renderer draws it and the dumps list it as a
 window of its own, with the packages and ids real phones use (System UI's
 ``com.android.systemui:id/navigation_bar_frame`` with Back / Home / Overview buttons, Gboard's
-``com.google.android.inputmethod.latin`` keys ``key_pos_…``).  Sizes scale with width / 1080.
+``com.google.android.inputmethod.latin`` keys ``key_pos_…``).  Sizes scale with the short side / 1080.
 """
 
 from __future__ import annotations
@@ -24,17 +24,23 @@ _IME_IDS = {"shift": "key_pos_shift", "delete": "key_pos_del", "mode": "key_pos_
 _IME_DESCS = {"shift": "Shift", "delete": "Delete", "space": "Space", "enter": "Enter"}
 
 
-def nav_bar_height(width: int) -> int:
-    return round(NAV_BAR_HEIGHT * width / 1080)
+def unit(width: int, height: int | None = None) -> float:
+    """Pixels per 1080th of the screen's short side: sizes stay the same in dp when the phone
+    turns to landscape (the density does not change with the rotation)."""
+    return min(width, height if height is not None else width) / 1080
+
+
+def nav_bar_height(width: int, height: int | None = None) -> int:
+    return round(NAV_BAR_HEIGHT * unit(width, height))
 
 
 def _sysui(name: str) -> str:
     return f"{SYSTEMUI}:id/{name}"
 
 
-def status_bar(width: int, height_px: int, clock: str, radio: str) -> Window:
+def status_bar(width: int, height_px: int, clock: str, radio: str, screen_height: int | None = None) -> Window:
     """Clock on the left, connectivity and battery on the right (``height_px`` high)."""
-    s = width / 1080
+    s = unit(width, screen_height)
     sb = height_px
     pad = round(48 * s)
     kids = [
@@ -53,8 +59,8 @@ def status_bar(width: int, height_px: int, clock: str, radio: str) -> Window:
 
 def nav_bar(width: int, height: int, press: Callable[[str], None]) -> Window:
     """The 3-button navigation bar along the bottom edge: Back, Home, Overview (AOSP layout)."""
-    s = width / 1080
-    top = height - nav_bar_height(width)
+    s = unit(width, height)
+    top = height - nav_bar_height(width, height)
     half = round(NAV_BUTTON_WIDTH * s) // 2
 
     def button(k: int, name: str, desc: str, glyph: str, key: str, long: bool = False) -> Widget:

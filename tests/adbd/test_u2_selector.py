@@ -122,8 +122,8 @@ def test_errors_come_back_as_the_server_reports_them(sim_device: SimDevice) -> N
     assert e.value.args[:2] == (-32001, "androidx.test.uiautomator.UiObjectNotFoundException")
     with pytest.raises(u2.exceptions.RPCUnknownError, match="PatternSyntaxException"):
         d(textMatches="(").exists.__bool__()
-    with pytest.raises(u2.exceptions.RPCUnknownError, match="Method not found"):
-        d.jsonrpc.pinchIn(missing, 50, 10)
+    with pytest.raises(u2.UiObjectNotFoundError):
+        d.jsonrpc.pinchIn(missing, 50, 10)  # served now: on a missing object it is not found
 
 
 def test_scroll_to_brings_a_row_into_view(sim_device: SimDevice) -> None:

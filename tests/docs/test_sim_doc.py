@@ -160,7 +160,7 @@ def test_every_element_id_named_is_drawn_by_the_sim(doc: str) -> None:
 def test_settings_defaults_are_what_settings_get_prints(doc: str) -> None:
     phone = SimPhone()
     rows = table(doc, "settings")
-    assert len(rows) == 8
+    assert len(rows) == 10
     for _, key, values in rows:
         namespace, name = code(key)[0].split()
         default = re.search(r"\(([^)]*)\)$", values).group(1)  # type: ignore[union-attr]

@@ -7,9 +7,11 @@ gains here what a real device gets from uiautomator2's files and apps and from b
   uiautomator2 server (it runs while that shell stream stays open, like the real process; the
   services module sees it before the shell does);
 * ``ime list|enable|set|disable`` and ``am broadcast -a ADB_KEYBOARD_…``: uiautomator2's
-  AdbKeyboard IME, present only when the device was built with ``adb_keyboard=True`` (as after
-  ``python -m uiautomator2 init``); otherwise ``ime list`` shows only the stock keyboard and
-  broadcasts are not received (``result=0``);
+  AdbKeyboard IME, present when the device was built with ``adb_keyboard=True`` (as after
+  ``python -m uiautomator2 init``) or once ``pm install`` installed uiautomator2's own APK
+  (``assets/app-uiautomator.apk``, what ``set_input_ime``/``hide_keyboard``/``send_action``
+  install on a phone without it); otherwise ``ime list`` shows only Gboard and broadcasts are
+  not received (``result=0``);
 * ``reboot``: the served device drops every connection and comes back later (``on_reboot``).
 
 These are commands of the phone's shell, so they work inside ``;`` ``&&`` ``|`` and with
@@ -22,20 +24,25 @@ from __future__ import annotations
 
 import base64
 import binascii
+import io
 import re
 import threading
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from artemis_cli.errors import ShellError
 from artemis_cli.sim.gestures import Stroke
 from artemis_cli.sim.latency import Latency
 from artemis_cli.sim.phone import TAP_SLOP, SimPhone
 from artemis_cli.sim.shell import ShellResult, err, out
+from artemis_cli.sim.system import GBOARD
 
 U2_JAR = "/data/local/tmp/u2.jar"
 U2_MAIN = "com.wetest.uia2.Main"
 U2_PORT = 9008
-LATIN_IME = "com.android.inputmethod.latin/.LatinIME"
+LATIN_IME = GBOARD  # the stock keyboard, Gboard (sim/sysui.IME_PACKAGE draws it)
+U2_APP = "com.github.uiautomator"  # the app uiautomator2 installs; its AdbKeyboard is an IME
 ADB_KEYBOARD = "com.github.uiautomator/.AdbKeyboard"
 
 _U2_LAUNCH = re.compile(r"app_process\s.*\b" + re.escape(U2_MAIN) + r"\b(?:.*-p\s+(?P<port>\d+))?")
@@ -50,6 +57,7 @@ class U2State:
     clipboard: str = ""
     stroke: Stroke = field(default_factory=lambda: Stroke(TAP_SLOP))  # touch.down/move/up so far
     starts: int = 0
+    toast: str | None = None  # the last Toast (makeToast / getLastToast)
 
 
 @dataclass
@@ -72,7 +80,17 @@ class DeviceSide:
                 return self._broadcast(args[1:])
             return plain_am(args, stdin)
 
-        sh.commands.update({"ime": lambda args, _: self._ime(args), "am": am, "reboot": self._reboot})
+        plain_pm = sh.commands["pm"]
+
+        def pm(args: list[str], stdin: bytes) -> ShellResult:
+            apks = [a for a in args[1:] if not a.startswith("-")] if args[:1] == ["install"] else []
+            if apks and self._is_u2_apk(apks[-1]):
+                with self.lock:
+                    self.phone.install_stub(U2_APP)
+                return out("Success\n")
+            return plain_pm(args, stdin)
+
+        sh.commands.update({"ime": lambda args, _: self._ime(args), "am": am, "pm": pm, "reboot": self._reboot})
 
     # --- shell ----------------------------------------------------------------------------
     def is_u2_launch(self, command: str) -> int | None:
@@ -100,8 +118,21 @@ class DeviceSide:
         return out("")
 
     # --- uiautomator2's AdbKeyboard ---------------------------------------------------------
+    def _is_u2_apk(self, path: str) -> bool:
+        """Whether ``path`` is uiautomator2's app (``assets/app-uiautomator.apk``, which
+        ``set_input_ime`` installs): its binary manifest names ``com.github.uiautomator``."""
+        try:
+            with zipfile.ZipFile(io.BytesIO(self.phone.read_file(path))) as z:
+                manifest = z.read("AndroidManifest.xml")
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile, ShellError):
+            return False
+        return U2_APP.encode("utf-16-le") in manifest
+
     def _imes(self) -> list[str]:
-        return [LATIN_IME, ADB_KEYBOARD] if self.adb_keyboard else [LATIN_IME]
+        """Gboard, plus the AdbKeyboard once served with it (``--adb-keyboard``) or once its app
+        (``com.github.uiautomator``) is installed, as ``u2.set_input_ime()`` installs it."""
+        installed = self.adb_keyboard or self.phone.has_package(U2_APP)
+        return [LATIN_IME, ADB_KEYBOARD] if installed else [LATIN_IME]
 
     def _ime(self, args: list[str]) -> ShellResult:
         sub = args[0] if args else ""
@@ -139,7 +170,7 @@ class DeviceSide:
                 i += 1
         head = f"Broadcasting: Intent {{ act={action} flg=0x400000{' (has extras)' if extras else ''} }}\n"
         with self.lock:
-            receiving = (self.adb_keyboard and action.startswith("ADB_KEYBOARD_")
+            receiving = (ADB_KEYBOARD in self._imes() and action.startswith("ADB_KEYBOARD_")
                          and self.phone.settings.get("secure", "default_input_method") == ADB_KEYBOARD)
             if not receiving:
                 return out(head + "Broadcast completed: result=0\n")
@@ -153,6 +184,10 @@ class DeviceSide:
                 self.clear_focused_field()
             elif action == "ADB_KEYBOARD_SMART_ENTER":
                 self.phone.do_key("enter")
+            elif action == "ADB_KEYBOARD_EDITOR_CODE":  # send_action: go/search/send/next/done/previous
+                if extras.get("code", "") not in ("2", "3", "4", "5", "6", "7"):
+                    return out(head + 'Broadcast completed: result=0, data="bad editor code"\n')
+                self.phone.do_key("enter")  # the field's IME action is what Enter does in the sim's apps
             # ADB_KEYBOARD_HIDE and others: acknowledged; the sim's keyboard follows the focus
         return out(head + 'Broadcast completed: result=-1, data="success"\n')
 

@@ -18,13 +18,22 @@ from collections.abc import Callable
 from typing import Any
 
 from artemis_cli.sim.adbd.device_shell import DeviceSide
-from artemis_cli.sim.adbd.u2_selector import Node, SelectorError, describe, obj_info, select
+from artemis_cli.sim.adbd.u2_selector import (
+    MASK_INSTANCE,
+    Node,
+    SelectorError,
+    describe,
+    flatten,
+    obj_info,
+    select,
+)
 
 NOT_FOUND = "androidx.test.uiautomator.UiObjectNotFoundException"
 POLL_S = 0.05
 SWIPE_MARGIN = 5  # px kept from the edges by UiObject.swipeUp/Down/Left/Right
 DEADZONE = 0.1  # UiScrollable swipes inside the middle 80 % of the scrollable
 MAX_SEARCH_SWIPES = 30  # UiScrollable's default
+FLING_STEPS = 5  # UiScrollable.FLING_STEPS
 
 
 class ServerError(Exception):
@@ -46,6 +55,9 @@ def _selector(sel: Any) -> dict[str, Any]:
 class UiObjects:
     def __init__(self, device: DeviceSide) -> None:
         self.device = device
+        # childByText/childByDescription/childByInstance hand out object names (the server's
+        # addUiObject); the other methods accept such a name where a selector goes
+        self.named: dict[str, tuple[dict[str, Any], dict[str, Any], str, Any]] = {}
 
     def methods(self) -> dict[str, Callable[..., Any]]:
         return {"exist": self.exist, "waitForExists": self.wait_for_exists, "waitUntilGone": self.wait_until_gone,
@@ -53,10 +65,16 @@ class UiObjects:
                 "getText": self.get_text, "setText": self.set_text, "clearTextField": self.clear_text_field,
                 "longClick": self.long_click, "scrollForward": self.scroll_forward,
                 "scrollBackward": self.scroll_backward, "scrollToBeginning": self.scroll_to_beginning,
-                "scrollToEnd": self.scroll_to_end, "scrollTo": self.scroll_to}
+                "scrollToEnd": self.scroll_to_end, "scrollTo": self.scroll_to,
+                "flingForward": self.fling_forward, "flingBackward": self.fling_backward,
+                "flingToBeginning": self.fling_to_beginning, "flingToEnd": self.fling_to_end,
+                "childByText": self.child_by_text, "childByDescription": self.child_by_description,
+                "childByInstance": self.child_by_instance, "dragTo": self.drag_to, "pinchIn": self.pinch, "pinchOut": self.pinch, "gesture": self.gesture}
 
     # --- finding --------------------------------------------------------------------------
     def find(self, sel: Any) -> list[Node]:
+        if isinstance(sel, str):
+            return self._resolve(sel)
         sel = _selector(sel)
         with self.device.lock:
             try:
@@ -67,8 +85,55 @@ class UiObjects:
     def one(self, sel: Any) -> Node:
         found = self.find(sel)
         if not found:
-            raise ServerError(NOT_FOUND, describe(_selector(sel)))
+            raise ServerError(NOT_FOUND, sel if isinstance(sel, str) else describe(_selector(sel)))
         return found[0]
+
+    # --- child objects (UiCollection / UiScrollable getChildBy…) ----------------------------
+    def _child(self, how: str, coll: Any, child: Any, key: Any, allow_scroll: Any = True) -> str:
+        coll, child = _selector(coll), _selector(child)
+        if how != "instance" and allow_scroll is not False and any(n.widget.scrollable for n in self.find(coll)):
+            target = {"mask": 0x01, "text": str(key)} if how == "text" else {"mask": 0x40, "description": str(key)}
+            self.scroll_to(coll, target)  # UiScrollable.getChildByText scrolls it into view first
+        name = f"{how}:{len(self.named) + 1}"
+        self.named[name] = (coll, child, how, key)
+        if not self._resolve(name):
+            del self.named[name]
+            raise ServerError(NOT_FOUND, f"{describe(child)} with {how} {key!r} in {describe(coll)}")
+        return name
+
+    def child_by_text(self, coll: Any, child: Any, text: Any, allow_scroll: Any = True) -> str:
+        return self._child("text", coll, child, text, allow_scroll)
+
+    def child_by_description(self, coll: Any, child: Any, desc: Any, allow_scroll: Any = True) -> str:
+        return self._child("description", coll, child, desc, allow_scroll)
+
+    def child_by_instance(self, coll: Any, child: Any, instance: Any) -> str:
+        return self._child("instance", coll, child, instance)
+
+    def _resolve(self, name: str) -> list[Node]:
+        """The node an object name stands for, found again on the current screen (a UiObject is a
+        selector, not a view): the first child of the collection matching the child selector whose
+        subtree has that text / description, or its n-th match."""
+        spec = self.named.get(name)
+        if spec is None:
+            raise ServerError(NOT_FOUND, f"UiObject {name} not found")
+        coll, child, how, key = spec
+        with self.device.lock:  # one screen: every node below comes from this flattening
+            nodes = flatten(self.device.phone.windows())
+            parents = self.find(coll)
+            if not parents:
+                return []
+            inside_coll = {d.order for d in nodes[parents[0].order].descendants(nodes)}
+            plain = {**child, "mask": int(child.get("mask") or 0) & ~MASK_INSTANCE}
+            found = [nodes[n.order] for n in self.find(plain) if n.order in inside_coll]
+        if how == "instance":
+            i = int(key) if str(key).lstrip("-").isdigit() else -1
+            return [found[i]] if 0 <= i < len(found) else []
+        for n in found:
+            if any((d.widget.text if how == "text" else d.widget.desc) == str(key)
+                   for d in [n, *n.descendants(nodes)]):
+                return [n]
+        return []
 
     def _wait(self, sel: Any, timeout_ms: Any, present: bool) -> bool:
         deadline = time.monotonic() + max(0.0, float(timeout_ms or 0)) / 1000.0
@@ -168,6 +233,34 @@ class UiObjects:
             self.device.phone.do_swipe(x1, y1, x2, y2, steps * 5)
         return True
 
+    def drag_to(self, sel: Any, *args: Any) -> bool:
+        """UiObject.dragTo(x, y, steps) or dragTo(UiObject, steps): press the object's centre,
+        hold past the long-press timeout, move, release (what reorders a list)."""
+        with self.device.lock:
+            x1, y1 = self._point(self.one(sel), None)
+            if args and isinstance(args[0], dict):
+                x2, y2 = self._point(self.one(args[0]), None)
+            elif len(args) >= 2:
+                x2, y2 = int(args[0]), int(args[1])
+            else:
+                raise ServerError("java.lang.IllegalArgumentException", "dragTo needs a point or an object", -32602)
+            self.device.phone.do_drag(x1, y1, x2, y2)
+        return True
+
+    def pinch(self, sel: Any, percent: Any = 100, steps: Any = 50) -> bool:
+        """UiObject.pinchIn/pinchOut: a two-finger gesture inside the object.  Nothing in the
+        sim's apps zooms, so it changes nothing, as on a phone's list or form (still an object
+        that must exist, and still an action)."""
+        return self.gesture(sel)
+
+    def gesture(self, sel: Any, *_: Any) -> bool:
+        """UiObject.performTwoPointerGesture: accepted inside the object; no app zooms."""
+        with self.device.lock:
+            node = self.one(sel)
+            self.device.phone.note_ignored(f"two-finger gesture on {node.widget.cls}: nothing zooms")
+            self.device.phone.invalidate()
+        return True
+
     # --- UiScrollable ---------------------------------------------------------------------
     def _scroll(self, sel: Any, vertical: Any, forward: bool, steps: Any = 55) -> bool:
         """One UiScrollable swipe; True when the content moved."""
@@ -186,6 +279,19 @@ class UiObjects:
                 y1, y2 = (bottom - adj, top + adj) if forward else (top + adj, bottom - adj)
                 phone.do_swipe(x, y1, x, y2, int(steps or 55) * 5)
             return phone.dump_xml() != before
+
+    def fling_forward(self, sel: Any, vertical: Any = True) -> bool:
+        """UiScrollable.flingForward: one swipe of FLING_STEPS (5) steps, a fast one."""
+        return self._scroll(sel, vertical, True, FLING_STEPS)
+
+    def fling_backward(self, sel: Any, vertical: Any = True) -> bool:
+        return self._scroll(sel, vertical, False, FLING_STEPS)
+
+    def fling_to_beginning(self, sel: Any, vertical: Any = True, max_swipes: Any = 500) -> bool:
+        return self.scroll_to_beginning(sel, vertical, max_swipes, FLING_STEPS)
+
+    def fling_to_end(self, sel: Any, vertical: Any = True, max_swipes: Any = 500) -> bool:
+        return self.scroll_to_end(sel, vertical, max_swipes, FLING_STEPS)
 
     def scroll_forward(self, sel: Any, vertical: Any = True, steps: Any = 55) -> bool:
         return self._scroll(sel, vertical, True, steps)

@@ -30,6 +30,9 @@ _KEY_CODES = {"left": 21, "right": 22, "up": 19, "down": 20, "center": 23, "volu
               "volume_mute": 164, "camera": 27, "power": 26}
 
 
+_ORIENTATIONS = {"natural": 0, "n": 0, "left": 1, "l": 1, "upsidedown": 2, "u": 2, "right": 3, "r": 3}
+
+
 class RpcError(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
@@ -49,8 +52,11 @@ class U2Server:
             "pressKey": self.press_key, "setClipboard": self.set_clipboard, "getClipboard": self.get_clipboard,
             "pasteClipboard": self.paste_clipboard, "clearInputText": self.clear_input_text,
             "injectInputEvent": self.inject_input_event, "wakeUp": self.wake_up, "sleep": self.sleep,
-            "isScreenOn": self.is_screen_on, "freezeRotation": _none, "setOrientation": _none,
-            "getLastToast": _none, "clearLastToast": _none, "getLastTraversedText": _none,
+            "isScreenOn": self.is_screen_on, "freezeRotation": self.freeze_rotation,
+            "setOrientation": self.set_orientation, "openNotification": self.open_notification,
+            "openQuickSettings": self.open_quick_settings, "makeToast": self.make_toast,
+            "getLastToast": self.get_last_toast, "clearLastToast": self.clear_last_toast,
+            "getLastTraversedText": _none,
             "clearLastTraversedText": _none, "waitForIdle": _true,
         }
 
@@ -136,9 +142,10 @@ class U2Server:
         p = self.device.phone
         with self.device.lock:
             pkg = p.current_package()
+            p.info()  # the logical display size after any rotation or wm size
         return {"currentPackageName": pkg, "displayHeight": p.height, "displayWidth": p.width,
-                "displayRotation": 0, "displaySizeDpX": round(p.width * 160 / 420),
-                "displaySizeDpY": round(p.height * 160 / 420), "naturalOrientation": True,
+                "displayRotation": p.rotation(), "displaySizeDpX": round(p.width * 160 / 420),
+                "displaySizeDpY": round(p.height * 160 / 420), "naturalOrientation": p.rotation() % 2 == 0,
                 "productName": "artemis_sim", "screenOn": p.screen_on, "sdkInt": 34}
 
     def dump_hierarchy(self, compressed: bool = False, max_depth: int = 50, root_in_active: bool | None = None) -> str:
@@ -194,6 +201,54 @@ class U2Server:
         if len(points) < 4:
             raise RpcError(-32602, "swipePoints needs at least two points")
         return self.swipe(points[0], points[1], points[-2], points[-1], steps)
+
+    # --- rotation, System UI, toasts ---------------------------------------------------------
+    def set_orientation(self, direction: Any) -> None:
+        """UiDevice.setOrientationLeft/Right/Natural(/UpsideDown): freeze the rotation there
+        (``accelerometer_rotation`` 0, ``user_rotation`` N), as UiAutomation.setRotation does."""
+        rot = _ORIENTATIONS.get(str(direction).lower())
+        if rot is None:
+            raise ServerError("java.lang.IllegalArgumentException", f"Invalid orientation: {direction}")
+        with self.device.lock:
+            p = self.device.phone
+            p.settings.put("system", "accelerometer_rotation", "0")
+            p.settings.put("system", "user_rotation", str(rot))
+            p.invalidate()
+
+    def freeze_rotation(self, freeze: Any = True) -> None:
+        """UiDevice.freezeRotation(): auto-rotate off at the current rotation; unfreeze turns
+        auto-rotate on, and a phone lying still on a desk is upright (rotation 0)."""
+        with self.device.lock:
+            p = self.device.phone
+            if freeze is False:
+                p.settings.put("system", "accelerometer_rotation", "1")
+            else:
+                p.settings.put("system", "user_rotation", str(p.rotation()))
+                p.settings.put("system", "accelerometer_rotation", "0")
+            p.invalidate()
+
+    def open_notification(self) -> bool:
+        with self.device.lock:
+            self.device.phone.shade.pull_down()
+            self.device.phone.invalidate()
+        return True
+
+    def open_quick_settings(self) -> bool:
+        with self.device.lock:
+            self.device.phone.shade.pull_down(quick_settings=True)
+            self.device.phone.invalidate()
+        return True
+
+    def make_toast(self, text: Any, duration_ms: Any = 1000) -> bool:
+        """The server's own Toast: the sim does not draw it, but ``last_toast`` reads it back."""
+        self.device.u2.toast = str(text)
+        return True
+
+    def get_last_toast(self) -> str | None:
+        return self.device.u2.toast
+
+    def clear_last_toast(self) -> None:
+        self.device.u2.toast = None
 
     def wake_up(self) -> None:
         with self.device.lock:
