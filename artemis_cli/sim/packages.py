@@ -131,10 +131,63 @@ def package_of_apk(data: bytes, path: str) -> str:
     m = re.search(rb'package="([^"]+)"', manifest)
     if m and PACKAGE_NAME.fullmatch(m.group(1).decode("ascii", "replace")):
         return m.group(1).decode("ascii")
+    binary = binary_manifest_package(manifest)  # a real APK's manifest is binary XML (AXML)
+    if binary and PACKAGE_NAME.fullmatch(binary):
+        return binary
     stem = path.rsplit("/", 1)[-1].removesuffix(".apk")
     if PACKAGE_NAME.fullmatch(stem):
         return stem
     raise InstallError(f"INSTALL_FAILED_INVALID_APK: Failed to parse {tmp}: no package name in the manifest")
+
+
+def binary_manifest_package(data: bytes) -> str | None:
+    """The ``package`` attribute of the ``<manifest>`` element of a compiled (AXML) manifest, as
+    aapt writes it: a string pool chunk (0x0001), then element chunks (start element 0x0102, each
+    attribute 20 bytes: namespace, name, raw value as string-pool indexes). None when the data is
+    not AXML or has no such attribute; never raises on garbage."""
+    import struct
+
+    try:
+        if len(data) < 8 or struct.unpack_from("<H", data, 0)[0] != 0x0003:
+            return None
+        strings: list[str] = []
+        pos = 8
+        while pos + 8 <= len(data):
+            kind, header, size = struct.unpack_from("<HHI", data, pos)
+            if size < 8:
+                return None
+            if kind == 0x0001:  # string pool
+                count, _, flags, start = struct.unpack_from("<IIII", data, pos + 8)
+                utf8 = bool(flags & 0x100)
+                for i in range(count):
+                    at = pos + start + struct.unpack_from("<I", data, pos + header + 4 * i)[0]
+                    if utf8:
+                        at += 2 if data[at] & 0x80 else 1  # UTF-16 length
+                        n = data[at]
+                        if n & 0x80:
+                            n, at = ((n & 0x7F) << 8) | data[at + 1], at + 2
+                        else:
+                            at += 1
+                        strings.append(data[at:at + n].decode("utf-8", "replace"))
+                    else:
+                        n = struct.unpack_from("<H", data, at)[0]
+                        if n & 0x8000:
+                            n, at = ((n & 0x7FFF) << 16) | struct.unpack_from("<H", data, at + 2)[0], at + 4
+                        else:
+                            at += 2
+                        strings.append(data[at:at + 2 * n].decode("utf-16-le", "replace"))
+            elif kind == 0x0102:  # start element: the first one is <manifest>
+                attr_start, attr_size, attr_count = struct.unpack_from("<HHH", data, pos + 16 + 8)
+                base = pos + 16 + attr_start
+                for i in range(attr_count):
+                    _, name, raw = struct.unpack_from("<iii", data, base + i * attr_size)
+                    if 0 <= name < len(strings) and strings[name] == "package" and 0 <= raw < len(strings):
+                        return strings[raw]
+                return None
+            pos += size
+    except (struct.error, IndexError):
+        return None
+    return None
 
 
 def install(phone: SimPhone, package: str) -> None:

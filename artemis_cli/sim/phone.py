@@ -647,12 +647,6 @@ class SimPhone:
     def has_package(self, package: str) -> bool:
         return package in self.apps
 
-    def install_stub(self, package: str) -> None:
-        """Install ``package`` as a stub app (worlds/stub.py), as ``pm install`` of its APK does."""
-        if package not in self.apps:
-            self.apps[package] = StubApp(self._ctx, package)
-            self.invalidate()
-
     def current_package(self) -> str:
         return self.foreground
 

@@ -24,14 +24,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import io
 import re
 import threading
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from artemis_cli.errors import ShellError
 from artemis_cli.sim.gestures import Stroke
 from artemis_cli.sim.latency import Latency
 from artemis_cli.sim.phone import TAP_SLOP, SimPhone
@@ -80,17 +77,9 @@ class DeviceSide:
                 return self._broadcast(args[1:])
             return plain_am(args, stdin)
 
-        plain_pm = sh.commands["pm"]
-
-        def pm(args: list[str], stdin: bytes) -> ShellResult:
-            apks = [a for a in args[1:] if not a.startswith("-")] if args[:1] == ["install"] else []
-            if apks and self._is_u2_apk(apks[-1]):
-                with self.lock:
-                    self.phone.install_stub(U2_APP)
-                return out("Success\n")
-            return plain_pm(args, stdin)
-
-        sh.commands.update({"ime": lambda args, _: self._ime(args), "am": am, "pm": pm, "reboot": self._reboot})
+        # `pm install` of uiautomator2's own APK installs com.github.uiautomator (its binary
+        # manifest names it: sim/packages.py), and with it the AdbKeyboard (_imes)
+        sh.commands.update({"ime": lambda args, _: self._ime(args), "am": am, "reboot": self._reboot})
 
     # --- shell ----------------------------------------------------------------------------
     def is_u2_launch(self, command: str) -> int | None:
@@ -118,16 +107,6 @@ class DeviceSide:
         return out("")
 
     # --- uiautomator2's AdbKeyboard ---------------------------------------------------------
-    def _is_u2_apk(self, path: str) -> bool:
-        """Whether ``path`` is uiautomator2's app (``assets/app-uiautomator.apk``, which
-        ``set_input_ime`` installs): its binary manifest names ``com.github.uiautomator``."""
-        try:
-            with zipfile.ZipFile(io.BytesIO(self.phone.read_file(path))) as z:
-                manifest = z.read("AndroidManifest.xml")
-        except (OSError, KeyError, ValueError, zipfile.BadZipFile, ShellError):
-            return False
-        return U2_APP.encode("utf-16-le") in manifest
-
     def _imes(self) -> list[str]:
         """Gboard, plus the AdbKeyboard once served with it (``--adb-keyboard``) or once its app
         (``com.github.uiautomator``) is installed, as ``u2.set_input_ime()`` installs it."""
