@@ -31,8 +31,8 @@ A window *catches touches* only when it holds something a touch can land on — 
 that is actionable or carries text / content-desc.  Empty windows (screen decorations, overlays
 that pass touches through) and ``DECOR`` windows are transparent: they are never hit and never
 cover what is under them.  The hit test goes top-down: the topmost touch-catching window whose
-bounds contain the point wins, and within it the smallest-actionable-node rule applies
-(:mod:`artemis_cli.perception.hittest`).
+bounds contain the point wins, and within it Android's touch dispatch picks the node (children in
+reverse drawing order before their parent: :mod:`artemis_cli.perception.hittest`).
 """
 
 from __future__ import annotations
