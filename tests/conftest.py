@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 from hypothesis import settings
 
 from artemis_cli.config.profile import load_profile
-from artemis_cli.config.task import Task, load_task
+from artemis_cli.config.task import SimOptions, Task, load_task
+from artemis_cli.device.select import sim_for
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.models.registry import reference_script
 from artemis_cli.models.scripted import ScriptedModel
@@ -103,11 +105,10 @@ def _task(task: str | Task) -> Task:
 
 def _phone(task: str | Task, world: str | None = None) -> SimPhone:
     t = _task(task)
-    opts = t.sim.model_dump() if t.sim is not None else {}
-    recorded_world = opts.pop("world", "default")
-    seed = opts.pop("seed", 0)
-    opts.pop("latency", None)  # a device-latency profile wraps the phone (device.select), not a SimPhone option
-    return SimPhone(world=world or recorded_world, seed=seed, **{k: v for k, v in opts.items() if v is not None})
+    sim = t.sim if t.sim is not None else SimOptions()
+    # latency off: a device-latency profile wraps the phone (device.select); tests want the phone
+    update: dict[str, object] = {"latency": "off", **({"world": world} if world else {})}
+    return cast(SimPhone, sim_for(sim.model_copy(update=update)))
 
 
 def _record(engine: DataEngine, task: str | Task) -> RunResult:

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from artemis_cli.config.profile import load_profile
-from artemis_cli.config.task import Task, load_task
+from artemis_cli.config.task import SimOptions, Task, load_task
 from artemis_cli.device.protocol import Device
+from artemis_cli.device.select import sim_for
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.models.base import FunctionCall
 from artemis_cli.operators.act import ActionResult, PlannedAction, execute, plan_action
@@ -79,7 +80,7 @@ def record_storm(engine: DataEngine, seed: int, max_steps: int = 24) -> RunResul
 
     task = storm_task(seed, max_steps)
     assert task.sim is not None
-    phone = SimPhone(world=task.sim.world, seed=task.sim.seed, popups=True, faults="popup_storm")
+    phone = sim_for(SimOptions(world=task.sim.world, seed=task.sim.seed, popups=True, faults="popup_storm"))
     return run_task(task, load_profile("flash"), phone, ScriptedModel(reference_script(task)), engine,
                     real_time=False)
 

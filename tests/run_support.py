@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from artemis_cli.config.profile import load_profile
-from artemis_cli.config.task import load_task
+from artemis_cli.config.task import SimOptions, load_task
+from artemis_cli.device.select import sim_for
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.models.fake_gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.models.registry import reference_script
 from artemis_cli.models.scripted import script_policy
 from artemis_cli.runner import RunResult, run_task
-from artemis_cli.sim.phone import SimPhone
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -29,5 +29,5 @@ def demo_on_fake_gemini(data: Path, wrap: Callable[[Any], Any]) -> Iterator[tupl
         model = GeminiModel(["gemini-2.5-flash"], api_key="k", base_url=srv.base_url, sleep=lambda s: None,
                             backoff_s=0.0)
         engine = DataEngine.open(data)
-        result = run_task(task, load_profile("flash"), SimPhone(world=task.sim.world, seed=task.sim.seed), model, engine, real_time=False)
+        result = run_task(task, load_profile("flash"), sim_for(SimOptions(world=task.sim.world, seed=task.sim.seed)), model, engine, real_time=False)
         yield result, engine, srv

@@ -35,6 +35,7 @@ from artemis_cli.perception.quoting import quote_untrusted
 from artemis_cli.perception.structure import is_edit, short_class
 from artemis_cli.perception.text_changes import TextChanges, phrase, text_changes
 from artemis_cli.perception.types import Target, UINode, UITree
+from artemis_cli.perception.windows import Layer, Window
 
 __all__ = [
     "VISUAL_CHANGE_MIN",
@@ -61,8 +62,6 @@ SHORT_TEXTS = 2
 SHORT_TEXT_CHARS = 40
 #: Dots a password field shows for each character.
 PASSWORD_DOTS = frozenset("•●*·")
-#: Packages of on-screen keyboards: their window appearing is not a pop-up.
-_IME_HINTS = ("inputmethod", "keyboard", "honeyboard", "swiftkey")
 _SYSTEMUI = "com.android.systemui"
 _TICKING = ("clock", "battery")  # status-bar texts that change by themselves
 
@@ -70,41 +69,10 @@ _TICKING = ("clock", "battery")  # status-bar texts that change by themselves
 # --- reading trees ------------------------------------------------------------------------------
 
 
-def _subtree(tree: UITree, root: UINode) -> Iterator[UINode]:
-    prefix = root.path + "."
-    for node in tree.nodes:
-        if node.path == root.path or node.path.startswith(prefix):
-            yield node
-
-
-@dataclass(frozen=True)
-class Window:
-    package: str
-    key: tuple[str, str, str]
-    title: str
-    bounds: tuple[int, int, int, int] = (0, 0, 0, 0)
-    path: str = ""
-
-    def covers(self, node: UINode) -> bool:
-        """True when this window lies over ``node``'s centre (and ``node`` is not inside it)."""
-        if node.path == self.path or node.path.startswith(self.path + "."):
-            return False
-        left, top, right, bottom = self.bounds
-        x, y = node.bounds.center
-        return left <= x < right and top <= y < bottom
-
-
 def windows(tree: UITree) -> list[Window]:
-    """The dump's top-level windows (its depth-0 nodes), on-screen keyboards left out."""
-    out = []
-    for node in _window_roots(tree):
-        if any(h in node.package.casefold() for h in _IME_HINTS):
-            continue
-        title = next((n.text for n in _subtree(tree, node) if n.text.strip()), "")
-        b = node.bounds
-        out.append(Window(node.package, (node.package, node.resource_id, node.class_name), title,
-                          (b.left, b.top, b.right, b.bottom), node.path))
-    return out
+    """The dump's windows as the screen draws them (bottom to top), on-screen keyboards left out
+    (the keyboard appearing is not a pop-up)."""
+    return [w for w in HitIndex.of(tree).windows if w.layer != Layer.IME]
 
 
 def window_phrase(win: Window) -> str:
@@ -137,12 +105,6 @@ def opened_windows(pre: UITree | None, now: UITree) -> list[Window]:
 def _ticking(node: UINode) -> bool:
     short = node.resource_id.rsplit("/", 1)[-1].casefold()
     return node.package == _SYSTEMUI and any(t in short for t in _TICKING)
-
-
-def _window_roots(tree: UITree) -> list[UINode]:
-    """The top-level window nodes as the screen draws them (bottom to top): uiautomator lists
-    windows in set order, which changes between two dumps of one screen."""
-    return [tree.nodes[w.root] for w in HitIndex.of(tree).windows]
 
 
 def _in_drawing_order(tree: UITree) -> Iterator[UINode]:

@@ -155,6 +155,16 @@ def _display_id(raw: str | None, path: str, warnings: list[str]) -> int | None:
         return None
 
 
+def _drawing_order(raw: str | None, path: str, warnings: list[str]) -> int | None:
+    if raw is None:
+        return None
+    try:
+        return int(str(raw).strip())
+    except ValueError:
+        _warn(warnings, f"node {path}: malformed drawing-order {str(raw)[:20]!r}; ignored")
+        return None
+
+
 def _node(elem: etree._Element, path: str, depth: int, warnings: list[str]) -> UINode:
     a = elem.attrib
 
@@ -188,6 +198,7 @@ def _node(elem: etree._Element, path: str, depth: int, warnings: list[str]) -> U
         naf=_bool(a.get("NAF")),
         hint=s("hint"),
         display_id=_display_id(a.get("display-id"), path, warnings),
+        drawing_order=_drawing_order(a.get("drawing-order"), path, warnings),
     )
 
 

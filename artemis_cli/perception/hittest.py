@@ -1,21 +1,35 @@
 """What is under a coordinate: the semantics recorded with every coordinate action.
 
-The rule (SPEC §6, §15 "Windows"):
+The rule follows Android's touch dispatch (``ViewGroup.dispatchTouchEvent``), which supersedes
+SPEC §6's "smallest actionable node" where they differ:
 
 1. **Window.**  Windows are ordered as the screen draws them (:mod:`~artemis_cli.perception.windows`);
    the topmost window that catches touches and whose bounds contain the point takes it.
-2. **Node**, among the visible nodes of that window containing the point: the smallest actionable
-   one (ties: later in document order, i.e. drawn on top).  When that node is only a scroll
-   container (a list, a pager — it scrolls but takes no taps), the smallest node with text or
-   content-desc inside it at the point is recorded instead, if there is one: a tap on a
-   non-clickable row of a list records the row, not the list.  With no actionable node at the
-   point, the smallest node with text/content-desc; else nothing (``label_source="none"``).
+2. **Node**, within that window.  A view group offers a touch to its children in reverse drawing
+   order — the child drawn last (on top) first — and each child to its own children the same way
+   before itself; the first view that *takes* it wins.  A view takes a touch when it is
+   actionable (clickable, long-clickable, checkable, scrollable, a focusable text field) and its
+   bounds contain the point; one that is not passes it on, to its earlier siblings and then to
+   its parent.  So the deepest actionable view on the topmost path under the finger takes it: a
+   floating action button drawn after a list takes a touch over a row beneath it, a button inside
+   a row takes it from the row, and a label drawn over a row does not (the row does).
+   Drawing order among siblings is the dump's ``drawing-order`` (uiautomator2 writes it; higher
+   on top, ties and missing values in document order), else document order (later on top).
+   A node's children are offered the touch even where the node itself does not contain the
+   point: real dumps clip every node to its parent, and where they do not (virtual nodes of a
+   WebView or of Compose) the node under the finger is still the one its host handles.
+   When the node that takes it is only a scroll container (a list, a pager — it scrolls but
+   takes no taps), the first node with text or content-desc inside it at the point, in the same
+   order, is recorded instead, if there is one: a tap on a non-clickable row of a list records the
+   row's text, not the list.  With no actionable node at the point, the first node with
+   text/content-desc in that order; else nothing (``label_source="none"``).
 3. A chosen node without text or content-desc borrows its descendants' texts, exactly as the
    element list does.
 
-:class:`HitIndex` holds what every hit test of one tree needs — parent links, window order and a
-band index of the candidate nodes of each window — built once per :class:`UITree` object and
-cached on it, so a hit test costs a look-up in one band, not a pass over the tree.
+:class:`HitIndex` holds what every hit test of one tree needs — parent links, window order, each
+node's place in the touch order (:attr:`HitIndex.rank`, computed once) and a band index of the
+candidate nodes of each window — built once per :class:`UITree` object and cached on it, so a hit
+test costs a look-up in one band, not a pass over the tree.
 """
 
 from __future__ import annotations
@@ -32,11 +46,11 @@ from artemis_cli.perception.structure import (
 from artemis_cli.perception.types import Element, Target, UINode, UITree
 from artemis_cli.perception.windows import Window, order_windows
 
-__all__ = ["HitIndex", "hit_test", "target_for_element"]
+__all__ = ["HitIndex", "hit_test", "target_for_element", "touch_order"]
 
 # Candidate kinds.
 TEXT, SCROLL, TAP = 0, 1, 2
-# (left, top, right, bottom, area, node index, kind)
+# (left, top, right, bottom, rank in the touch order, node index, kind)
 Cand = tuple[int, int, int, int, int, int, int]
 
 _BANDS = 128  # horizontal bands per screen height
@@ -53,9 +67,32 @@ def kind_of(node: UINode) -> int | None:
     return TEXT if own_label(node) else None
 
 
-def _better(area: int, i: int, best: tuple[int, int] | None) -> bool:
-    """Smaller wins; equal areas: later in document order (drawn on top)."""
-    return best is None or area < best[0] or (area == best[0] and i > best[1])
+def touch_order(tree: UITree, structure: TreeStructure) -> list[int]:
+    """Each node's rank in the order a touch is offered to the nodes of its window (module
+    docstring, rule 2): children in reverse drawing order, each subtree before its root.  Lower
+    ranks are offered the touch first; the ranks of one subtree are contiguous and end at its
+    root's."""
+    nodes = tree.nodes
+    children: list[list[int]] = [[] for _ in nodes]
+    roots: list[int] = []
+    for i, p in enumerate(structure.parent):
+        (children[p] if p >= 0 else roots).append(i)
+    rank = [0] * len(nodes)
+    counter = 0
+    for root in roots:
+        stack: list[tuple[int, bool]] = [(root, False)]
+        while stack:
+            i, expanded = stack.pop()
+            if expanded:
+                rank[i] = counter
+                counter += 1
+                continue
+            stack.append((i, True))
+            kids = children[i]
+            if len(kids) > 1 and any(nodes[k].drawing_order is not None for k in kids):
+                kids.sort(key=lambda k: nodes[k].drawing_order or 0)  # stable: ties keep file order
+            stack.extend((k, False) for k in kids)  # the topmost child is popped first
+    return rank
 
 
 class _WindowIndex:
@@ -107,6 +144,7 @@ class HitIndex:
         self.windows = order_windows(tree, self.structure)  # bottom to top
         self.window_of: dict[int, int] = {}  # node index -> position in self.windows
         self.kinds: dict[int, int] = {}  # candidate node index -> kind
+        self.rank = touch_order(tree, self.structure)  # node index -> place in the touch order
         self.visits = 0  # candidates looked at by hit tests so far (a work meter for searches)
         height = max(1, tree.screen_height)
         band_height = max(8, -(-height // _BANDS))
@@ -122,7 +160,7 @@ class HitIndex:
                     continue
                 self.kinds[i] = kind
                 b = nodes[i].bounds
-                cands.append((b.left, b.top, b.right, b.bottom, b.area, i, kind))
+                cands.append((b.left, b.top, b.right, b.bottom, self.rank[i], i, kind))
             self._indexes.append(_WindowIndex(window, cands, band_height, bands))
 
     @classmethod
@@ -150,32 +188,31 @@ class HitIndex:
             return None
         pool = self._indexes[position].near(y)
         self.visits += len(pool)
-        actionable: tuple[int, int] | None = None  # (area, node index)
-        scroll_only = False
-        labelled: tuple[int, int] | None = None
-        for left, top, right, bottom, area, i, kind in pool:
+        actionable: tuple[int, int, int] | None = None  # (rank, node index, kind): first to take it
+        labelled: tuple[int, int] | None = None  # (rank, node index): first labelled node
+        for left, top, right, bottom, rank, i, kind in pool:
             if not (left <= x < right and top <= y < bottom):
                 continue
             if kind != TEXT:
-                if _better(area, i, actionable):
-                    actionable, scroll_only = (area, i), kind == SCROLL
-            elif _better(area, i, labelled):
-                labelled = (area, i)
+                if actionable is None or rank < actionable[0]:
+                    actionable = (rank, i, kind)
+            elif labelled is None or rank < labelled[0]:
+                labelled = (rank, i)
         if actionable is None:
             return labelled[1] if labelled else None
-        if not scroll_only:
+        if actionable[2] != SCROLL:
             return actionable[1]
         container, end = actionable[1], self.structure.subtree_end[actionable[1]]
         inside: tuple[int, int] | None = None
-        for left, top, right, bottom, area, i, kind in pool:
+        for left, top, right, bottom, rank, i, kind in pool:
             if (
                 kind == TEXT
                 and container < i < end
                 and left <= x < right
                 and top <= y < bottom
-                and _better(area, i, inside)
+                and (inside is None or rank < inside[0])
             ):
-                inside = (area, i)
+                inside = (rank, i)
         return inside[1] if inside else container
 
 

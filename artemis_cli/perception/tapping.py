@@ -5,8 +5,9 @@ point must land on the element (:func:`~artemis_cli.perception.hittest.hit_test`
 
 * the centre of the element's on-screen bounds when it does;
 * else the centre of the largest piece of the element left once everything that takes touches
-  before it is cut away — windows drawn above it, and within its window the nodes the hit rule
-  prefers (smaller actionable nodes, smaller labelled ones) — checked with the hit test;
+  before it is cut away — windows drawn above it, and within its window the nodes the touch is
+  offered to first (actionable nodes drawn over it or inside it: a floating button over a row,
+  a button in a row; labelled nodes before a labelled one) — checked with the hit test;
 * nothing when windows above cover the element entirely, or it lies outside its own window's
   bounds: it cannot be seen or touched.
 
@@ -89,10 +90,6 @@ def _cut(rects: list[Rect], box: Rect) -> list[Rect]:
     return out
 
 
-def _better(area: int, i: int, than: tuple[int, int]) -> bool:
-    return area < than[0] or (area == than[0] and i > than[1])
-
-
 class _Goal:
     """Which hits count as landing on element ``i``, and which nodes may take its points."""
 
@@ -109,6 +106,8 @@ class _Goal:
             if ancestor >= 0 and index.kinds.get(ancestor) == TAP:
                 self.owner = ancestor
         self._subtree_end = structure.subtree_end
+        self.rank = index.rank[i]
+        self.owner_rank = index.rank[self.owner]
 
     def accepts(self, hit: int | None) -> bool:
         if hit is None:
@@ -117,17 +116,19 @@ class _Goal:
             return self.i <= hit < self.end
         return hit == self.owner
 
-    def blocks(self, area: int, j: int, kind: int, goal_area: int) -> bool:
-        """May node ``j`` take a point of the element?  (A superset: every point is re-checked.)"""
+    def blocks(self, rank: int, j: int, kind: int) -> bool:
+        """May node ``j`` (its touch-order ``rank``) take a point of the element?  (A superset:
+        every point is re-checked.)  An actionable node takes the points it shares with the goal
+        when the touch is offered to it first (a lower rank: drawn over it, or inside it)."""
         if j == self.owner:
             return False
         if self.swipe:
-            return kind != TEXT and not (self.i <= j < self.end) and _better(area, j, (goal_area, self.i))
+            return kind != TEXT and not (self.i <= j < self.end) and rank < self.rank
         if self.owner != self.i or self.kind == TAP:
-            return kind != TEXT and _better(area, j, (goal_area, self.owner))
+            return kind != TEXT and rank < self.owner_rank
         if kind != TEXT:  # labelled element: any actionable node over it, bar the lists it is in
             return not (kind == SCROLL and j < self.i < self._subtree_end[j])
-        return _better(area, j, (goal_area, self.i))
+        return rank < self.rank
 
 
 def _centre(rect: Rect) -> tuple[int, int]:
@@ -191,9 +192,8 @@ def _search(
     top = min(r[1] for r in visible)
     right = max(r[2] for r in visible)
     bottom = max(r[3] for r in visible)
-    goal_area = tree.nodes[goal.owner].bounds.area
     nearby = index.window_index(index.window_of[goal.i]).overlapping(left, top, right, bottom)
-    blockers = [c for c in nearby if goal.blocks(c[4], c[5], c[6], goal_area)]
+    blockers = [c for c in nearby if goal.blocks(c[4], c[5], c[6])]
     budget.remaining -= len(nearby)
     pieces = list(visible)
     exact = len(blockers) <= _MAX_BLOCKERS

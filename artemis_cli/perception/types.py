@@ -72,6 +72,10 @@ class UINode:
     hint: str = ""
     # uiautomator2's ``display-id`` (the display the node's window is on); None when not dumped.
     display_id: int | None = None
+    # uiautomator2's ``drawing-order`` (AccessibilityNodeInfo.getDrawingOrder): the node's place
+    # among its siblings as the parent draws them, 1-based, higher on top (elevation counted);
+    # 0 for a node without bounds or a virtual one.  None when not dumped.
+    drawing_order: int | None = None
 
     @property
     def interactive(self) -> bool:

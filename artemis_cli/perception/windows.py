@@ -31,8 +31,8 @@ A window *catches touches* only when it holds something a touch can land on — 
 that is actionable or carries text / content-desc.  Empty windows (screen decorations, overlays
 that pass touches through) and ``DECOR`` windows are transparent: they are never hit and never
 cover what is under them.  The hit test goes top-down: the topmost touch-catching window whose
-bounds contain the point wins, and within it the smallest-actionable-node rule applies
-(:mod:`artemis_cli.perception.hittest`).
+bounds contain the point wins, and within it Android's touch dispatch picks the node (children in
+reverse drawing order before their parent: :mod:`artemis_cli.perception.hittest`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from artemis_cli.perception.structure import TreeStructure, is_actionable, own_label
-from artemis_cli.perception.types import Bounds, UITree
+from artemis_cli.perception.types import Bounds, UINode, UITree
 
 __all__ = ["Layer", "Window", "is_input_method_package", "keyboard_in_dump", "order_windows"]
 
@@ -71,7 +71,10 @@ class Layer(IntEnum):
 
 @dataclass(frozen=True)
 class Window:
-    """One top-level node and its subtree (node indices ``root`` to ``end - 1``)."""
+    """One top-level node and its subtree (node indices ``root`` to ``end - 1``).
+
+    ``key`` (package, resource id, class of the top node) tells windows of two dumps apart (a
+    dialog that opened); ``title`` is its first non-blank text; ``path`` its top node's path."""
 
     root: int
     end: int
@@ -79,6 +82,15 @@ class Window:
     package: str
     layer: Layer
     catches_touches: bool
+    key: tuple[str, str, str] = ("", "", "")
+    title: str = ""
+    path: str = ""
+
+    def covers(self, node: UINode) -> bool:
+        """True when this window lies over ``node``'s centre (and ``node`` is not inside it)."""
+        if node.path == self.path or node.path.startswith(self.path + "."):
+            return False
+        return self.bounds.contains(*node.bounds.center)
 
 
 def is_input_method_package(package: str) -> bool:
@@ -156,6 +168,9 @@ def order_windows(tree: UITree, structure: TreeStructure | None = None) -> tuple
             package=node.package,
             layer=layer,
             catches_touches=_catches_touches(tree, structure, root, end, layer),
+            key=(node.package, node.resource_id, node.class_name),
+            title=next((tree.nodes[i].text for i in range(root, end) if tree.nodes[i].text.strip()), ""),
+            path=node.path,
         )
         windows.append((int(layer), -node.bounds.area, order, window))
     windows.sort(key=lambda w: w[:3])

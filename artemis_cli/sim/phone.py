@@ -344,9 +344,7 @@ class SimPhone:
             return
         target = self._hit(x, y)  # a key of the keyboard, a navigation-bar button, a widget
         win = self._window_at(x, y)
-        dbl = W.deepest_with(win.root, x, y, "on_double") if win is not None else None
-        if dbl is not None and target is not None and W.area(target.bounds) < W.area(dbl.bounds):
-            dbl = None  # a button inside takes the touches: the double-tap listener never sees them
+        dbl = W.listener_at(win.root, x, y, "on_double") if win is not None else None
         if self.taps.tap(self.touch.now(), x, y) and dbl is not None and dbl.on_double is not None:
             dbl.on_double()  # the second tap of a double tap (GestureDetector.onDoubleTap)
         elif target is not None and target.enabled and target.on_tap is not None:
@@ -366,7 +364,7 @@ class SimPhone:
             return
         self.taps.forget()
         win = self._window_at(x1, y1) if 0 <= x1 < self.width and 0 <= y1 < self.height else None
-        src = W.deepest_with(win.root, x1, y1, "on_drag") if win is not None else None
+        src = W.listener_at(win.root, x1, y1, "on_drag") if win is not None else None
         if src is not None and src.on_drag is not None:
             src.on_drag(x2, y2)
             self._after_action()

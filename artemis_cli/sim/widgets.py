@@ -122,33 +122,49 @@ def clip(w: Widget, viewport: Rect) -> Widget | None:
     return w
 
 
+def takes_touch(w: Widget) -> bool:
+    """A view that consumes a touch offered to it (``View.onTouchEvent`` returns true): clickable,
+    long-clickable or checkable ones, disabled ones included (they swallow it and do nothing), and
+    scroll containers (a list takes the touch to scroll on a move; a tap on it does nothing)."""
+    return w.clickable or w.long_clickable or w.checkable or w.scrollable
+
+
+def touch_path(root: Widget, x: int, y: int, takes: Callable[[Widget], bool] = takes_touch) -> list[Widget]:
+    """The views a touch at (x, y) passes through, the root first and the one that takes it last,
+    as ``ViewGroup.dispatchTouchEvent`` routes it: a view whose bounds contain the point offers it
+    to its children in reverse drawing order (the last child, drawn on top, first), and takes it
+    itself only when none of them did — so a later sibling drawn over an earlier one (a floating
+    action button over a list row) takes it, and a view that takes no touches (a label drawn over a
+    row) passes it on.  Empty when nothing takes it.  ``takes`` says which views take touches."""
+    if not contains(root.bounds, x, y):
+        return []
+    for child in reversed(root.children):
+        below = touch_path(child, x, y, takes)
+        if below:
+            return [root, *below]
+    return [root] if takes(root) else []
+
+
 def hit(root: Widget, x: int, y: int) -> Widget | None:
-    """Smallest clickable widget whose bounds contain the point (disabled ones still swallow it)."""
-    best: Widget | None = None
-    for node in root.walk():
-        if not (node.clickable or node.long_clickable):
-            continue
-        if not contains(node.bounds, x, y):
-            continue
-        if best is None or area(node.bounds) <= area(best.bounds):
-            best = node
-    return best
+    """The widget a touch at (x, y) lands on (:func:`touch_path`), or None."""
+    path = touch_path(root, x, y)
+    return path[-1] if path else None
 
 
-def deepest_with(root: Widget, x: int, y: int, attr: str) -> Widget | None:
-    """Smallest widget containing the point whose behaviour ``attr`` (``on_double``, ``on_drag``) is set."""
-    best: Widget | None = None
-    for node in root.walk():
-        if (getattr(node, attr) is not None and contains(node.bounds, x, y)
-                and (best is None or area(node.bounds) <= area(best.bounds))):
-            best = node
-    return best
+def listener_at(root: Widget, x: int, y: int, attr: str) -> Widget | None:
+    """The widget whose gesture listener ``attr`` (``on_double``, ``on_drag``) a touch at (x, y)
+    reaches: the touch is routed as :func:`touch_path` does, a listening widget taking it too (its
+    ``onTouchEvent`` feeds a GestureDetector); None when a view drawn over it or inside it takes
+    the touch first (a button in the row, a floating button over it)."""
+    path = touch_path(root, x, y, lambda w: takes_touch(w) or getattr(w, attr) is not None)
+    return path[-1] if path and getattr(path[-1], attr) is not None else None
 
 
 def scroll_target(root: Widget, x: int, y: int) -> Widget | None:
-    best: Widget | None = None
-    for node in root.walk():
-        if (node.scrollable and node.on_scroll is not None and contains(node.bounds, x, y)
-                and (best is None or area(node.bounds) <= area(best.bounds))):
-            best = node
-    return best
+    """The list a swipe starting at (x, y) scrolls: the innermost scroll container on the path of
+    the touch (:func:`touch_path`).  A swipe that starts on a view drawn over a list but not inside
+    it (a floating action button) scrolls nothing, as on a phone."""
+    for node in reversed(touch_path(root, x, y)):
+        if node.scrollable and node.on_scroll is not None:
+            return node
+    return None

@@ -14,9 +14,12 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import pytest
 
+from artemis_cli.config.task import SimOptions
+from artemis_cli.device.select import sim_for
 from artemis_cli.sim.adbd import SimAdbd, free_port
 from artemis_cli.sim.phone import SimPhone
 
@@ -79,7 +82,7 @@ def sim_device(adb_server: AdbServer, monkeypatch: pytest.MonkeyPatch) -> Iterat
     """A fresh sim phone served by SimAdbd and `adb connect`-ed to the test adb server."""
     monkeypatch.setenv("ANDROID_ADB_SERVER_HOST", "127.0.0.1")
     monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(adb_server.port))
-    phone = SimPhone(popups=False)
+    phone = cast(SimPhone, sim_for(SimOptions(popups=False)))
     adbd = SimAdbd(phone, port=free_port()).start()
     attach(adb_server, adbd)
     try:

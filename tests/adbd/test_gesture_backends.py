@@ -46,7 +46,8 @@ def test_the_real_adb_binary_double_taps_in_one_shell_command_not_in_two(sim_dev
     phone = sim_device.phone
     _logged_in_shop(phone)
     x, y = 365, 329  # "Wireless Mouse", the first product's name
-    assert phone.widget_at(x, y) is None  # not on a button: only the row listens (for double taps)
+    taker = phone.widget_at(x, y)  # not on a button: the list takes the touch, the row listens
+    assert taker is not None and taker.scrollable and not taker.clickable  # (for double taps)
     sim_device.shell(f"input tap {x} {y}; input tap {x} {y}")
     assert _liked(phone) == ["Wireless Mouse"]
     sim_device.shell(f"sleep 1; input tap {x} {y}")

@@ -5,8 +5,9 @@ mutated real dumps (byte flips, truncation, entities, deep nesting, huge attribu
 input either parses or raises HierarchyParseError / HierarchyError; every parsed tree hit-tests
 at any point (inside, outside, negative, huge) to the target a brute-force reading of the
 documented rule gives (:func:`expected_hit`: the topmost touch-catching window in drawing order,
-then the smallest visible actionable node, else labelled node), whose bounds contain the point,
-with ``label_source`` "hit_test" or "none".
+then Android's dispatch — children offered the touch in reverse drawing order before their
+parent, the first visible actionable node containing the point takes it, else the first labelled
+one), whose bounds contain the point, with ``label_source`` "hit_test" or "none".
 
 Example counts come from the hypothesis profile (``--long`` for many more).
 """
@@ -46,17 +47,31 @@ def _scroll_only(node: UINode) -> bool:
 
 def expected_hit(tree: UITree, x: int, y: int) -> int | None:
     """The documented rule, by brute force: the topmost window (in drawing order) that holds a
-    visible actionable or labelled node and contains the point; in it the smallest visible
-    actionable node (ties: later), a scroll-only one giving way to the smallest labelled node
-    inside it; else the smallest labelled node; else nothing."""
+    visible actionable or labelled node and contains the point; in it, a recursive dispatch
+    (each node offers the touch to its children, topmost drawn first — ``drawing-order``, ties
+    later in the file — then takes it itself): the first visible actionable node containing the
+    point, a scroll-only one giving way to the first labelled node inside it; else the first
+    labelled node; else nothing."""
     structure = TreeStructure.of(tree)
     nodes = tree.nodes
+    children: dict[int, list[int]] = {}
+    for i, p in enumerate(structure.parent):
+        children.setdefault(p, []).append(i)
 
     def candidate(i: int) -> bool:
         return structure.visible(i) and (is_actionable(nodes[i]) or bool(own_label(nodes[i])))
 
-    def smallest(pool: list[int]) -> int:
-        return min(pool, key=lambda i: (nodes[i].bounds.area, -i))
+    def first(i: int, takes: Any) -> int | None:
+        """Dispatch below and at ``i``: the first node that ``takes`` the touch."""
+        kids = sorted(children.get(i, []), key=lambda k: (nodes[k].drawing_order or 0, k), reverse=True)
+        for k in kids:
+            got = first(k, takes)
+            if got is not None:
+                return got
+        return i if takes(i) else None
+
+    def at_point(i: int) -> bool:
+        return candidate(i) and nodes[i].bounds.contains(x, y)
 
     for window in reversed(order_windows(tree)):
         touchable = window.layer != Layer.DECOR and any(candidate(i) for i in range(window.root, window.end))
@@ -64,15 +79,12 @@ def expected_hit(tree: UITree, x: int, y: int) -> int | None:
             break
     else:
         return None
-    pool = [i for i in range(window.root, window.end) if candidate(i) and nodes[i].bounds.contains(x, y)]
-    actionable = [i for i in pool if is_actionable(nodes[i])]
-    labelled = [i for i in pool if not is_actionable(nodes[i])]
-    if not actionable:
-        return smallest(labelled) if labelled else None
-    hit = smallest(actionable)
+    hit = first(window.root, lambda i: at_point(i) and is_actionable(nodes[i]))
+    if hit is None:
+        return first(window.root, lambda i: at_point(i) and not is_actionable(nodes[i]))
     if _scroll_only(nodes[hit]):
-        inside = [i for i in labelled if hit < i < structure.subtree_end[hit]]
-        return smallest(inside) if inside else hit
+        inside = first(hit, lambda i: i != hit and at_point(i) and not is_actionable(nodes[i]))
+        return hit if inside is None else inside
     return hit
 
 

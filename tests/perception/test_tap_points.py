@@ -10,8 +10,9 @@ For every real dump, every listed element's point is hit-tested and sorted into 
 and text that no touch can reach, kept in the list for reading (counts pinned per dump below, and
 every one but the stacked icons by label):
 
-* ``stacked``   — a later node with the same bounds is drawn over it (status-bar notification
-                  icons piled on one spot);
+* ``stacked``   — a node with the same bounds is drawn over it (status-bar notification icons
+                  piled on one spot; "over" in drawing order: ``drawing-order`` where the dump
+                  has it, else later in the file);
 * ``backdrop``  — every point of it belongs to a control that is not its ancestor (a sheet's
                   ``touch_outside``/dimmer, a keyguard scrim, a launcher workspace, a button drawn
                   across it); non-clickable text does not consume a touch, so that control gets it;
@@ -90,7 +91,7 @@ def _category(tree: UITree, i: int, hit: int | None) -> str:
         return "control"
     if tree.nodes[i].scrollable and inside:
         return "list"
-    if kind == TEXT and hit > i and tree.nodes[hit].bounds == tree.nodes[i].bounds:
+    if kind == TEXT and index.rank[hit] < index.rank[i] and tree.nodes[hit].bounds == tree.nodes[i].bounds:
         return "stacked"
     if kind == TEXT and inside:
         return "container"
@@ -137,8 +138,10 @@ def test_totals() -> None:
     found = [c for p in dump_files() for c, _, _ in _categories(parse_hierarchy(p.read_bytes()))]
     counts = Counter(found)
     assert counts["unexplained"] == 0 and counts["nothing"] == 0
-    assert len(found) == 539
-    assert counts["self"] == 469
+    # 538: since touches follow drawing order, 026's 2-pixel clickable page stub at the left edge
+    # is no longer listed: the clickable home-screen page drawn after it covers every point of it.
+    assert len(found) == 538
+    assert counts["self"] == 468  # the 026 stub was one (see above)
     assert sum(counts[c] for c in ("control", "list")) == 27
     assert sum(counts[c] for c in READ_ONLY) == 43
 

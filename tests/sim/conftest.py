@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 
+from artemis_cli.config.task import SimOptions
+from artemis_cli.device.select import sim_for
 from artemis_cli.sim import SimPhone
 
 
 @pytest.fixture
 def phone() -> SimPhone:
-    return SimPhone(popups=False)
+    """A fresh default-world phone without pop-ups, built as a task's ``sim:`` block builds one."""
+    return cast(SimPhone, sim_for(SimOptions(popups=False)))

@@ -38,8 +38,8 @@ def tap(phone: SimPhone, **attrs: str) -> None:
 
 def tap_reachable(phone: SimPhone, **attrs: str) -> None:
     """Tap the node where a tap reaches it: its centre, else the first point of a grid over it
-    that the phone routes to it (a FAB floating over a list can have a smaller button of a row
-    under its centre, and the sim gives a point to the smallest clickable widget)."""
+    that the phone routes to it (a row's button can lie under a FAB floating over the list, and
+    the FAB, drawn on top, takes those points)."""
     n = node(phone, **attrs)
     l_, t, r, b = bounds(n)
     points = [center(n)] + [(l_ + (r - l_) * (2 * i + 1) // 16, t + (b - t) * (2 * j + 1) // 16)
