@@ -16,14 +16,16 @@ from artemis_cli.device.protocol import KEY_NAMES, DeviceInfo
 from artemis_cli.errors import DeviceOffline, HierarchyError, ScreenshotError, ShellError, UsageError
 from artemis_cli.perception.packages import read_package_file
 from artemis_cli.sim import widgets as W
+from artemis_cli.sim.activities import ActivityState, launch_activity
 from artemis_cli.sim.faults import IDLE_STATE_MSG, NULL_ROOT_MSG, FaultInjector, parse_faults
 from artemis_cli.sim.gestures import CALL_GAP_MS, DOUBLE_TAP_GAP_MS, TapTracker, TouchClock
 from artemis_cli.sim.hierarchy_xml import dump, dump_u2, window_order
 from artemis_cli.sim.keyboard import KeyboardState, keyboard_top, layout
+from artemis_cli.sim.packages import CORE_PACKAGES as SYSTEM_PACKAGES
+from artemis_cli.sim.packages import PackageState
 from artemis_cli.sim.popup import PopupSchedule, popup_window
 from artemis_cli.sim.render import encode_png, render
 from artemis_cli.sim.shell import Shell, ShellResult
-from artemis_cli.sim.shell_system import EXTRA_PACKAGES as SYSTEM_PACKAGES
 from artemis_cli.sim.system import SettingsStore, VirtualClock
 from artemis_cli.sim.sysui import IME_PACKAGE, SYSTEMUI, ime_window, nav_bar, nav_bar_height, status_bar
 from artemis_cli.sim.vfs import VirtualFS
@@ -87,6 +89,8 @@ class SimPhone:
             if package not in self.apps and package not in SYSTEM_PACKAGES:
                 self.apps[package] = StubApp(ctx, package)
         self.foreground = LAUNCHER
+        self.activities = ActivityState(top={LAUNCHER: launch_activity(LAUNCHER)})
+        self.pm_state = PackageState()
         self.popup_visible = False
         self.kb = KeyboardState()
         self.ignored: list[str] = []
@@ -483,6 +487,7 @@ class SimPhone:
         for app in self.apps.values():
             app.reset_ui()
         self.foreground = LAUNCHER
+        self.activities = ActivityState(top={LAUNCHER: launch_activity(LAUNCHER)})
         self.popup_visible = False
         self.kb = KeyboardState()
         self.screen_on = True
@@ -494,6 +499,7 @@ class SimPhone:
         if app is None or package == LAUNCHER:
             return
         app.reset_ui()
+        self.activities.stopped(package)
         if self.foreground == package:
             self.foreground = LAUNCHER
             self.popup_visible = False
@@ -506,6 +512,8 @@ class SimPhone:
         cur = self.apps[self.foreground]
         cur.ui_state.focus = None
         self.foreground = package if package in self.apps else LAUNCHER
+        if not self.activities.running(self.foreground):
+            self.activities.started(self.foreground)
         self.invalidate()
 
     def widget_at(self, x: int, y: int) -> Widget | None:
@@ -603,6 +611,10 @@ class SimPhone:
 
     def current_package(self) -> str:
         return self.foreground
+
+    def activity_of(self, package: str) -> str:
+        """The component ``PKG/.Activity`` that ``package`` shows (sim/activities.py)."""
+        return self.activities.current(package)
 
     def provider_rows(self, authority: str, table: str) -> list[Row] | None:
         if authority == "settings" and table in self.settings.values:

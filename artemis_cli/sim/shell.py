@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from artemis_cli.sim.phone import SimPhone
 
 STATUS = "\x00?"  # `$?` outside single quotes; expanded when the command runs
+VAR = re.compile("\x00v([A-Za-z_][A-Za-z0-9_]*)\x00")  # `$NAME` / `${NAME}`: expanded when it runs
+_DOLLAR = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 SH = "/system/bin/sh"
 
 
@@ -102,6 +104,9 @@ def tokenize(cmd: str) -> list[str]:
                 elif cmd.startswith("$?", i):
                     buf.append(STATUS)
                     i += 1
+                elif (dm := _DOLLAR.match(cmd, i)) is not None:
+                    buf.append(f"\x00v{dm.group(1) or dm.group(2)}\x00")
+                    i = dm.end() - 1
                 else:
                     buf.append(cmd[i])
                 i += 1
@@ -118,6 +123,10 @@ def tokenize(cmd: str) -> list[str]:
             buf.append(STATUS)
             has_word = True
             i += 2
+        elif (dm := _DOLLAR.match(cmd, i)) is not None:
+            buf.append(f"\x00v{dm.group(1) or dm.group(2)}\x00")
+            has_word = True
+            i = dm.end()
         elif ch in "<>":
             fd = "".join(buf) if has_word and not quoted and "".join(buf) in ("1", "2") else ""
             if fd:
@@ -192,16 +201,25 @@ class _Acc:
 
 class Shell:
     def __init__(self, phone: SimPhone) -> None:
+        from artemis_cli.sim.shell_builtins import BuiltinCommands
         from artemis_cli.sim.shell_device import DeviceCommands
+        from artemis_cli.sim.shell_dumpsys import DumpsysCommands
         from artemis_cli.sim.shell_files import FileCommands
+        from artemis_cli.sim.shell_packages import PackageCommands
         from artemis_cli.sim.shell_system import SystemCommands
 
         self.phone = phone
         self.device = DeviceCommands(phone)
         self.files = FileCommands(phone)
         self.system = SystemCommands(phone)
+        self.packages = PackageCommands(phone, self)
+        self.dumpsys = DumpsysCommands(phone, self.device)
+        self.builtins = BuiltinCommands(self)
+        self._depth = 0  # `sh -c` inside a command line shares its variables
         self.commands: dict[str, Command] = {
-            **self.device.table(), **self.files.table(), **self.system.table(),
+            **self.builtins.table(),
+            **self.device.table(), **self.files.table(), **self.system.table(), **self.packages.table(),
+            **self.dumpsys.table(),
             "sh": self.sh, "exit": self.exit_, "toybox": self.toybox, "artemis-sim": self.artemis_sim,
         }
         self.stdin_readers: dict[str, StdinTest] = {
@@ -212,7 +230,17 @@ class Shell:
     # -- the interpreter -------------------------------------------------------------------
     def run(self, command: str, *, stdin: bytes = b"", status: int = 0) -> ShellResult:
         """Run a command line; never raises (errors become stderr + a non-zero exit code).
-        ``stdin`` goes to the first command that reads it; ``status`` is ``$?`` at the start."""
+        ``stdin`` goes to the first command that reads it; ``status`` is ``$?`` at the start.
+        Each top-level command line starts with ``adb shell``'s environment (shell_builtins.ENV)."""
+        if self._depth == 0:
+            self.builtins.reset()
+        self._depth += 1
+        try:
+            return self._run(command, stdin, status)
+        finally:
+            self._depth -= 1
+
+    def _run(self, command: str, stdin: bytes, status: int) -> ShellResult:
         try:
             tokens = tokenize(command)
         except ValueError as e:
@@ -266,12 +294,13 @@ class Shell:
 
     def _simple(self, words: list[str], piped: bytes | None, ctx: _Run) -> ShellResult:
         argv, redirects = _split_redirects(words)
-        argv = [a.replace(STATUS, str(ctx.status)) for a in argv]
-        redirects = [(op, p.replace(STATUS, str(ctx.status))) for op, p in redirects]
+        argv = [self._expand(a, ctx) for a in argv]
+        redirects = [(op, self._expand(p, ctx)) for op, p in redirects]
+        while argv and "=" in argv[0] and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", argv[0], re.DOTALL):
+            name, _, value = argv.pop(0).partition("=")  # NAME=value: for the rest of the line
+            self.builtins.env[name] = value
         if any(op in _REDIRECTS and not p for op, p in redirects):
             return err(f"{SH}: syntax error: newline unexpected\n", 1)
-        while argv and _ASSIGN.match(argv[0]):
-            argv = argv[1:]  # `VAR=value cmd`: the sim's commands read no environment
         if argv[:1] == ["nohup"]:
             argv = argv[1:]  # runs the command (in the foreground here); output is not redirected
         if not argv:
@@ -286,15 +315,23 @@ class Shell:
         if piped is None and not any(op == "<" for op, _ in redirects) and self._reads(argv[0], argv[1:]):
             stdin, ctx.stdin = ctx.stdin, b""
         name = argv[0].rsplit("/", 1)[-1]
-        handler = self.commands.get(name)
-        if handler is None:
-            res = err(f"{SH}: {argv[0]}: inaccessible or not found\n", 127)
-        else:
-            try:
-                res = handler(argv[1:], stdin)
-            except ArtemisError as e:  # documented errors from the phone become shell errors
-                res = err(f"Error: {e}\n", 1)
+        handler = self.commands.get(name, self.missing(argv[0]))
+        try:
+            res = handler(argv[1:], stdin)
+        except ArtemisError as e:  # documented errors from the phone become shell errors
+            res = err(f"Error: {e}\n", 1)
         return self._apply(res, redirects)
+
+    def _expand(self, word: str, ctx: _Run) -> str:
+        """``$NAME`` from the environment (unset: empty), then ``$?``."""
+        if "\x00v" in word:
+            word = VAR.sub(lambda m: self.builtins.env.get(m.group(1), ""), word)
+        return word.replace(STATUS, str(ctx.status))
+
+    @staticmethod
+    def missing(name: str) -> Command:
+        """What runs for a command the phone does not have: mksh's "inaccessible or not found", 127."""
+        return lambda args, stdin: err(f"{SH}: {name}: inaccessible or not found\n", 127)
 
     def _apply(self, res: ShellResult, redirects: list[tuple[str, str]]) -> ShellResult:
         """Apply ``> >> 2> 2>> 2>&1 >&2`` left to right, as sh does: each fd points at the
@@ -324,8 +361,8 @@ class Shell:
                 stdout.append(data)
             elif target == "2":
                 stderr.append(data)
-            elif target != "/dev/null":
-                try:
+            else:
+                try:  # /dev/null swallows the data (sim/vfs.py DEVICES)
                     self.phone.fs.write_file(target, data, append=append or target in written)
                 except FsError as e:
                     return err(f"{SH}: can't create {target}: {e.reason}\n", 1)
@@ -384,9 +421,6 @@ class Shell:
     def keyevent(self, code: str) -> str:
         """``input keyevent CODE``: "" or an error message (used by the uiautomator2 server too)."""
         return self.device.keyevent(code)
-
-
-_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def _sequence(tokens: list[str]) -> list[tuple[list[str], str]]:

@@ -1,4 +1,5 @@
-"""Shell commands that drive the phone: screencap, uiautomator, input, am, monkey, dumpsys, wm, reboot.
+"""Shell commands that drive the phone: screencap, uiautomator, input, am, monkey, wm, reboot, and the
+screen's dumpsys services (window, input_method, power, display; dispatched by ``shell_dumpsys``).
 
 Output goes where Android sends it: ``am start`` prints ``Starting: Intent {…}`` on stdout and its
 errors on stderr *with exit status 0* (ActivityManagerShellCommand.runStartActivity always returns
@@ -11,8 +12,10 @@ import hashlib
 import struct
 from typing import TYPE_CHECKING
 
+from artemis_cli.sim.activities import activity_of, declares, full_class, launch_activity, short_name
 from artemis_cli.sim.faults import IDLE_STATE_MSG, NULL_ROOT_MSG
 from artemis_cli.sim.gestures import INPUT_START_MS, Stroke
+from artemis_cli.sim.latency import PIXEL
 from artemis_cli.sim.shell import Command, ShellResult, err, out
 from artemis_cli.sim.vfs import FsError
 
@@ -21,15 +24,6 @@ if TYPE_CHECKING:
 
 DEFAULT_DUMP = "/sdcard/window_dump.xml"
 DISPLAY_ID = "4619827259835644672"
-LAUNCHER_ACTIVITY = ".MainActivity"
-#: Activities each app declares (besides LAUNCHER_ACTIVITY, which every app has); anything else
-#: is "Error type 3 … does not exist." like an undeclared activity on a phone.
-ACTIVITIES: dict[str, tuple[str, ...]] = {
-    "com.android.launcher3": (".Launcher", ".uioverrides.QuickstepLauncher"),
-    "com.android.settings": (".Settings", ".SubSettings"),
-    "com.android.deskclock": (".DeskClock",),
-    "com.android.contacts": (".activities.PeopleActivity",),
-}
 SETTINGS_ACTIONS: dict[str, str | None] = {
     "android.settings.SETTINGS": None, "android.settings.WIFI_SETTINGS": "network",
     "android.settings.WIRELESS_SETTINGS": "network", "android.settings.AIRPLANE_MODE_SETTINGS": "network",
@@ -42,8 +36,12 @@ KEYCODE_NAMES: dict[str, int] = {
     "VOLUME_UP": 24, "VOLUME_DOWN": 25, "POWER": 26, "CAMERA": 27, "COMMA": 55, "PERIOD": 56, "TAB": 61,
     "SPACE": 62, "ENTER": 66, "DEL": 67, "MINUS": 69, "AT": 77, "PLUS": 81, "MENU": 82, "SEARCH": 84,
     "ESCAPE": 111, "FORWARD_DEL": 112, "MOVE_END": 123, "VOLUME_MUTE": 164, "APP_SWITCH": 187, "SLEEP": 223,
-    "WAKEUP": 224,
+    "WAKEUP": 224, "ALT_LEFT": 57, "ALT_RIGHT": 58, "SHIFT_LEFT": 59, "SHIFT_RIGHT": 60, "CTRL_LEFT": 113,
+    "CTRL_RIGHT": 114, "META_LEFT": 117, "META_RIGHT": 118, "CUT": 277, "COPY": 278, "PASTE": 279,
 }
+MODIFIERS = frozenset({57, 58, 59, 60, 113, 114, 117, 118})
+INPUT_SOURCES = ("touchscreen", "touchpad", "touchnavigation", "keyboard", "mouse", "stylus", "dpad", "gamepad",
+                 "joystick", "trackball", "rotaryencoder")
 KEYCODE_NAMES.update({str(d): 7 + d for d in range(10)})
 KEYCODE_NAMES.update({chr(ord("A") + i): 29 + i for i in range(26)})
 KEY_POWER, KEY_SLEEP, KEY_WAKEUP = 26, 223, 224
@@ -57,7 +55,8 @@ _INPUT_USAGE = ("Usage: input [<source>] [-d DISPLAY_ID] <command> [<arg>...]\n\
                 " <key code number or name> ... (Default: keyboard)\n      tap <x> <y> (Default: touchscreen)\n"
                 "      swipe <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n"
                 "      draganddrop <x1> <y1> <x2> <y2> [duration(ms)] (Default: touchscreen)\n"
-                "      motionevent <DOWN|UP|MOVE|CANCEL> <x> <y> (Default: touchscreen)\n")
+                "      motionevent <DOWN|UP|MOVE|CANCEL> <x> <y> (Default: touchscreen)\n"
+                "      keycombination [-t duration(ms)] <key code 1> <key code 2> ... (Default: keyboard)\n")
 
 
 class DeviceCommands:
@@ -69,7 +68,7 @@ class DeviceCommands:
 
     def table(self) -> dict[str, Command]:
         return {"screencap": self.screencap, "uiautomator": self.uiautomator, "input": self.input,
-                "am": self.am, "monkey": self.monkey, "dumpsys": self.dumpsys, "wm": self.wm,
+                "am": self.am, "monkey": self.monkey, "wm": self.wm,
                 "reboot": self.reboot}
 
     # -- screen ----------------------------------------------------------------------------
@@ -118,13 +117,16 @@ class DeviceCommands:
 
     # -- input -----------------------------------------------------------------------------
     def input(self, args: list[str], _: bytes) -> ShellResult:
-        if args and args[0] in ("touchscreen", "touchpad", "keyboard", "mouse", "stylus", "dpad", "gamepad"):
+        first = args[0] if args else ""  # the name a Java exception is reported under
+        if args and args[0] in INPUT_SOURCES:
             args = args[1:]
         if len(args) >= 2 and args[0] == "-d":
             args = args[2:]
         if not args:
             return err(_INPUT_USAGE, 1)
         sub, rest = args[0], args[1:]
+        if sub not in ("tap", "swipe", "motionevent", "draganddrop", "text", "keyevent", "keycombination"):
+            return err(f"Error: Unknown command: {sub}\n" + _INPUT_USAGE, 1)
         p = self.phone
         p.touch.advance(INPUT_START_MS)  # each `input` is an app_process start (sim/gestures.py)
         try:
@@ -142,28 +144,81 @@ class DeviceCommands:
             elif sub == "draganddrop" and len(rest) in (4, 5):
                 x1, y1, x2, y2 = (_num(v) for v in rest[:4])
                 p.do_drag(x1, y1, x2, y2)
-            elif sub == "text" and rest:
-                p.do_type(" ".join(rest).replace("%s", " "))
+            elif sub == "text":
+                return self._text(first or sub, rest)
             elif sub == "keyevent" and rest:
                 with p.one_action():  # one `input keyevent A B C` is one action
                     for code in [r for r in rest if not r.startswith("--")]:
                         problem = self.keyevent(code)
                         if problem:
                             return err(problem, 1)
+            elif sub == "keycombination" and rest:
+                return self._keycombination(first or sub, rest)
             else:
                 return err(f"Error: Invalid arguments for command: {sub}\n" + _INPUT_USAGE, 1)
         except ValueError:
             return err(f"Error: Invalid arguments for command: {sub}\n" + _INPUT_USAGE, 1)
         return out("")
 
+    def _text(self, cmd: str, rest: list[str]) -> ShellResult:
+        """``input text ARG``: InputShellCommand.sendText types its ONE argument (further words are
+        ignored), ``%s`` is a space, and a character the virtual keyboard's key map cannot make
+        (anything but printable ASCII, newline and tab) makes ``getEvents`` return null: a
+        NullPointerException, exit 255, and nothing typed."""
+        if not rest:
+            return err(f"Exception occurred while executing '{cmd}':\njava.lang.IllegalArgumentException: "
+                       'Argument expected after "text"\n', 255)
+        text = rest[0].replace("%s", " ")
+        if any(not (32 <= ord(ch) < 127 or ch in "\n\t") for ch in text):
+            return err(f"Exception occurred while executing '{cmd}':\njava.lang.NullPointerException: Attempt to "
+                       "get length of null array\n\tat com.android.server.input.InputShellCommand.sendText"
+                       "(InputShellCommand.java:431)\n", 255)
+        if text:
+            self.phone.do_type(text)
+        return out("")
+
+    def _keycombination(self, cmd: str, rest: list[str]) -> ShellResult:
+        """``input keycombination [-t MS] KEY KEY…``: the keys go down together, then up. With a
+        Ctrl key, Ctrl+A selects the focused field's text (the next typing replaces it); with Shift,
+        a letter is typed in capitals; other modifier combinations are accepted and change nothing
+        (noted as ignored), as most do in an app's text field."""
+        keys = list(rest)
+        if keys[:1] == ["-t"]:
+            keys = keys[2:]
+        codes = []
+        for k in keys:
+            num = _keycode(k)
+            if num is None:
+                return err(f"Exception occurred while executing '{cmd}':\njava.lang.IllegalArgumentException: "
+                           f"Unknown keycode: {k}\n", 255)
+            codes.append(num)
+        if len(codes) < 2:
+            return err(f"Exception occurred while executing '{cmd}':\njava.lang.IllegalArgumentException: "
+                       "keycombination requires at least 2 keycodes\n", 255)
+        mods = {c for c in codes if c in MODIFIERS}
+        plain = [c for c in codes if c not in MODIFIERS]
+        p = self.phone
+        with p.one_action():
+            if not mods:
+                for c in plain:
+                    self.keyevent(str(c))
+            elif mods <= {59, 60} and all(c in _CODE_CHAR for c in plain):  # Shift + characters
+                p.do_type("".join(_CODE_CHAR[c].upper() for c in plain))
+            elif mods & {113, 114} and plain == [KEYCODE_NAMES["A"]]:
+                st = p.apps[p.foreground].ui_state
+                if st.focus is not None and not p.popup_visible:
+                    st.replace_next = True
+                    p.invalidate()
+                else:
+                    p.note_ignored("keycombination ctrl+a: no focused text field")
+            else:
+                p.note_ignored("keycombination " + "+".join(str(c) for c in codes))
+        return out("")
+
     def keyevent(self, code: str) -> str:
         """Press one key (number or ``[KEYCODE_]NAME``): "" or an error message."""
-        name = code.upper().removeprefix("KEYCODE_")
-        if name.isdigit() and not code.upper().startswith("KEYCODE_"):
-            num = int(name)
-        elif name in KEYCODE_NAMES:
-            num = KEYCODE_NAMES[name]
-        else:
+        num = _keycode(code)
+        if num is None:
             return f"Error: Unknown keycode: {code}\n"
         p = self.phone
         if num in (KEY_POWER, KEY_SLEEP, KEY_WAKEUP):
@@ -235,7 +290,7 @@ class DeviceCommands:
             pkg, screen = "com.android.settings", SETTINGS_ACTIONS[action]
         if not pkg and "android.intent.category.HOME" in cats:
             pkg = "com.android.launcher3"
-        act = act or LAUNCHER_ACTIVITY
+        act = short_name(pkg, act) if act else launch_activity(pkg)
         parts = ([f"act={action}"] if action else []) + ([f"cat=[{','.join(cats)}]"] if cats else [])
         if pkg:
             parts.append(f"cmp={pkg}/{act}")
@@ -243,24 +298,33 @@ class DeviceCommands:
         if not pkg:
             intent = " ".join([*parts, "flg=0x10000000"])
             return _failed(head, f"Error: Activity not started, unable to resolve Intent {{ {intent} }}\n", wait)
-        if not self._declares(pkg, act):
-            cls = pkg + act if act.startswith(".") else act
-            return _failed(head, f"Error type 3\nError: Activity class {{{pkg}/{cls}}} does not exist.\n", wait)
+        if not self.phone.has_package(pkg) or not declares(pkg, act):
+            return _failed(head, f"Error type 3\nError: Activity class {{{pkg}/{full_class(pkg, act)}}} "
+                                 "does not exist.\n", wait)
         if stop:
             head = f"Stopping: {pkg}\n" + head
             self.phone.force_stop(pkg)
-        self.phone.do_launch(pkg, screen=screen)
+        p = self.phone
+        state = "HOT" if p.current_package() == pkg and p.activities.running(pkg) else p.activities.started(pkg, act)
+        p.do_launch(pkg, screen=screen)
         tail = ""
         if wait:
-            tail = (f"Status: ok\nLaunchState: WARM\nActivity: {pkg}/{act}\nTotalTime: 120\nWaitTime: 125\n"
-                    "Complete\n")
+            total = self._launch_ms(state)
+            tail = (f"Status: ok\nLaunchState: {state}\nActivity: {activity_of(pkg, act)}\nTotalTime: {total}\n"
+                    f"WaitTime: {total + 3 + total // 40}\nComplete\n")
         return out(head + tail)
 
-    def _declares(self, pkg: str, act: str) -> bool:
-        if not self.phone.has_package(pkg):
-            return False
-        short = "." + act[len(pkg) + 1:] if act.startswith(pkg + ".") else act
-        return short == LAUNCHER_ACTIVITY or short in ACTIVITIES.get(pkg, ())
+    def _launch_ms(self, state: str) -> int:
+        """How long the launch took, in ms: the latency profile's ``am_start`` median (the phone's
+        own profile when it is charged one, else ``pixel``'s: the sim reports what a phone
+        measures even when it does not make you wait) scaled by the launch state (a cold start
+        creates the process) with seeded jitter, never a constant."""
+        latency = getattr(self.phone, "latency", None)
+        medians = getattr(latency, "medians", None) or PIXEL
+        scale = {"COLD": 1.0, "WARM": 0.35, "HOT": 0.12}[state]
+        digest = hashlib.md5(f"{self.phone.seed}|{self.phone.actions}|{state}".encode()).digest()
+        jitter = 0.8 + (digest[0] / 255.0) * 0.5
+        return max(1, round(medians["am_start"] * 1000.0 * scale * jitter))
 
     def monkey(self, args: list[str], _: bytes) -> ShellResult:
         pkg = ""
@@ -275,41 +339,19 @@ class DeviceCommands:
                    "14ms not connected)\n")
 
     # -- system services -------------------------------------------------------------------
-    def dumpsys(self, args: list[str], _: bytes) -> ShellResult:
-        service = args[0] if args else ""
-        if service == "window":
-            return out(self._window())
-        if service == "activity":
-            pkg, wid = self._focus()
-            return out("ACTIVITY MANAGER ACTIVITIES (dumpsys activity activities)\n"
-                       f"    mResumedActivity: ActivityRecord{{{wid[::-1]} u0 {pkg}/.MainActivity t12}}\n"
-                       f"  ResumedActivity: ActivityRecord{{{wid[::-1]} u0 {pkg}/.MainActivity t12}}\n")
-        if service == "input_method":
-            return out(self._input_method())
-        if service == "battery":
-            return out("Current Battery Service state:\n  AC powered: true\n  level: 100\n  scale: 100\n")
-        if service == "power":
-            return out(self._power())
-        if service == "display":
-            return out(self._display())
-        if service == "SurfaceFlinger" and "--display-id" in args:
-            return out(f'Display {DISPLAY_ID} (HWC display 0): port=0 pnpId=GGL displayName="Artemis Sim"\n')
-        if not service:
-            return out("")
-        return err(f"Can't find service: {service}\n", 0)
-
     def _focus(self) -> tuple[str, str]:
         pkg = self.phone.current_package()
         return pkg, hashlib.md5(pkg.encode()).hexdigest()[:7]
 
     def _window(self) -> str:
         pkg, wid = self._focus()
-        act = f"{pkg}/{pkg}.MainActivity"
+        comp = self.phone.activity_of(pkg)
+        act = comp.replace("/.", f"/{pkg}.", 1)  # a window's title names the full class
         return ("WINDOW MANAGER WINDOWS (dumpsys window windows)\n"
                 f"  Window #0 Window{{{wid} u0 {act}}}:\n"
                 "    mDisplayId=0 rootTaskId=12 mSession=Session{5f3a2c1 2345:u0a10123}\n"
                 f"  mCurrentFocus=Window{{{wid} u0 {act}}}\n"
-                f"  mFocusedApp=ActivityRecord{{{wid[::-1]} u0 {pkg}/.MainActivity t12}}\n"
+                f"  mFocusedApp=ActivityRecord{{{wid[::-1]} u0 {comp} t12}}\n"
                 f"  mInputMethodWindow=Window{{1c2d3e4 u0 InputMethod}} "
                 f"visible={str(self.phone.keyboard_visible()).lower()}\n")
 
@@ -369,6 +411,14 @@ def _failed(head: str, message: str, wait: bool) -> ShellResult:
     """``am start`` that did not start anything: still exit status 0, the error on stderr (on
     stdout with ``-W``)."""
     return out(head + message) if wait else err(message, 0, head)
+
+
+def _keycode(code: str) -> int | None:
+    """A key code from a number or ``[KEYCODE_]NAME`` (KeyEvent.keyCodeFromString), None if unknown."""
+    name = code.upper().removeprefix("KEYCODE_")
+    if name.isdigit() and not code.upper().startswith("KEYCODE_"):
+        return int(name)
+    return KEYCODE_NAMES.get(name)
 
 
 def _num(s: str) -> int:

@@ -1,4 +1,5 @@
-"""Shell commands on files and text (toybox-like): rm cat echo ls md5sum mkdir touch grep head tail wc.
+"""Shell commands on files and text (toybox-like): rm cat echo ls md5sum mkdir touch cp mv chmod df
+grep head tail wc.
 
 Errors go to stderr as toybox prints them (``cat: PATH: No such file or directory``, exit 1).
 The text filters read stdin when no file is named (``stdin_readers`` tells the interpreter).
@@ -7,6 +8,7 @@ The text filters read stdin when no file is named (``stdin_readers`` tells the i
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 from typing import TYPE_CHECKING
 
@@ -24,7 +26,7 @@ class FileCommands:
     def table(self) -> dict[str, Command]:
         return {"rm": self.rm, "cat": self.cat, "echo": self.echo, "ls": self.ls, "md5sum": self.md5sum,
                 "mkdir": self.mkdir, "touch": self.touch, "grep": self.grep, "head": self.head,
-                "tail": self.tail, "wc": self.wc}
+                "tail": self.tail, "wc": self.wc, "cp": self.cp, "mv": self.mv, "chmod": self.chmod, "df": self.df}
 
     @staticmethod
     def stdin_readers() -> dict[str, StdinTest]:
@@ -126,6 +128,114 @@ class FileCommands:
                 return err(f"touch: '{path}': {e.reason}\n", 1)
         return out("")
 
+    def _target(self, src: str, dst: str) -> str:
+        """Where ``cp``/``mv`` put ``src``: into ``dst`` when it is a directory."""
+        return posixpath.join(dst, posixpath.basename(src.rstrip("/"))) if self.phone.fs.is_dir(dst) else dst
+
+    def _copy(self, tool: str, args: list[str], move: bool) -> ShellResult:
+        paths = _files(args)
+        if len(paths) < 2:
+            return err(f"{tool}: Need 2 arguments\n", 1)
+        *srcs, dst = paths
+        fs = self.phone.fs
+        if len(srcs) > 1 and not fs.is_dir(dst):
+            return err(f"{tool}: '{dst}' not directory\n", 1)
+        errs, code = [], 0
+        recursive = any(a.startswith("-") and ("r" in a.lower() or "a" in a) for a in args)
+        for src in srcs:
+            try:
+                kind = fs.stat(src)[0]
+                target = self._target(src, dst)
+                if kind == "dir":
+                    if not (move or recursive):
+                        errs.append(f"{tool}: {src}: Is a directory\n" if tool == "cp" else "")
+                        code = 1
+                        continue
+                    self._copy_dir(src, target)
+                else:
+                    fs.write_file(target, fs.read_file(src))
+                if move:
+                    fs.remove(src, recursive=True)
+            except FsError as e:
+                errs.append(f"{tool}: {e.path}: {e.reason}\n")
+                code = 1
+        return err("".join(errs), code)
+
+    def _copy_dir(self, src: str, dst: str) -> None:
+        fs = self.phone.fs
+        fs.mkdir(dst, parents=True)
+        for name in fs.listdir(src):
+            s, d = posixpath.join(src, name), posixpath.join(dst, name)
+            if fs.is_dir(s):
+                self._copy_dir(s, d)
+            else:
+                fs.write_file(d, fs.read_file(s))
+
+    def cp(self, args: list[str], _: bytes) -> ShellResult:
+        return self._copy("cp", args, move=False)
+
+    def mv(self, args: list[str], _: bytes) -> ShellResult:
+        return self._copy("mv", args, move=True)
+
+    def chmod(self, args: list[str], _: bytes) -> ShellResult:
+        """``chmod MODE FILE…`` (octal or ``[ugoa][+-=][rwx]``); on /sdcard it succeeds and changes
+        nothing (a FUSE mount), under /system it is a read-only file system."""
+        words = [a for a in args if a != "-R"]
+        if len(words) < 2:
+            return err("chmod: Need 2 arguments\n", 1)
+        mode_s, paths = words[0], words[1:]
+        if not re.fullmatch(r"[0-7]{1,4}|([ugoa]*[-+=][rwxXst]*)(,[ugoa]*[-+=][rwxXst]*)*", mode_s):
+            return err(f"chmod: bad mode '{mode_s}'\n", 1)
+        fs = self.phone.fs
+        errs, code = [], 0
+        for path in paths:
+            try:
+                kind = fs.stat(path)[0]
+                p = fs.norm(path)
+                new = _apply_mode(fs.mode(path), mode_s)
+                if p.startswith("/system"):
+                    raise FsError(path, "Read-only file system")
+                if not fs.writable(p) and kind != "char":
+                    raise FsError(path, "Operation not permitted")
+                if kind == "file" and not p.startswith("/sdcard"):
+                    fs.modes[p] = new
+            except FsError as e:
+                errs.append(f"chmod: {e.path}: {e.reason}\n" if e.reason == "No such file or directory" else
+                            f"chmod: chmod '{path}' to {_apply_mode(0o644, mode_s):o}: {e.reason}\n")
+                code = 1
+        return err("".join(errs), code)
+
+    def df(self, args: list[str], _: bytes) -> ShellResult:
+        """toybox ``df`` (1K blocks, or ``-h``): the phone's mounts, /data's use growing with the
+        files written."""
+        used = sum(len(v) for v in self.phone.fs.files.values()) // 1024
+        mounts = [("/dev/block/dm-5", 5079040, 5063368, "/"), ("tmpfs", 3934764, 1512, "/dev"),
+                  ("/dev/block/dm-48", 113811948, 9876544 + used, "/data"),
+                  ("/dev/fuse", 113811948, 9876544 + used, "/storage/emulated")]
+        want = _files(args)
+        if want:
+            chosen = []
+            for path in want:
+                try:
+                    self.phone.fs.stat(path)
+                except FsError as e:
+                    return err(f"df: {path}: {e.reason}\n", 1)
+                p = self.phone.fs.norm(path)
+                p = "/storage/emulated" + p[len("/sdcard"):] if p.startswith("/sdcard") else p
+                chosen.append(max((m for m in mounts if p == m[3] or p.startswith(m[3].rstrip("/") + "/")),
+                                  key=lambda m: len(m[3])))
+            mounts = chosen
+        human = "-h" in args
+        if human:
+            lines = ["Filesystem        Size Used Avail Use% Mounted on\n"]
+            lines += [f"{fs:<17} {_human(size):>4} {_human(u):>4} {_human(size - u):>5} {_pct(u, size):>3}% {on}\n"
+                      for fs, size, u, on in mounts]
+        else:
+            lines = ["Filesystem       1K-blocks    Used Available Use% Mounted on\n"]
+            lines += [f"{fs:<16} {size:>9} {u:>7} {size - u:>9} {_pct(u, size):>3}% {on}\n"
+                      for fs, size, u, on in mounts]
+        return out("".join(lines))
+
     # -- text filters ------------------------------------------------------------------------
     def _input(self, paths: list[str], stdin: bytes, tool: str) -> tuple[str, str, int]:
         """(text of the named files, or stdin; error lines; exit code)."""
@@ -170,6 +280,40 @@ class FileCommands:
     def wc(self, args: list[str], stdin: bytes) -> ShellResult:
         text, errs, code = self._input(_files(args), stdin, "wc")
         return err(errs, code, f"{text.count(chr(10))}\n")
+
+
+def _pct(used: int, size: int) -> int:
+    return -(-used * 100 // size) if size else 0
+
+
+def _human(kib: int) -> str:
+    size = float(kib)
+    for unit in ("K", "M", "G", "T"):
+        if size < 1024 or unit == "T":
+            return f"{size:.1f}{unit}" if size < 10 else f"{round(size)}{unit}"
+        size /= 1024
+    return f"{kib}K"
+
+
+def _apply_mode(mode: int, spec: str) -> int:
+    """``spec`` (octal or symbolic) applied to ``mode``."""
+    if re.fullmatch(r"[0-7]{1,4}", spec):
+        return int(spec, 8)
+    for part in spec.split(","):
+        m = re.fullmatch(r"([ugoa]*)([-+=])([rwxXst]*)", part)
+        if not m:
+            continue
+        who = m.group(1) or "a"
+        shifts = [s for c, s in (("u", 6), ("g", 3), ("o", 0)) if c in who or "a" in who]
+        bits = sum({"r": 4, "w": 2, "x": 1, "X": 1}.get(c, 0) for c in m.group(3))
+        for sh in shifts:
+            if m.group(2) == "+":
+                mode |= bits << sh
+            elif m.group(2) == "-":
+                mode &= ~(bits << sh)
+            else:
+                mode = (mode & ~(7 << sh)) | (bits << sh)
+    return mode
 
 
 def _files(args: list[str]) -> list[str]:

@@ -1,4 +1,4 @@
-"""Shell commands about the system: settings, getprop, pm, content query, id, whoami, date,
+"""Shell commands about the system: settings, getprop, content query, id, whoami, date,
 sleep, true, false."""
 
 from __future__ import annotations
@@ -9,9 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from artemis_cli.sim.shell import Command, ShellResult, err, out
-from artemis_cli.sim.shell_device import LAUNCHER_ACTIVITY
 from artemis_cli.sim.system import NAMESPACES
-from artemis_cli.sim.worlds import LAUNCHER
 
 if TYPE_CHECKING:
     from artemis_cli.sim.phone import SimPhone
@@ -24,8 +22,15 @@ PROPS_BASE: dict[str, str] = {
     "ro.sf.lcd_density": "420", "sys.boot_completed": "1", "persist.sys.locale": "en-US",
     "ro.product.locale": "en-US", "gsm.operator.alpha": "Artemis Mobile",
 }
-EXTRA_PACKAGES = ("android", "com.android.systemui", "com.android.phone", "com.android.providers.settings",
-                  "com.android.shell", "com.android.inputmethod.latin")
+_CONTENT_USAGE = ("usage: adb shell content [subcommand] [options]\n\n"
+                  "usage: adb shell content insert --uri <URI> [--user <USER_ID>] --bind <BINDING> [--bind <BINDING>...]"
+                  " [--extra <BINDING>...]\n"
+                  "usage: adb shell content update --uri <URI> [--user <USER_ID>] [--where <WHERE>] [--extra "
+                  "<BINDING>...]\n"
+                  "usage: adb shell content delete --uri <URI> [--user <USER_ID>] --bind <BINDING> [--bind "
+                  "<BINDING>...] [--where <WHERE>] [--extra <BINDING>...]\n"
+                  "usage: adb shell content query --uri <URI> [--user <USER_ID>] [--projection <PROJECTION>] "
+                  "[--where <WHERE>] [--sort <SORT_ORDER>]  [--extra <BINDING>...]\n")
 _SETTINGS_USAGE = ("usage:  settings [--user <USER_ID> | current] get namespace key\n"
                    "        settings [--user <USER_ID> | current] put namespace key value\n")
 
@@ -35,8 +40,7 @@ class SystemCommands:
         self.phone = phone
 
     def table(self) -> dict[str, Command]:
-        return {"settings": self.settings, "getprop": self.getprop, "pm": self.pm, "cmd": self.cmd,
-                "content": self.content,
+        return {"settings": self.settings, "getprop": self.getprop, "content": self.content,
                 "id": self.id_, "whoami": lambda a, i: out("shell\n"), "date": self.date,
                 "sleep": self.sleep, "true": lambda a, i: out(""), "false": lambda a, i: out("", 1)}
 
@@ -84,38 +88,6 @@ class SystemCommands:
             return out("".join(f"[{k}]: [{v}]\n" for k, v in sorted(props.items())))
         return out(props.get(args[0], args[1] if len(args) > 1 else "") + "\n")
 
-    def pm(self, args: list[str], _: bytes) -> ShellResult:
-        pkgs = [*self.phone.packages(), *EXTRA_PACKAGES]
-        if args[:2] == ["list", "packages"]:
-            filt = [a for a in args[2:] if not a.startswith("-")]
-            return out("".join(f"package:{p}\n" for p in pkgs if not filt or filt[0] in p))
-        if args[:1] == ["path"] and len(args) == 2:
-            if args[1] in pkgs:
-                return out(f"package:/data/app/{args[1]}/base.apk\n")
-            return out("", 1)
-        return err("usage: pm list packages [FILTER]\n", 1)
-
-    def cmd(self, args: list[str], _: bytes) -> ShellResult:
-        """``cmd package query-activities [--brief] -a ACTION -c CATEGORY``: what a launcher asks
-        for. Every app but the home screen has a launcher activity (the stubs of ``--packages``
-        too); the home screen answers CATEGORY_HOME."""
-        if not args:
-            return err("cmd: no service specified; use -l to list all services\n", 20)
-        if args[0] != "package":
-            return err(f"cmd: Can't find service: {args[0]}\n", 20)
-        if args[1:2] != ["query-activities"]:
-            return err(f"Unknown command: {' '.join(args[1:2])}\n", 255)
-        cats = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-c"]
-        if "android.intent.category.HOME" in cats:
-            pkgs = [LAUNCHER]
-        else:
-            pkgs = [p for p in self.phone.packages() if p != LAUNCHER] if "android.intent.category.LAUNCHER" in cats \
-                else []
-        if not pkgs:
-            return out("No activities found\n")
-        rows = "".join(f"  Activity #{i}:\n    {p}/{LAUNCHER_ACTIVITY}\n" for i, p in enumerate(pkgs))
-        return out(f"{len(pkgs)} activities found:\n" + rows)
-
     def id_(self, args: list[str], _: bytes) -> ShellResult:
         return out("uid=2000(shell) gid=2000(shell) groups=2000(shell),1004(input),1007(log),1015(sdcard_rw) "
                    "context=u:r:shell:s0\n")
@@ -128,8 +100,9 @@ class SystemCommands:
 
     def content(self, args: list[str], _: bytes) -> ShellResult:
         if not args or args[0] != "query":
-            return err("usage: adb shell content [subcommand] [options]\n  content query --uri <URI> "
-                       "[--projection <PROJECTION>] [--where <WHERE>] [--sort <SORT_ORDER>]\n", 1)
+            # Content.java: an unknown operation prints the usage, then the error, on stdout (exit 0)
+            problem = f"[ERROR] Unsupported operation: {args[0]}\n" if args else ""
+            return out(_CONTENT_USAGE + problem)
         opts: dict[str, str] = {}
         it = iter(args[1:])
         for a in it:

@@ -9,7 +9,10 @@ from artemis_cli.errors import ShellError
 
 WRITABLE = ("/sdcard", "/data/local/tmp")
 BASE_DIRS = ("/", "/sdcard", "/sdcard/Download", "/sdcard/DCIM", "/sdcard/Pictures", "/sdcard/Documents",
-             "/data", "/data/local", "/data/local/tmp", "/system", "/system/bin", "/storage", "/storage/emulated")
+             "/data", "/data/local", "/data/local/tmp", "/system", "/system/bin", "/storage", "/storage/emulated",
+             "/dev")
+#: Character devices: ``/dev/null`` reads as empty and swallows what is written to it.
+DEVICES = ("/dev/null", "/dev/zero")
 
 
 class FsError(ShellError):
@@ -26,6 +29,7 @@ class VirtualFS:
     files: dict[str, bytes] = field(default_factory=dict)
     mtimes: dict[str, int] = field(default_factory=dict)
     dirs: set[str] = field(default_factory=lambda: set(BASE_DIRS))
+    modes: dict[str, int] = field(default_factory=dict)  # chmod'ed files under /data/local/tmp
     now: int = 1717372800
 
     @staticmethod
@@ -43,7 +47,7 @@ class VirtualFS:
 
     def exists(self, path: str) -> bool:
         p = self.norm(path)
-        return p in self.files or p in self.dirs
+        return p in self.files or p in self.dirs or p in DEVICES
 
     def is_dir(self, path: str) -> bool:
         return self.norm(path) in self.dirs
@@ -52,6 +56,8 @@ class VirtualFS:
         p = self.norm(path)
         if p in self.dirs:
             raise FsError(path, "Is a directory")
+        if p in DEVICES:
+            return b"" if p == "/dev/null" else b"\0" * 65536
         if p not in self.files:
             raise FsError(path, "No such file or directory")
         return self.files[p]
@@ -60,6 +66,8 @@ class VirtualFS:
         p = self.norm(path)
         if p in self.dirs:
             raise FsError(path, "Is a directory")
+        if p in DEVICES:
+            return
         if not self.writable(p):
             raise FsError(path, "Read-only file system" if p.startswith("/system") else "Permission denied")
         parent = posixpath.dirname(p)
@@ -90,6 +98,7 @@ class VirtualFS:
                 raise FsError(path, "Permission denied")
             del self.files[p]
             self.mtimes.pop(p, None)
+            self.modes.pop(p, None)
             return
         if p in self.dirs:
             if not recursive:
@@ -119,4 +128,19 @@ class VirtualFS:
             return "file", len(self.files[p]), self.mtimes.get(p, self.now)
         if p in self.dirs:
             return "dir", 0, self.now
+        if p in DEVICES:
+            return "char", 0, self.now
         raise FsError(path, "No such file or directory")
+
+    def mode(self, path: str) -> int:
+        """Permission bits: 0o771 for a directory; a file on /sdcard is 0o660 (FUSE, chmod has no
+        effect there), elsewhere what chmod set or 0o644; /dev/null is 0o666."""
+        p = self.norm(path)
+        kind = self.stat(path)[0]
+        if kind == "dir":
+            return 0o771 if self.writable(p) else 0o755
+        if kind == "char":
+            return 0o666
+        if p.startswith("/sdcard"):
+            return 0o660
+        return self.modes.get(p, 0o644)
