@@ -21,7 +21,6 @@ so ledgers, recall, reports and the model's function responses all read the same
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -84,6 +83,17 @@ class Window:
     title: str
     bounds: tuple[int, int, int, int] = (0, 0, 0, 0)
     path: str = ""
+    #: the window manager's name for it, when the tree was completed from ``dumpsys window``
+    #: (perception/wm_windows.py); ``synthetic``: known from there only, never reported itself
+    wm_title: str = ""
+    synthetic: bool = False
+
+    def same_as(self, other: Window) -> bool:
+        """One window in two trees: by the window manager's title when both have one (an
+        activity's ``PKG/CLASS`` counts as its package's screen), else by package, id and class."""
+        if self.wm_title and other.wm_title:
+            return self.package == other.package and _wm_key(self.wm_title) == _wm_key(other.wm_title)
+        return self.key == other.key
 
     def covers(self, node: UINode) -> bool:
         """True when this window lies over ``node``'s centre (and ``node`` is not inside it)."""
@@ -103,8 +113,12 @@ def windows(tree: UITree) -> list[Window]:
         title = next((n.text for n in _subtree(tree, node) if n.text.strip()), "")
         b = node.bounds
         out.append(Window(node.package, (node.package, node.resource_id, node.class_name), title,
-                          (b.left, b.top, b.right, b.bottom), node.path))
+                          (b.left, b.top, b.right, b.bottom), node.path, node.window_title, node.synthetic))
     return out
+
+
+def _wm_key(title: str) -> str:
+    return "activity" if "/" in title else title
 
 
 def window_phrase(win: Window) -> str:
@@ -113,14 +127,19 @@ def window_phrase(win: Window) -> str:
 
 
 def _extra(these: list[Window], than: list[Window]) -> list[Window]:
-    """Windows of ``these`` that ``than`` has no counterpart for (by package, id and class)."""
-    left = Counter(w.key for w in than)
+    """Windows of ``these`` (their dumped ones) that ``than`` has no counterpart for
+    (:meth:`Window.same_as`, each counterpart used once; a window known only from the window
+    manager counts: the app's screen under a dialog is still there)."""
+    left = list(than)
     out = []
     for w in these:
-        if left[w.key] > 0:
-            left[w.key] -= 1
-        else:
+        if w.synthetic:
+            continue
+        match = next((k for k, o in enumerate(left) if w.same_as(o)), None)
+        if match is None:
             out.append(w)
+        else:
+            del left[match]
     return out
 
 

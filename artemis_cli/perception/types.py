@@ -72,6 +72,12 @@ class UINode:
     hint: str = ""
     # uiautomator2's ``display-id`` (the display the node's window is on); None when not dumped.
     display_id: int | None = None
+    # A top-level node's window as the window manager names it (``dumpsys window``: title and
+    # type), added by :mod:`~artemis_cli.perception.wm_windows` to a dump of the active window;
+    # ``synthetic``: the whole window was added from the window manager (no content of its own).
+    window_title: str = ""
+    window_type: str = ""
+    synthetic: bool = False
 
     @property
     def interactive(self) -> bool:

@@ -246,12 +246,12 @@ class SimPhone:
         return self.apps[self.foreground].ui_state.focus is not None and not self.popup_visible
 
     def dump_xml(self) -> str:
-        """What the shell's ``uiautomator dump`` writes: every window in drawing order, one line,
-        the classic attributes (a real phone's ``uiautomator dump`` writes the active window only;
-        see WORLD.md §1).  :meth:`u2_dump` is uiautomator2's dump."""
+        """What the shell's ``uiautomator dump`` writes: ``getRootInActiveWindow()`` only — the
+        app's screen, or the dialog / pop-up in front of it (never the bars or the keyboard), one
+        line, the classic attributes (WORLD.md §1).  :meth:`u2_dump` is uiautomator2's dump."""
         if self._xml is not None and self._xml[0] == self._version:
             return self._xml[1]
-        xml = dump(self.windows())
+        xml = dump([self.active_window()])
         self._xml = (self._version, xml)
         return xml
 
@@ -270,7 +270,7 @@ class SimPhone:
 
     def _render_key(self) -> str:
         h = hashlib.blake2b(digest_size=16)
-        h.update(self.dump_xml().encode())
+        h.update(dump(self.windows()).encode())
         for win in self.windows():
             for w in win.root.walk():
                 h.update(f"{w.kind}|{w.frame}|{w.display}|{w.color}|{w.size}|{w.align};".encode())
