@@ -193,14 +193,16 @@ class Shell:
     def __init__(self, phone: SimPhone) -> None:
         from artemis_cli.sim.shell_device import DeviceCommands
         from artemis_cli.sim.shell_files import FileCommands
+        from artemis_cli.sim.shell_logcat import LogCommands
         from artemis_cli.sim.shell_system import SystemCommands
 
         self.phone = phone
         self.device = DeviceCommands(phone)
         self.files = FileCommands(phone)
         self.system = SystemCommands(phone)
+        self.logcmds = LogCommands(phone)
         self.commands: dict[str, Command] = {
-            **self.device.table(), **self.files.table(), **self.system.table(),
+            **self.device.table(), **self.files.table(), **self.system.table(), **self.logcmds.table(),
             "sh": self.sh, "exit": self.exit_, "toybox": self.toybox, "artemis-sim": self.artemis_sim,
         }
         self.stdin_readers: dict[str, StdinTest] = {
