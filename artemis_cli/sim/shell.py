@@ -205,6 +205,7 @@ class Shell:
         from artemis_cli.sim.shell_device import DeviceCommands
         from artemis_cli.sim.shell_dumpsys import DumpsysCommands
         from artemis_cli.sim.shell_files import FileCommands
+        from artemis_cli.sim.shell_logcat import LogCommands
         from artemis_cli.sim.shell_packages import PackageCommands
         from artemis_cli.sim.shell_system import SystemCommands
 
@@ -215,16 +216,19 @@ class Shell:
         self.packages = PackageCommands(phone, self)
         self.dumpsys = DumpsysCommands(phone, self.device)
         self.builtins = BuiltinCommands(self)
+        self.logcmds = LogCommands(phone)
         self._depth = 0  # `sh -c` inside a command line shares its variables
         self.commands: dict[str, Command] = {
             **self.builtins.table(),
             **self.device.table(), **self.files.table(), **self.system.table(), **self.packages.table(),
+            **self.logcmds.table(),
             **self.dumpsys.table(),
             "sh": self.sh, "exit": self.exit_, "toybox": self.toybox, "artemis-sim": self.artemis_sim,
         }
         self.stdin_readers: dict[str, StdinTest] = {
             **self.files.stdin_readers(), "sh": lambda a: "-c" not in a,
             "toybox": lambda a: bool(a) and self._reads(a[0], a[1:]),
+            "exec": lambda a: bool(a) and self._reads(a[0], a[1:]),
         }
 
     # -- the interpreter -------------------------------------------------------------------
