@@ -194,13 +194,13 @@ def _parse(args: list[str]) -> _Opts:
         elif name == "-s":
             o.silent = True
         elif name in ("-v", "--format"):
-            word = value("-v")
-            if word in FORMATS:
-                o.fmt = word
-            elif word in MODIFIERS:
-                o.mods.add(word)
-            else:
-                raise _Bad(f"logcat: Invalid parameter \"{word}\" to -v")
+            for word in re.split(r"[,:; \t\n\r\f]+", value("-v")):  # logcat.cpp splits -v on these
+                if word in FORMATS:
+                    o.fmt = word
+                elif word in MODIFIERS:
+                    o.mods.add(word)
+                elif word:
+                    raise _Bad(f"logcat: Invalid parameter \"{word}\" to -v")
         elif name in ("-b", "--buffer"):
             for b in value("-b").split(","):
                 b = b.strip()

@@ -187,7 +187,13 @@ def _screen_xml(cli: ServedCli) -> str:
 
 
 def _home(cli: ServedCli) -> None:
-    cli.adb.run("shell", "input keyevent KEYCODE_HOME", serial=cli.serial)
+    """A fresh phone on its home screen (each test starts from the seeded world)."""
+    cli.adb.run("shell", "artemis-sim reset --world default --seed 0 --no-popups", serial=cli.serial)
+
+
+def _start(cli: ServedCli, package: str) -> None:
+    cli.adb.run("shell", f"monkey -p {package} -c android.intent.category.LAUNCHER 1", serial=cli.serial)
+    assert f"{package}/" in _focus(cli)
 
 
 def test_tools_list_and_the_sim_is_an_available_device(mobile: tuple[McpClient, str], served: ServedCli) -> None:
@@ -224,7 +230,7 @@ def test_launch_app_brings_it_to_the_front(mobile: tuple[McpClient, str], served
 def test_elements_then_click_by_their_coordinates(mobile: tuple[McpClient, str], served: ServedCli) -> None:
     client, _ = mobile
     _home(served)
-    served.adb.run("shell", "am start -n com.android.settings/.MainActivity", serial=served.serial)
+    _start(served, "com.android.settings")
     elements = _elements(client, served.serial)
     row = _find(elements, "network_row")
     x, y = _center(row)
@@ -236,7 +242,7 @@ def test_elements_then_click_by_their_coordinates(mobile: tuple[McpClient, str],
 def test_type_keys_types_into_the_focused_field(mobile: tuple[McpClient, str], served: ServedCli) -> None:
     client, _ = mobile
     _home(served)
-    served.adb.run("shell", "am start -n com.artemis.notes/.MainActivity", serial=served.serial)
+    _start(served, "com.artemis.notes")
     x, y = _center(_find(_elements(client, served.serial), "new_note"))
     client.text("mobile_click_on_screen_at_coordinates", device=served.serial, x=x, y=y)
     field = next(e for e in _elements(client, served.serial) if "EditText" in (e.get("type") or ""))
@@ -248,7 +254,7 @@ def test_type_keys_types_into_the_focused_field(mobile: tuple[McpClient, str], s
 def test_swipe_scrolls_the_screen(mobile: tuple[McpClient, str], served: ServedCli) -> None:
     client, _ = mobile
     _home(served)
-    served.adb.run("shell", "am start -n com.android.contacts/.MainActivity", serial=served.serial)
+    _start(served, "com.android.contacts")
     before = _screen_xml(served)
     client.text("mobile_swipe_on_screen", device=served.serial, direction="up")
     after = _screen_xml(served)
@@ -289,8 +295,8 @@ def test_device_logs(mobile: tuple[McpClient, str], served: ServedCli) -> None:
     for _ in range(10):  # the tool only sees lines logged after it starts: make the sim log something
         if fut.done():
             break
-        served.adb.run("shell", "am start -n com.android.settings/.MainActivity", serial=served.serial)
-        _home(served)
+        _start(served, "com.android.settings")
+        served.adb.run("shell", "input keyevent KEYCODE_HOME", serial=served.serial)
     res = fut.result(timeout=50)
     body = "".join(c.text for c in res.content if c.type == "text")
     assert not res.is_error and body.strip().startswith("{"), body
