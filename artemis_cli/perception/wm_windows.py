@@ -169,7 +169,8 @@ def with_wm_windows(xml: str, windows: list[WmWindow]) -> str:
     bounds = Bounds(*(int(v) for v in bm.groups())) if bm else None
     # the dumped window: the top-most shown window of its package, the one with its bounds first
     same = [w for w in shown if w.package == package]
-    dumped = next((w for w in same if w.frame == bounds), same[0] if same else None)
+    dumped = next((w for w in same if w.frame == bounds), None) or next(
+        (w for w in same if w.type not in _LABELS), None)
     extra = [w for w in shown if w is not dumped]
     if dumped is not None:
         mark = f" window-title={quoteattr(dumped.title)} window-type={quoteattr(dumped.type)}"
