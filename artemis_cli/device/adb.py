@@ -58,6 +58,7 @@ from artemis_cli.errors import (
     UsageError,
 )
 from artemis_cli.perception.png import PNG_SIGNATURE, png_size
+from artemis_cli.perception.wm_windows import WmWindow, parse_window_list
 
 __all__ = ["AdbDevice", "DumpKind", "DumpOutcome", "RawFrameError", "classify_dump_output", "decode_raw_screencap",
            "png_size"]
@@ -400,11 +401,18 @@ class AdbDevice:
             )
 
     def current_app(self) -> str | None:
-        pkg = parse_current_app(self._run("dumpsys window", what="dumpsys window", idempotent=True))
+        return self.window_report()[0]
+
+    def window_report(self) -> tuple[str | None, list[WmWindow]]:
+        """The app in front and the window manager's windows, top-most first, from one ``dumpsys
+        window`` (the observation reads it in place of :meth:`current_app`: ``uiautomator dump``
+        holds the active window only, and the bars and the keyboard come from here —
+        perception/wm_windows.py)."""
+        out = self._run("dumpsys window", what="dumpsys window", idempotent=True)
+        pkg = parse_current_app(out)
         if pkg is None:
-            out = self._run("dumpsys activity activities", what="dumpsys activity", idempotent=True)
-            pkg = parse_current_app(out)
-        return pkg
+            pkg = parse_current_app(self._run("dumpsys activity activities", what="dumpsys activity", idempotent=True))
+        return pkg, parse_window_list(out)
 
     def keyboard_shown(self) -> bool | None:
         """From ``dumpsys input_method`` (``uiautomator dump`` holds the active window only, never

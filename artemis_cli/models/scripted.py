@@ -110,6 +110,8 @@ class ScriptPlayer:
         if retry:
             pos -= 1  # the entry just played failed: play it again (after any pop-up)
         elements = parse_element_lines(view.observation_text)
+        if not retry and pos < n and self._typed_already(pos, elements, view):
+            pos += 1  # its text shows in its field after all (a pop-up hid the field from the check)
         if pos >= n:
             return ScriptDecision(
                 f"[script {n}/{n}] The script is complete.",
@@ -152,6 +154,18 @@ class ScriptPlayer:
         plays = sum(1 for t in view.model_texts if (m := MARKER_RE.search(t)) and int(m.group(1)) == pos
                     and m.group(3) != " popup")
         return plays <= MAX_REPLAYS
+
+    def _typed_already(self, pos: int, elements: list[ParsedElement], view: ConversationView) -> bool:
+        """True when entry ``pos`` (0-based) is a ``type`` that was played before and its field now
+        shows the text: a pop-up that covered the field after typing made the step ``failed``
+        (the dump of the active window did not have the field), and typing again would append."""
+        kind, value = _one_key(self.script[pos])
+        if kind != "type" or not isinstance(value, dict) or not isinstance(value.get("into"), dict):
+            return False
+        played = any((m := MARKER_RE.search(t)) and int(m.group(1)) == pos + 1 and m.group(3) != " popup"
+                     for t in view.model_texts)
+        field = find_element(elements, value["into"]) if played else None
+        return field is not None and "edit" in field.flags and field.label == str(value.get("text"))
 
     @staticmethod
     def _targets_popup(value: Any) -> bool:

@@ -4,6 +4,12 @@ Capture failures (including a dump with unparseable or empty content) are retrie
 number of times with backoff; a dropped connection gets its own reconnect budget; a device that
 stays away raises DeviceOffline to the runner, which stops the session as resumable.
 
+A dump of the active window alone (``uiautomator dump`` on a phone) gets the other windows on
+screen — the bars, the keyboard, the app under a dialog — from the window manager when the device
+reports them (``device.window_report()``, an optional method: adb's answer to "which app is in
+front" comes from the same ``dumpsys window``, so it costs nothing more), added to the stored XML
+as childless windows (:mod:`artemis_cli.perception.wm_windows`).
+
 Whether the keyboard is shown comes from the dump when it can say (an input method's window in
 a dump of every window), else from the device when it can (``device.keyboard_shown()``, an
 optional method: adb reads ``dumpsys input_method``; on a concurrent device it runs beside the
@@ -40,6 +46,7 @@ from artemis_cli.perception.hittest import HitIndex
 from artemis_cli.perception.png import png_size
 from artemis_cli.perception.types import Element, UITree
 from artemis_cli.perception.windows import keyboard_in_dump
+from artemis_cli.perception.wm_windows import WmWindow, with_wm_windows
 
 
 @dataclass
@@ -202,8 +209,17 @@ def observe(
         except (HierarchyError, HierarchyParseError) as exc:
             return exc
 
+    ask_windows = getattr(device, "window_report", None)
+    wm: list[WmWindow] = []
+
     def current_app() -> str | None:
+        """The app in front; on a device that reports its windows (adb: the same ``dumpsys
+        window``), those windows too, for a dump of the active window alone."""
         try:
+            if callable(ask_windows):
+                package, windows = ask_windows()
+                wm[:] = windows
+                return package
             return device.current_app()
         except DeviceOffline:
             raise
@@ -281,6 +297,10 @@ def observe(
 
     if not parallel:
         hint = timed("current_app", lambda: attempt("current_app", current_app))
+    if wm and tree.nodes:  # a dump of the active window: the other windows from the window manager
+        merged = with_wm_windows(xml, wm)
+        if merged != xml:
+            xml, tree = merged, parse_hierarchy(merged, screen_size=screen)
     shown = keyboard_in_dump(HitIndex.of(tree).windows) if tree.nodes else None
     if shown is None:
         shown = device_keyboard if parallel else (timed("keyboard", keyboard) if callable(ask_keyboard) else None)

@@ -21,7 +21,6 @@ so ledgers, recall, reports and the model's function responses all read the same
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -81,14 +80,19 @@ def window_phrase(win: Window) -> str:
 
 
 def _extra(these: list[Window], than: list[Window]) -> list[Window]:
-    """Windows of ``these`` that ``than`` has no counterpart for (by package, id and class)."""
-    left = Counter(w.key for w in than)
+    """Windows of ``these`` (their dumped ones) that ``than`` has no counterpart for
+    (:meth:`Window.same_as`, each counterpart used once; a window known only from the window
+    manager counts: the app's screen under a dialog is still there)."""
+    left = list(than)
     out = []
     for w in these:
-        if left[w.key] > 0:
-            left[w.key] -= 1
-        else:
+        if w.synthetic:
+            continue
+        match = next((k for k, o in enumerate(left) if w.same_as(o)), None)
+        if match is None:
             out.append(w)
+        else:
+            del left[match]
     return out
 
 

@@ -131,6 +131,8 @@ def index_elements(tree: UITree) -> list[Element]:
     reach them and offering them would send the tap to whatever is over them:
 
     * nodes of windows on another display (not on the screenshot);
+    * the windows added from ``dumpsys window`` to a dump of the active window (the bars, the
+      keyboard: :mod:`~artemis_cli.perception.wm_windows`), which have no content of their own;
     * nodes that windows drawn above cover entirely (not on the screenshot either);
     * controls whose every point belongs to another control the hit rule prefers — a node with
       the same bounds drawn on top of it, or smaller controls tiling it; that control is listed.
@@ -147,8 +149,8 @@ def index_elements(tree: UITree) -> list[Element]:
     budget = Budget()
     for i in _in_drawing_order(index):
         node = nodes[i]
-        if not structure.visible(i):
-            continue
+        if node.synthetic or not structure.visible(i):
+            continue  # a window known from the window manager only: nothing in it to act on
         actionable = is_actionable(node)
         label = display_label(node)
         borrowed = False

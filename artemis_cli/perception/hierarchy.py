@@ -12,6 +12,7 @@ nothing else; a hierarchy whose elements are not nodes is refused, never read as
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from lxml import etree
 
@@ -199,7 +200,14 @@ def _node(elem: etree._Element, path: str, depth: int, warnings: list[str]) -> U
         hint=s("hint"),
         display_id=_display_id(a.get("display-id"), path, warnings),
         drawing_order=_drawing_order(a.get("drawing-order"), path, warnings),
+        **(_window_attrs(a) if depth == 0 else {}),
     )
+
+
+def _window_attrs(a: Any) -> dict[str, Any]:
+    """What :mod:`~artemis_cli.perception.wm_windows` wrote on a top-level node (never read below it)."""
+    return {"window_title": str(a.get("window-title") or ""), "window_type": str(a.get("window-type") or ""),
+            "synthetic": _bool(a.get("synthetic"))}
 
 
 def _is_node(elem: etree._Element) -> bool:

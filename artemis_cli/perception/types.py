@@ -76,6 +76,12 @@ class UINode:
     # among its siblings as the parent draws them, 1-based, higher on top (elevation counted);
     # 0 for a node without bounds or a virtual one.  None when not dumped.
     drawing_order: int | None = None
+    # A top-level node's window as the window manager names it (``dumpsys window``: title and
+    # type), added by :mod:`~artemis_cli.perception.wm_windows` to a dump of the active window;
+    # ``synthetic``: the whole window was added from the window manager (no content of its own).
+    window_title: str = ""
+    window_type: str = ""
+    synthetic: bool = False
 
     @property
     def interactive(self) -> bool:

@@ -85,12 +85,28 @@ class Window:
     key: tuple[str, str, str] = ("", "", "")
     title: str = ""
     path: str = ""
+    #: the window manager's name for it, when the tree was completed from ``dumpsys window``
+    #: (:mod:`~artemis_cli.perception.wm_windows`); ``synthetic``: known from there only (no
+    #: content of its own), never reported as opened or closed itself
+    wm_title: str = ""
+    synthetic: bool = False
+
+    def same_as(self, other: Window) -> bool:
+        """One window in two trees: by the window manager's title when both have one (an
+        activity's ``PKG/CLASS`` counts as its package's screen), else by package, id and class."""
+        if self.wm_title and other.wm_title:
+            return self.package == other.package and _wm_key(self.wm_title) == _wm_key(other.wm_title)
+        return self.key == other.key
 
     def covers(self, node: UINode) -> bool:
         """True when this window lies over ``node``'s centre (and ``node`` is not inside it)."""
         if node.path == self.path or node.path.startswith(self.path + "."):
             return False
         return self.bounds.contains(*node.bounds.center)
+
+
+def _wm_key(title: str) -> str:
+    return "activity" if "/" in title else title
 
 
 def is_input_method_package(package: str) -> bool:
@@ -102,9 +118,17 @@ def _short_id(resource_id: str) -> str:
     return resource_id.rsplit("/", 1)[-1].lower()
 
 
+#: ``dumpsys window`` types of the windows :mod:`~artemis_cli.perception.wm_windows` marks.
+_WM_LAYERS = {"INPUT_METHOD": Layer.IME, "STATUS_BAR": Layer.STATUS_BAR, "STATUS_BAR_ADDITIONAL": Layer.STATUS_BAR,
+              "NOTIFICATION_SHADE": Layer.SHADE, "NAVIGATION_BAR": Layer.NAV_BAR,
+              "NAVIGATION_BAR_PANEL": Layer.NAV_BAR, "SYSTEM_DIALOG": Layer.SYSTEM, "VOLUME_OVERLAY": Layer.SYSTEM}
+
+
 def _layer(tree: UITree, root: int, end: int) -> Layer:
     nodes = tree.nodes
     window = nodes[root]
+    if window.window_type:  # the window manager named it (a dump of the active window, completed)
+        return _WM_LAYERS.get(window.window_type, Layer.APP)
     package = window.package or next((nodes[i].package for i in range(root, end) if nodes[i].package), "")
     near_root = (nodes[i].class_name.lower() for i in range(root, end) if nodes[i].depth <= 2)
     if is_input_method_package(package) or any(
@@ -171,6 +195,8 @@ def order_windows(tree: UITree, structure: TreeStructure | None = None) -> tuple
             key=(node.package, node.resource_id, node.class_name),
             title=next((tree.nodes[i].text for i in range(root, end) if tree.nodes[i].text.strip()), ""),
             path=node.path,
+            wm_title=node.window_title,
+            synthetic=node.synthetic,
         )
         windows.append((int(layer), -node.bounds.area, order, window))
     windows.sort(key=lambda w: w[:3])
@@ -182,7 +208,10 @@ def keyboard_in_dump(windows: Sequence[Window]) -> bool | None:
     as ``HitIndex.windows`` holds them: the observation has built them already) can say: True when
     one is an input method's window; False when the dump holds every window (System UI's bars
     beside the app's, as uiautomator2 dumps) and none is a keyboard; None for a dump of the active
-    window alone (plain ``uiautomator dump`` on a phone), which never shows the keyboard either way."""
+    window alone (plain ``uiautomator dump`` on a phone), which never shows the keyboard either way.
+    Windows added from the window manager (:mod:`~artemis_cli.perception.wm_windows`) do not count:
+    the device's ``dumpsys input_method`` says it for such a dump."""
+    windows = [w for w in windows if not w.synthetic]
     if any(w.layer == Layer.IME for w in windows):
         return True
     if len(windows) > 1 and any(w.package == SYSTEM_UI for w in windows):

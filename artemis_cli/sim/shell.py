@@ -143,8 +143,8 @@ def tokenize(cmd: str) -> list[str]:
                 toks.append(_Op(two))
                 i += 2
             elif ch == "&":
-                i += 1  # background: run in the foreground
-                toks.append(_Op(";"))
+                i += 1  # background: run in the foreground, but `$?` is 0 as for a started job
+                toks.append(_Op("&"))
             else:
                 toks.append(_Op(ch))
                 i += 1
@@ -205,6 +205,7 @@ class Shell:
         from artemis_cli.sim.shell_device import DeviceCommands
         from artemis_cli.sim.shell_dumpsys import DumpsysCommands
         from artemis_cli.sim.shell_files import FileCommands
+        from artemis_cli.sim.shell_logcat import LogCommands
         from artemis_cli.sim.shell_packages import PackageCommands
         from artemis_cli.sim.shell_system import SystemCommands
 
@@ -215,16 +216,19 @@ class Shell:
         self.packages = PackageCommands(phone, self)
         self.dumpsys = DumpsysCommands(phone, self.device)
         self.builtins = BuiltinCommands(self)
+        self.logcmds = LogCommands(phone)
         self._depth = 0  # `sh -c` inside a command line shares its variables
         self.commands: dict[str, Command] = {
             **self.builtins.table(),
             **self.device.table(), **self.files.table(), **self.system.table(), **self.packages.table(),
+            **self.logcmds.table(),
             **self.dumpsys.table(),
             "sh": self.sh, "exit": self.exit_, "toybox": self.toybox, "artemis-sim": self.artemis_sim,
         }
         self.stdin_readers: dict[str, StdinTest] = {
             **self.files.stdin_readers(), "sh": lambda a: "-c" not in a,
             "toybox": lambda a: bool(a) and self._reads(a[0], a[1:]),
+            "exec": lambda a: bool(a) and self._reads(a[0], a[1:]),
         }
 
     # -- the interpreter -------------------------------------------------------------------
@@ -256,8 +260,8 @@ class Shell:
                 continue
             res = self._pipeline(words, ctx)
             acc.add(res)
-            ctx.status = res.exit_code
-            if res.exited:
+            ctx.status = 0 if nxt == "&" else res.exit_code
+            if res.exited and nxt != "&":
                 return acc.result(res.exit_code, exited=True)
         return acc.result(ctx.status)
 
@@ -301,8 +305,10 @@ class Shell:
             self.builtins.env[name] = value
         if any(op in _REDIRECTS and not p for op, p in redirects):
             return err(f"{SH}: syntax error: newline unexpected\n", 1)
+        if argv[:1] == ["nohup"]:
+            argv = argv[1:]  # runs the command (in the foreground here); output is not redirected
         if not argv:
-            return ShellResult(b"", 0)
+            return self._apply(ShellResult(b"", 0), redirects)
         stdin = piped if piped is not None else b""
         for op, path in redirects:
             if op == "<":
@@ -332,26 +338,40 @@ class Shell:
         return lambda args, stdin: err(f"{SH}: {name}: inaccessible or not found\n", 127)
 
     def _apply(self, res: ShellResult, redirects: list[tuple[str, str]]) -> ShellResult:
-        """Apply ``> >> 2> 2>> 2>&1 >&2`` to a command's result."""
+        """Apply ``> >> 2> 2>> 2>&1 >&2`` left to right, as sh does: each fd points at the
+        terminal's stdout, its stderr, or a file (``>/dev/null 2>&1`` silences both)."""
         if not any(op != "<" for op, _ in redirects):
             return res
-        stdout, stderr, merged = res.stdout, res.stderr, res.merged
+        fd1: tuple[str, bool] = ("1", False)  # (target, append): "1"/"2" the terminal's streams, else a path
+        fd2: tuple[str, bool] = ("2", False)
         for op, path in redirects:
             if op == "2>&1":
-                stdout, stderr, merged = res.output, b"", None
+                fd2 = fd1
             elif op == ">&2":
-                stdout, stderr, merged = b"", res.output, None
-            elif op in (">", ">>", "2>", "2>>"):
-                data = stdout if op in (">", ">>") else stderr
+                fd1 = fd2
+            elif op in (">", ">>"):
+                fd1 = (path, op == ">>")
+            elif op in ("2>", "2>>"):
+                fd2 = (path, op == "2>>")
+        if fd1 == fd2:
+            routes = [(fd1, res.output)]
+        else:
+            routes = [(fd1, res.stdout), (fd2, res.stderr)]
+        stdout: list[bytes] = []
+        stderr: list[bytes] = []
+        written: set[str] = set()
+        for (target, append), data in routes:
+            if target == "1":
+                stdout.append(data)
+            elif target == "2":
+                stderr.append(data)
+            else:
                 try:  # /dev/null swallows the data (sim/vfs.py DEVICES)
-                    self.phone.fs.write_file(path, data, append=op.endswith(">>"))
+                    self.phone.fs.write_file(target, data, append=append or target in written)
                 except FsError as e:
-                    return err(f"{SH}: can't create {path}: {e.reason}\n", 1)
-                if op in (">", ">>"):
-                    stdout, merged = b"", None
-                else:
-                    stderr, merged = b"", None
-        return ShellResult(stdout, res.exit_code, stderr, merged, res.exited)
+                    return err(f"{SH}: can't create {target}: {e.reason}\n", 1)
+                written.add(target)
+        return ShellResult(b"".join(stdout), res.exit_code, b"".join(stderr), None, res.exited)
 
     # -- shell builtins --------------------------------------------------------------------
     def sh(self, args: list[str], stdin: bytes) -> ShellResult:
@@ -408,11 +428,11 @@ class Shell:
 
 
 def _sequence(tokens: list[str]) -> list[tuple[list[str], str]]:
-    """Split at ``;`` ``&&`` ``||``: (words, the connector after them)."""
+    """Split at ``;`` ``&`` ``&&`` ``||``: (words, the connector after them)."""
     chunks: list[tuple[list[str], str]] = []
     cur: list[str] = []
     for t in tokens:
-        if isinstance(t, _Op) and t in (";", "&&", "||"):
+        if isinstance(t, _Op) and t in (";", "&", "&&", "||"):
             chunks.append((cur, str(t)))
             cur = []
         else:

@@ -18,6 +18,7 @@ from artemis_cli.sim.gestures import INPUT_START_MS, Stroke
 from artemis_cli.sim.latency import PIXEL
 from artemis_cli.sim.shell import Command, ShellResult, err, out
 from artemis_cli.sim.vfs import FsError
+from artemis_cli.sim.wm_dump import window_dump
 
 if TYPE_CHECKING:
     from artemis_cli.sim.phone import SimPhone
@@ -344,16 +345,7 @@ class DeviceCommands:
         return pkg, hashlib.md5(pkg.encode()).hexdigest()[:7]
 
     def _window(self) -> str:
-        pkg, wid = self._focus()
-        comp = self.phone.activity_of(pkg)
-        act = comp.replace("/.", f"/{pkg}.", 1)  # a window's title names the full class
-        return ("WINDOW MANAGER WINDOWS (dumpsys window windows)\n"
-                f"  Window #0 Window{{{wid} u0 {act}}}:\n"
-                "    mDisplayId=0 rootTaskId=12 mSession=Session{5f3a2c1 2345:u0a10123}\n"
-                f"  mCurrentFocus=Window{{{wid} u0 {act}}}\n"
-                f"  mFocusedApp=ActivityRecord{{{wid[::-1]} u0 {comp} t12}}\n"
-                f"  mInputMethodWindow=Window{{1c2d3e4 u0 InputMethod}} "
-                f"visible={str(self.phone.keyboard_visible()).lower()}\n")
+        return window_dump(self.phone)  # every window, top-most first (sim/wm_dump.py)
 
     def _input_method(self) -> str:
         """Android 14's ``dumpsys input_method`` (the lines a reader looks at)."""

@@ -15,6 +15,7 @@ from artemis_cli.device.u2 import U2Device
 from artemis_cli.errors import HierarchyError, ScreenshotError, TextInputError
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.sim.adbd import SimAdbd
+from artemis_cli.sim.hierarchy_xml import dump
 from artemis_cli.sim.phone import SimPhone
 
 pytestmark = needs_adb
@@ -43,7 +44,7 @@ def same_screen(u2_xml: str, phone: SimPhone) -> bool:
     def nodes(xml: str) -> list[tuple[str, ...]]:
         return sorted((n.class_name, n.package, n.resource_id, n.text, n.content_desc, str(n.bounds))
                       for n in parse_hierarchy(xml).nodes)
-    return nodes(u2_xml) == nodes(phone.dump_xml())
+    return nodes(u2_xml) == nodes(dump(phone.windows()))  # every window (the shell's dump: the active one)
 
 
 def _adb(adbd: SimAdbd, port: int) -> AdbDevice:

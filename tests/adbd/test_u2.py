@@ -13,6 +13,7 @@ from adbd_support import SimDevice, needs_adb
 
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.sim.adbd.device_shell import U2_JAR
+from artemis_cli.sim.hierarchy_xml import dump
 from artemis_cli.sim.phone import SimPhone
 
 pytestmark = needs_adb
@@ -38,7 +39,7 @@ def same_screen(u2_xml: str, phone: SimPhone) -> bool:
     def nodes(xml: str) -> list[tuple[str, ...]]:
         return sorted((n.class_name, n.package, n.resource_id, n.text, n.content_desc, str(n.bounds))
                       for n in parse_hierarchy(xml).nodes)
-    return nodes(u2_xml) == nodes(phone.dump_xml())
+    return nodes(u2_xml) == nodes(dump(phone.windows()))  # every window (the shell's dump: the active one)
 
 
 def _connect(sim: SimDevice) -> u2.Device:

@@ -173,3 +173,8 @@ def test_every_fault_kind_and_sim_option_is_described(doc: str) -> None:
         assert f"`{spec.name}" in options, spec.name
     documented = {code(r[0])[0] for r in table(doc, "options")}
     assert documented == {info.alias or name for name, info in SimOptions.model_fields.items()}
+
+
+def test_fidelity_section_lists_exactly_the_shells_commands(doc: str) -> None:
+    listed = section(doc, "fidelity").split("**Implemented.**", 1)[1].split("\n- ", 1)[0]
+    assert set(code(listed)) == set(SimPhone(popups=False).sh.commands)

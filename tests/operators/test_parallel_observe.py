@@ -15,6 +15,7 @@ from artemis_cli.device.adb import AdbDevice
 from artemis_cli.device.u2 import U2Device
 from artemis_cli.errors import DeviceOffline, HierarchyError, ScreenshotError
 from artemis_cli.operators.observe import observe
+from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.sim.phone import SimPhone
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "adbd"))
@@ -132,7 +133,15 @@ def test_adb_and_u2_observe_concurrently_through_the_sim_adbd(sim_device: SimDev
     adb = AdbDevice(sim_device.serial, port=sim_device.adb.port, sleep=lambda s: None)
     obs = observe(adb, SCREEN, "pixels", sleep=lambda s: None)
     assert obs.concurrent and obs.capture_path == "png" and obs.png == sim_device.phone.render_png()
-    assert nodes(obs) == nodes(observe(sim_device.phone, SCREEN, "pixels", sleep=lambda s: None))
+    # adb's dump is the active window (the launcher); the bars come from `dumpsys window`, in the
+    # same read as the app in front (perception/wm_windows.py)
+    shell = parse_hierarchy(sim_device.phone.dump_xml())
+    assert sorted((n.class_name, n.resource_id, n.text, str(n.bounds)) for n in obs.tree.nodes
+                  if not n.synthetic) == sorted((n.class_name, n.resource_id, n.text, str(n.bounds))
+                                                for n in shell.nodes)
+    assert [(n.window_title, str(n.bounds)) for n in obs.tree.nodes if n.synthetic] == [
+        ("StatusBar", "[0,0][1080,96]"), ("NavigationBar0", "[0,2274][1080,2400]")]
+    assert "current_app" in obs.timings and "dumpsys window" not in str(obs.problems)
     assert obs.foreground == sim_device.phone.current_package()
     u2 = U2Device(sim_device.serial, port=sim_device.adb.port)
     try:

@@ -49,16 +49,28 @@ def test_dump_is_uiautomator2_format(phone: SimPhone) -> None:
         assert all(w.get("index") == "0" and w.get("drawing-order") == "0" for w in root)
 
 
-def test_shell_dump_is_one_line_in_drawing_order_with_the_classic_attributes(phone: SimPhone) -> None:
+def test_shell_dump_is_one_line_of_the_active_window_with_the_classic_attributes(phone: SimPhone) -> None:
     for _ in _all_screens(phone):
         pass
+    assert phone.keyboard_visible()  # the keyboard and both bars are on screen: none is dumped
     xml = phone.shell("uiautomator dump /dev/tty").removesuffix("UI hierchary dumped to: /dev/tty\n")
     assert xml == phone.dump_xml() == phone.dump_xml()  # no shuffle: the same screen, the same bytes
     assert xml.startswith("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">")
     root = ET.fromstring(xml)
-    assert [w.get("package") for w in root] == ["com.artemis.shop", "com.google.android.inputmethod.latin",
-                                                "com.android.systemui", "com.android.systemui"]
+    # getRootInActiveWindow(): the app's window alone, as a phone's `uiautomator dump` writes it
+    assert [(w.get("package"), bounds(w)) for w in root] == [("com.artemis.shop", (0, 96, 1080, 2274))]
     assert all(list(n.attrib) == ATTRS for n in root.iter("node"))
+
+
+def test_shell_dump_of_a_dialog_is_the_dialog_alone(phone: SimPhone) -> None:
+    phone.launch("com.android.contacts")
+    tap(phone, content_desc="Alice Anderson")
+    tap(phone, text="Delete")
+    phone.shell("uiautomator dump")
+    root = ET.fromstring(phone.shell("cat /sdcard/window_dump.xml"))
+    assert [(w.get("package"), bounds(w)) for w in root] == [("com.android.contacts", (60, 745, 1020, 1165))]
+    assert {n.get("text") for n in root.iter("node")} >= {"Delete", "Cancel"}
+    assert not [n for n in root.iter("node") if n.get("content-desc") == "Alice Anderson"]
 
 
 def _windows(phone: SimPhone) -> list[tuple[str, str, tuple[int, int, int, int]]]:

@@ -110,3 +110,24 @@ def test_reboot_in_process_keeps_data_and_resets_apps(phone: SimPhone) -> None:
     assert state["apps"]["com.artemis.notes"]["ui"]["screen"] == "list"
     assert state["apps"]["com.artemis.notes"]["fields"].get("title", "") == ""
     assert len(state["apps"]["com.artemis.notes"]["ui"]["notes"]) == 3  # app data was kept
+
+
+def test_redirections_apply_left_to_right_as_sh_does(phone: SimPhone) -> None:
+    # `>/dev/null 2>&1` silences both streams; `2>&1 >/dev/null` sends stderr to the terminal
+    r = phone.run("ls /nope >/dev/null 2>&1")
+    assert (r.stdout, r.stderr, r.exit_code) == (b"", b"", 1)
+    r = phone.run("ls /nope 2>&1 >/dev/null")
+    assert (r.stdout, r.stderr) == (b"ls: /nope: No such file or directory\n", b"")
+    phone.run("ls / /nope > /data/local/tmp/both 2>&1")
+    both = phone.shell("cat /data/local/tmp/both")
+    assert "No such file or directory" in both and "sdcard" in both
+
+
+def test_a_background_job_and_nohup_as_mobilecli_starts_its_agent(phone: SimPhone) -> None:
+    # mobilecli: `CLASSPATH=… nohup app_process / Server >/dev/null 2>&1 &`: the shell reports the
+    # job started ($? 0) and the missing app_process's error goes where the redirection says
+    r = phone.run("CLASSPATH=/data/local/tmp/x.dex nohup app_process / Server >/dev/null 2>&1 &")
+    assert (r.stdout, r.stderr, r.exit_code) == (b"", b"", 0)
+    assert phone.shell("frob & echo $?").endswith("0\n")
+    assert phone.run("nohup echo hi").stdout == b"hi\n"
+    assert phone.run("frob; echo $?").stdout == b"127\n"  # `;` still reports the status
