@@ -82,3 +82,38 @@ def test_served_locked_phone_with_permission_prompt_and_crash_fault(adb_server: 
         assert (res.returncode, res.stdout) == (1, b"")
     finally:
         stop_cli(served)
+
+
+def test_adb_logcat_without_d_streams_new_lines_until_the_client_goes(sim_device: SimDevice) -> None:
+    import os
+    import subprocess
+    import threading
+
+    adb = sim_device.adb
+    proc = subprocess.Popen(["adb", "-P", str(adb.port), "-s", sim_device.serial, "logcat", "-v", "brief"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "ANDROID_ADB_SERVER_PORT": str(adb.port)})
+    seen: list[str] = []
+    found = threading.Event()
+
+    def reader() -> None:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            seen.append(raw.decode("utf-8", "replace"))
+            if f"for top-activity {{{SETTINGS}/" in seen[-1]:
+                found.set()
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not any("System now ready" in s for s in seen) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert seen and seen[0].startswith("--------- beginning of main"), seen[:2]
+        assert proc.poll() is None  # still streaming: a phone's logcat never ends by itself
+        adb.run("shell", "am", "start", "-n", f"{SETTINGS}/.Settings", serial=sim_device.serial)
+        assert found.wait(10), seen[-5:]  # the new Start proc line arrived on the open stream
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert adb.text("shell", "echo", "ok", serial=sim_device.serial) == "ok\n"
