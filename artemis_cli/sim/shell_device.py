@@ -249,11 +249,13 @@ class DeviceCommands:
         if stop:
             head = f"Stopping: {pkg}\n" + head
             self.phone.force_stop(pkg)
+        cold = self.phone.am.pid(pkg) is None  # no process yet: a cold start (sim/processes.py)
         self.phone.do_launch(pkg, screen=screen)
         tail = ""
         if wait:
-            tail = (f"Status: ok\nLaunchState: WARM\nActivity: {pkg}/{act}\nTotalTime: 120\nWaitTime: 125\n"
-                    "Complete\n")
+            state, total = ("COLD", 412) if cold else ("WARM", 120)
+            tail = (f"Status: ok\nLaunchState: {state}\nActivity: {pkg}/{act}\nTotalTime: {total}\n"
+                    f"WaitTime: {total + 5}\nComplete\n")
         return out(head + tail)
 
     def _declares(self, pkg: str, act: str) -> bool:

@@ -56,7 +56,7 @@ class LogCommands:
             return out("", 1)
         procs = self.phone.am.table.listing()
         pids = [str(p.pid) for n in names for p in reversed(procs) if p.name == n]
-        return out(" ".join(pids) + "\n", 0) if pids else out("", 0)
+        return out(" ".join(pids) + "\n", 0) if pids else out("", 1)
 
     def ps(self, args: list[str], _: bytes) -> ShellResult:
         cols = list(_PS_DEFAULT)

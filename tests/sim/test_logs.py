@@ -218,3 +218,10 @@ def test_bad_app_fault_values_are_usage_errors(bad: str) -> None:
     from artemis_cli.errors import UsageError
     with pytest.raises(UsageError):
         parse_faults(bad)
+
+
+def test_am_start_w_reports_a_cold_start_only_when_no_process_runs() -> None:
+    p = _phone()
+    assert "LaunchState: COLD" in p.shell(f"am start -W -n {SETTINGS}/.Settings")
+    assert "LaunchState: WARM" in p.shell(f"am start -W -n {SETTINGS}/.Settings")
+    assert "LaunchState: COLD" in p.shell(f"am start -W -S -n {SETTINGS}/.Settings")  # -S stops it first
