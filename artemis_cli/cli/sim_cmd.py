@@ -19,7 +19,7 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     world: Annotated[str, typer.Option("--world", "-w", help="Sim world.")] = "default",
     seed: Annotated[int, typer.Option("--seed", help="Seed for pop-ups, faults and the order of windows in uiautomator2 dumps.")] = 0,
-    faults: Annotated[str | None, typer.Option("--faults", help="e.g. 'idle_state:0.2,drop:0.05,latency_ms:30'. Kinds: idle_state, null_root, stale_dump, garbage_xml, empty_hierarchy, screencap_fail, drop (probabilities), latency_ms:N, popup_storm.")] = None,
+    faults: Annotated[str | None, typer.Option("--faults", help="e.g. 'idle_state:0.2,drop:0.05,latency_ms:30'. Kinds: idle_state, null_root, stale_dump, garbage_xml, empty_hierarchy, screencap_fail, drop, crash, anr (probabilities), latency_ms:N, popup_storm.")] = None,
     adb_keyboard: Annotated[bool, typer.Option("--adb-keyboard", help="Pretend uiautomator2's AdbKeyboard IME is installed.")] = False,
     popups: Annotated[bool, typer.Option("--popups/--no-popups", help="Promotion pop-ups now and then.")] = True,
     packages: Annotated[Path | None, typer.Option("--packages", help="A real phone's `adb shell pm list packages` output: each package is installed as a stub app that opens a screen naming its package (no label: plain adb gives none), beside the world's own apps.")] = None,
