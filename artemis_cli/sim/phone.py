@@ -120,7 +120,8 @@ class SimPhone:
 
     # ==== Device protocol ========================================================================
 
-    def reset_to(self, world: str, seed: int, popups: bool) -> None:
+    def reset_to(self, world: str, seed: int, popups: bool, *, locked: bool | None = None,
+                 permission_prompts: bool | None = None) -> None:
         """Start over as a fresh phone of ``world`` with ``seed`` (what a task's ``sim:`` settings
         ask for), keeping the screen size, the shop password and the fault injector: a served
         sim (``artemis sim serve``) runs one task after another this way, as a real phone would be
@@ -128,8 +129,10 @@ class SimPhone:
         faults = self.faults
         type(self).__init__(self, world=world, seed=seed, width=self.width, height=self.height, popups=popups,
                             shop_password=self._shop_password, shuffle_windows=self.shuffle_windows,
-                            packages=self._packages_file, permission_prompts=self.permissions.enabled,
-                            locked=self.keyguard.enabled)
+                            packages=self._packages_file,
+                            permission_prompts=self.permissions.enabled if permission_prompts is None
+                            else permission_prompts,
+                            locked=self.keyguard.enabled if locked is None else locked)
         self.faults = faults
 
     def _boot_processes(self) -> None:

@@ -104,3 +104,13 @@ def test_an_unlocked_phone_never_shows_the_keyguard() -> None:
     p.run("input keyevent 26")
     p.run("input keyevent 224")
     assert not p.locked
+
+
+def test_artemis_sim_reset_takes_the_lock_and_prompt_settings() -> None:
+    p = SimPhone(popups=False)
+    assert p.run("artemis-sim reset --world default --seed 2 --locked --permission-prompts").exit_code == 0
+    assert p.locked and p.permissions.enabled
+    p.run("artemis-sim reset --world default --seed 2")  # unsaid: kept
+    assert p.locked and p.permissions.enabled
+    p.run("artemis-sim reset --world default --seed 2 --unlocked --no-permission-prompts")
+    assert not p.locked and not p.permissions.enabled
