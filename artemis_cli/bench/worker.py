@@ -104,12 +104,14 @@ SIM_MODEL = "Artemis Sim"
 
 def reset_served_sim(phone: Any, task: Any) -> None:
     """A simulated phone served over adb (``artemis sim serve``) starts the pair as the task's
-    ``sim:`` settings say (world, seed, pop-ups), as the in-process one does; a real phone is
+    ``sim:`` settings say (world, seed, pop-ups, lock screen, permission prompts), as the in-process one does; a real phone is
     left as it is (its state is the phone's)."""
     if phone.shell("getprop ro.product.model").strip() != SIM_MODEL or task.sim is None:
         return
-    popups = "--popups" if task.sim.popups else "--no-popups"
-    out = phone.shell(f"artemis-sim reset --world {task.sim.world} --seed {int(task.sim.seed)} {popups}")
+    flags = " ".join(("--popups" if task.sim.popups else "--no-popups",
+                      "--locked" if task.sim.locked else "--unlocked",
+                      "--permission-prompts" if task.sim.permission_prompts else "--no-permission-prompts"))
+    out = phone.shell(f"artemis-sim reset --world {task.sim.world} --seed {int(task.sim.seed)} {flags}")
     if not out.startswith("reset to"):
         raise DeviceError(f"the served sim would not reset to the task's world: {out.strip()[:200]}")
 

@@ -58,23 +58,18 @@ def activity_of(package: str, activity: str | None = None) -> str:
 
 @dataclass
 class ActivityState:
-    """The activity each app shows (what was started in it) and which apps are running (started
-    since boot and not force-stopped): ``am start -W`` reports COLD for an app not running, WARM
-    for one in the background and HOT for the one already in front."""
+    """The activity each app shows (what was started in it). Whether an app runs is the process
+    table's (sim/processes.py): ``am start -W`` reports COLD for an app with no process, WARM for
+    one in the background and HOT for the one already in front."""
 
     top: dict[str, str] = field(default_factory=dict)
 
-    def started(self, package: str, activity: str | None = None) -> str:
-        """Record that ``package`` was started (with ``activity``): "COLD", "WARM" or "HOT"."""
-        state = "COLD" if package not in self.top else "WARM"
+    def started(self, package: str, activity: str | None = None) -> None:
+        """Record that ``package`` was started (with ``activity``)."""
         self.top[package] = short_name(package, activity or launch_activity(package))
-        return state
 
     def stopped(self, package: str) -> None:
         self.top.pop(package, None)
-
-    def running(self, package: str) -> bool:
-        return package in self.top
 
     def current(self, package: str) -> str:
         """The component ``package`` shows: the activity last started in it, else its launcher one."""

@@ -23,9 +23,11 @@ from artemis_cli.sim.faults import IDLE_STATE_MSG, NULL_ROOT_MSG, FaultInjector,
 from artemis_cli.sim.gestures import CALL_GAP_MS, DOUBLE_TAP_GAP_MS, TapTracker, TouchClock
 from artemis_cli.sim.hierarchy_xml import dump, dump_u2, window_order
 from artemis_cli.sim.keyboard import KeyboardState, keyboard_top, layout
+from artemis_cli.sim.keyguard import Keyguard
 from artemis_cli.sim.logbuf import LogBuffers
 from artemis_cli.sim.packages import CORE_PACKAGES as SYSTEM_PACKAGES
 from artemis_cli.sim.packages import PackageState
+from artemis_cli.sim.permissions import Permissions
 from artemis_cli.sim.popup import PopupSchedule, popup_window
 from artemis_cli.sim.processes import SHELL_UID, ActivityManager
 from artemis_cli.sim.render import encode_png, render
@@ -51,13 +53,17 @@ class SimPhone:
     def __init__(self, world: str = "default", seed: int = 0, width: int = 1080, height: int = 2400,
                  faults: str | None = None, popups: bool = True, shop_password: str | None = None,
                  shop_password_env: str | None = None, shuffle_windows: bool = True,
-                 packages: str | Path | None = None) -> None:
+                 packages: str | Path | None = None, permission_prompts: bool = False,
+                 locked: bool = False) -> None:
         """``shop_password`` replaces the Shop's demo password; ``shop_password_env`` names the
         environment variable holding it (the task option: a session stores the name, never the
         password, SPEC §5 invariant 5).  ``shuffle_windows=False``: uiautomator2 dumps list the
         windows in drawing order instead of the seeded order (:meth:`u2_dump`).  ``packages``: a
         saved ``adb shell pm list packages`` output (a real phone's); each of its packages is
-        installed as a stub app (``worlds/stub.py``) beside the world's own apps."""
+        installed as a stub app (``worlds/stub.py``) beside the world's own apps.
+        ``permission_prompts``: apps ask for their runtime permissions on launch (sim/permissions.py);
+        on for every task and ``artemis sim serve`` (``SimOptions.permission_prompts``), off for a
+        bare ``SimPhone()``.  ``locked``: the phone starts on the lock screen (sim/keyguard.py)."""
         if shop_password_env is not None:
             if shop_password is not None:
                 raise UsageError("give the sim's shop password or the variable holding it, not both")
@@ -112,6 +118,8 @@ class SimPhone:
         self.boots = 1
         self._boot_processes()
         self.errors = AppErrors(self)  # a crash's or an ANR's dialog (sim/app_errors.py)
+        self.permissions = Permissions(self, enabled=permission_prompts, granted_=self.pm_state.granted)  # one grant store (pm's)
+        self.keyguard = Keyguard(self, locked)  # the lock screen (sim/keyguard.py)
         self.sh = Shell(self)
         self._version = 0
         self._built: tuple[int, list[Window]] | None = None
@@ -121,7 +129,8 @@ class SimPhone:
 
     # ==== Device protocol ========================================================================
 
-    def reset_to(self, world: str, seed: int, popups: bool) -> None:
+    def reset_to(self, world: str, seed: int, popups: bool, *, locked: bool | None = None,
+                 permission_prompts: bool | None = None) -> None:
         """Start over as a fresh phone of ``world`` with ``seed`` (what a task's ``sim:`` settings
         ask for), keeping the screen size, the shop password and the fault injector: a served
         sim (``artemis sim serve``) runs one task after another this way, as a real phone would be
@@ -130,15 +139,18 @@ class SimPhone:
         type(self).__init__(self, world=world, seed=seed, width=self.display.phys_w, height=self.display.phys_h,
                             popups=popups,
                             shop_password=self._shop_password, shuffle_windows=self.shuffle_windows,
-                            packages=self._packages_file)
+                            packages=self._packages_file,
+                            permission_prompts=self.permissions.enabled if permission_prompts is None
+                            else permission_prompts,
+                            locked=self.keyguard.enabled if locked is None else locked)
         self.faults = faults
 
     def _boot_processes(self) -> None:
         """A fresh process table and log (sim/processes.py, sim/logbuf.py), seeded by boot."""
-        every = sorted({*self.apps, *SYSTEM_PACKAGES, IME_PACKAGE})
-        uids = {pkg: 10100 + i for i, pkg in enumerate(every)}
+        from artemis_cli.sim.packages import uid_of  # one uid per package: the package manager's
+
         self.logs = LogBuffers(self.clock, self.seed if self.boots == 1 else self.seed * 1000 + self.boots)
-        self.am = ActivityManager(f"{self.seed}|{self.boots}", self.logs, lambda pkg: uids.get(pkg, 10099))
+        self.am = ActivityManager(f"{self.seed}|{self.boots}", self.logs, uid_of)
 
     def info(self) -> DeviceInfo:
         serial = "sim" if self.world == "default" else f"sim:{self.world}"
@@ -258,6 +270,9 @@ class SimPhone:
             return self._built[1]
         app = self.apps[self.foreground]
         wins = app.build(app.ui())
+        asking = self.permissions.window()
+        if asking is not None:
+            wins.append(asking)
         st = app.ui_state
         if st.focus is not None and not any(w.focused for win in wins for w in win.root.walk()):
             st.focus = None
@@ -267,6 +282,9 @@ class SimPhone:
                                      self._view_offer))
         if error is not None:
             wins.append(error)
+        lock = self.keyguard.window()
+        if lock is not None:
+            wins.append(lock)
         if self.keyboard_visible():
             top = keyboard_top(self.width, self.app_height)
             wins.append(ime_window(self.width, top, self.app_height, layout(self.width, self.app_height, self.kb),
@@ -280,14 +298,17 @@ class SimPhone:
 
     def active_window(self) -> Window:
         """The window with input focus: the top app-level one (a pop-up, a dialog, else the app's
-        screen), or the notification shade when it is down; never the keyboard or a system bar."""
-        if self.shade.open:
-            return next(w for w in self.windows() if w.root.rid == "com.android.systemui:id/notification_shade")
+        screen), or System UI's shade window when it is down or the lock screen is up; never the
+        keyboard or a system bar."""
+        if self.keyguard.locked or self.shade.open:  # System UI's shade window: the lock screen or the shade
+            return next(w for w in reversed(self.windows())
+                        if w.root.rid in ("com.android.systemui:id/notification_shade",
+                                          "com.android.systemui:id/notification_panel"))
         return [w for w in self.windows() if w.package not in (SYSTEMUI, IME_PACKAGE)][-1]
 
     def keyboard_visible(self) -> bool:
         return (self.apps[self.foreground].ui_state.focus is not None and not self.popup_visible
-                and self.errors.current is None)
+                and self.errors.current is None and not self.permissions.visible() and not self.keyguard.locked)
 
     def dump_xml(self) -> str:
         """What the shell's ``uiautomator dump`` writes: ``getRootInActiveWindow()`` only — the
@@ -410,6 +431,9 @@ class SimPhone:
             else:
                 self.do_tap(x1, y1)
             return
+        if self.keyguard.swipe(x1, y1, x2, y2, SWIPE_MIN):
+            self._after_action()
+            return
         if self._touch_outside_menu(x1, y1):
             return
         dy = y1 - y2
@@ -456,7 +480,7 @@ class SimPhone:
 
     def _press(self, name: str) -> None:
         """What key ``name`` does (the caller counts the action)."""
-        if self.errors.press(name):
+        if self.keyguard.press(name) or self.errors.press(name) or self.permissions.press(name):
             return
         app = self.apps[self.foreground]
         st = app.ui_state
@@ -525,6 +549,8 @@ class SimPhone:
         """The power key: off makes screenshots black and drops touches and keys (not an action)."""
         if on != self.screen_on:
             self.screen_on = on
+            if not on:
+                self.keyguard.lock()  # a phone with a lock screen locks when its screen goes off
             self.invalidate()
 
     def _screen_off(self, what: str) -> bool:
@@ -548,6 +574,7 @@ class SimPhone:
         self.boots += 1
         self._boot_processes()
         self.errors.current = None
+        self.keyguard.lock()
         self.invalidate()
 
     def force_stop(self, package: str) -> None:
@@ -575,10 +602,23 @@ class SimPhone:
         if caller_uid is None:
             caller_uid = self.am.table.app_uid(self.foreground)
         self.foreground = package if package in self.apps else LAUNCHER
-        if not self.activities.running(self.foreground):
+        if self.am.pid(self.foreground) is None:  # a cold start shows the launch activity
             self.activities.started(self.foreground)
         self.am.launched(self.foreground, caller_uid)
+        self.permissions.on_front(self.foreground)
         self.invalidate()
+
+    def grant(self, package: str, permission: str) -> None:
+        """``pm grant``: raises ``permissions.PermissionError_`` (its message is the Java exception)."""
+        self.permissions.grant(package, permission)
+
+    def revoke(self, package: str, permission: str) -> None:
+        self.permissions.revoke(package, permission)
+
+    @property
+    def locked(self) -> bool:
+        """The lock screen is showing (``dumpsys window``'s ``mShowingLockscreen``)."""
+        return self.keyguard.locked
 
     def switch_to(self, package: str) -> None:
         """Bring ``package`` to the front as the framework does (an error dialog's "App info")."""
@@ -711,7 +751,7 @@ class SimPhone:
             "world": self.world, "seed": self.seed, "foreground": self.foreground, "actions": self.actions,
             "clock": self.clock.hhmm(), "popup_visible": self.popup_visible, "popups_shown": self.popups.shown,
             "shade": self.shade.state,
-            "screen_on": self.screen_on, "boots": self.boots,
+            "screen_on": self.screen_on, "boots": self.boots, "locked": self.keyguard.locked,
             "app_error": None if self.errors.current is None else [self.errors.current.kind,
                                                                    self.errors.current.package],
             "focus": app.ui_state.focus, "keyboard": self.keyboard_visible(),

@@ -393,7 +393,10 @@ class Shell:
     def artemis_sim(self, args: list[str], _: bytes) -> ShellResult:
         """``artemis-sim reset --world W --seed S [--popups|--no-popups]``: the simulated phone
         starts over as that world (only the simulated phone has this command)."""
-        usage = "usage: artemis-sim reset --world WORLD --seed N [--popups|--no-popups]\n"
+        usage = ("usage: artemis-sim reset --world WORLD --seed N [--popups|--no-popups] [--locked|--unlocked]\n"
+                 "       [--permission-prompts|--no-permission-prompts]\n")
+        locked: bool | None = None
+        prompts: bool | None = None
         if not args or args[0] != "reset":
             return err(usage, 2)
         world, seed, popups = self.phone.world, self.phone.seed, False
@@ -407,11 +410,15 @@ class Shell:
                     seed = int(rest.pop(0))
                 elif flag in ("--popups", "--no-popups"):
                     popups = flag == "--popups"
+                elif flag in ("--locked", "--unlocked"):
+                    locked = flag == "--locked"
+                elif flag in ("--permission-prompts", "--no-permission-prompts"):
+                    prompts = flag == "--permission-prompts"
                 else:
                     return err(f"artemis-sim: unknown option {flag}\n" + usage, 2)
         except (IndexError, ValueError):
             return err(usage, 2)
-        self.phone.reset_to(world, seed, popups)  # an unknown world is a UsageError: a shell error
+        self.phone.reset_to(world, seed, popups, locked=locked, permission_prompts=prompts)  # an unknown world is a UsageError: a shell error
         return out(f"reset to world {world} seed {seed}\n")
 
     def toybox(self, args: list[str], stdin: bytes) -> ShellResult:

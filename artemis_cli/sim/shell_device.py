@@ -306,7 +306,9 @@ class DeviceCommands:
             head = f"Stopping: {pkg}\n" + head
             self.phone.force_stop(pkg)
         p = self.phone
-        state = "HOT" if p.current_package() == pkg and p.activities.running(pkg) else p.activities.started(pkg, act)
+        running = p.am.pid(pkg) is not None  # the process table says whether it runs (sim/processes.py)
+        state = "HOT" if running and p.current_package() == pkg else "WARM" if running else "COLD"
+        p.activities.started(pkg, act)
         p.do_launch(pkg, screen=screen)
         tail = ""
         if wait:

@@ -70,16 +70,11 @@ class DumpsysCommands:
             return out(f'Display {DISPLAY_ID} (HWC display 0): port=0 pnpId=GGL displayName="Artemis Sim"\n')
         return out("")
 
-    # -- processes (p-logs' process table when the phone has one) -------------------------
+    # -- processes ---------------------------------------------------------------------------
     def pid(self, package: str) -> int | None:
-        """The pid of ``package``'s process, None when it is not running."""
-        pid_of = getattr(self.phone, "pid_of", None)
-        if callable(pid_of):
-            found = pid_of(package)
-            return found if isinstance(found, int) and found > 0 else None
-        if not self.phone.activities.running(package):
-            return None
-        return 2000 + P.uid_of(package) % 1000 + 7 * self.phone.boots
+        """The pid of ``package``'s process (the process table, sim/processes.py), None when it
+        is not running."""
+        return self.phone.am.pid(package)
 
     def _task(self, package: str) -> int:
         return 1 if package == LAUNCHER else 10 + self.phone.packages().index(package)
@@ -102,14 +97,15 @@ class DumpsysCommands:
                        "  top: the top activity\n  processes: process state\n")
         # ``dumpsys activity PKG|COMPONENT``: that app's activities, or nothing
         pkg = what.split("/", 1)[0]
-        if self.phone.activities.running(pkg):
+        if self.pid(pkg) is not None:
             return out(self._top(pkg))
         return out(f"No activity found for: {what}\n" if "." in what else f"Bad activity command, or no activities "
                    f"match: {what}\n  Use -h for help.\n")
 
     def _running_order(self) -> list[str]:
         fg = self.phone.current_package()
-        others = [p for p in self.phone.activities.top if p not in (fg, LAUNCHER) and p in self.phone.apps]
+        others = [p for p in self.phone.activities.top if p not in (fg, LAUNCHER) and p in self.phone.apps
+                  and self.pid(p) is not None]
         order = [fg, *others]
         if LAUNCHER not in order:
             order.append(LAUNCHER)
@@ -213,7 +209,7 @@ class DumpsysCommands:
         if install:
             lines += ["    install permissions:", *[f"      {p}: granted=true" for p in install]]
         lines += [f"    User 0: ceDataInode={int(_hex('inode', pkg), 16) % 100000} installed=true hidden=false "
-                  f"suspended=false distractionFlags=0 stopped={str(not self.phone.activities.running(pkg)).lower()} "
+                  f"suspended=false distractionFlags=0 stopped={str(self.pid(pkg) is None).lower()} "
                   f"notLaunched=false enabled={enabled} instant=false virtual=false quarantined=false",
                   f"      firstInstallTime={when}", "      uninstallReason=0"]
         if runtime:

@@ -75,8 +75,8 @@ def wm_windows(phone: SimPhone) -> list[WmWindow]:
         top = keyboard_top(w, phone.app_height)
         out.append(WmWindow("InputMethod", IME_PACKAGE, "INPUT_METHOD", (0, top, w, phone.app_height), False,
                             focusable=False))
-    locked = bool(getattr(phone, "locked", False))
-    out.append(WmWindow("NotificationShade", SYSTEMUI, "NOTIFICATION_SHADE", (0, 0, w, h), locked, focusable=locked))
+    shade = bool(getattr(phone, "locked", False)) or phone.shade.open  # the keyguard or the pulled-down shade
+    out.append(WmWindow("NotificationShade", SYSTEMUI, "NOTIFICATION_SHADE", (0, 0, w, h), shade, focusable=shade))
     if pkg == LAUNCHER:
         out.append(WmWindow("com.android.systemui.wallpapers.ImageWallpaper", SYSTEMUI, "WALLPAPER", (0, 0, w, h),
                             True, focusable=False))
@@ -128,7 +128,9 @@ def window_dump(phone: SimPhone) -> str:
     focus = next((w for w in wins if w.visible and w.focusable), wins[0])
     act = activity_title(phone, pkg)
     policy = ("WINDOW MANAGER POLICY STATE (dumpsys window policy)\n"
-              f"    mDreamingLockscreen={locked} mDreamingSleepToken=null\n"
+              f"    mShowingLockscreen={locked} mShowingDream=false mDreamingLockscreen={locked} "
+              "mDreamingSleepToken=null\n"
+              f"    isKeyguardShowing={locked}\n"
               f"    KeyguardServiceDelegate\n      showing={locked}\n      inputRestricted={locked}\n"
               "      occluded=false\n      secure=false\n      dreaming=false\n      systemIsReady=true\n"
               f"      deviceHasKeyguard=true\n      enabled=true\n      interactiveState="
@@ -137,6 +139,6 @@ def window_dump(phone: SimPhone) -> str:
     return (policy + "WINDOW MANAGER WINDOWS (dumpsys window windows)\n" + body + "\n"
             "  mGlobalConfiguration={1.0 ?mcc?mnc [en_US] ldltr sw411dp 420dpi nrml long port finger}\n"
             "  mHasPermanentDpad=false\n  mTopFocusedDisplayId=0\n  mInTouchMode=true\n"
-            f"  mDisplayFrozen=false windows=0 client=false apps=0  mRotation=0  mLastOrientation=-1\n"
+            f"  mDisplayFrozen=false windows=0 client=false apps=0  mRotation={phone.rotation()}  mLastOrientation=-1\n"
             f"  mCurrentFocus=Window{{{_hash(focus.title, focus.type)} u0 {focus.title}}}\n"
             f"  mFocusedApp=ActivityRecord{{{_hash(pkg)[::-1]} u0 {act.replace(pkg + '/' + pkg, pkg + '/')} t12}}\n")
