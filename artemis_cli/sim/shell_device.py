@@ -308,8 +308,8 @@ class DeviceCommands:
         p = self.phone
         running = p.am.pid(pkg) is not None  # the process table says whether it runs (sim/processes.py)
         state = "HOT" if running and p.current_package() == pkg else "WARM" if running else "COLD"
-        p.activities.started(pkg, act)
         p.do_launch(pkg, screen=screen)
+        p.activities.started(pkg, act)  # after the launch, which shows the launch activity on a cold start
         tail = ""
         if wait:
             total = self._launch_ms(state)

@@ -82,7 +82,7 @@ def sim_device(adb_server: AdbServer, monkeypatch: pytest.MonkeyPatch) -> Iterat
     """A fresh sim phone served by SimAdbd and `adb connect`-ed to the test adb server."""
     monkeypatch.setenv("ANDROID_ADB_SERVER_HOST", "127.0.0.1")
     monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(adb_server.port))
-    phone = cast(SimPhone, sim_for(SimOptions(popups=False)))
+    phone = cast(SimPhone, sim_for(SimOptions(popups=False, permission_prompts=False)))
     adbd = SimAdbd(phone, port=free_port()).start()
     attach(adb_server, adbd)
     try:

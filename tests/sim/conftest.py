@@ -13,5 +13,6 @@ from artemis_cli.sim import SimPhone
 
 @pytest.fixture
 def phone() -> SimPhone:
-    """A fresh default-world phone without pop-ups, built as a task's ``sim:`` block builds one."""
-    return cast(SimPhone, sim_for(SimOptions(popups=False)))
+    """A fresh default-world phone without pop-ups or permission prompts (the prompt has its own
+    tests), built as a task's ``sim:`` block builds one."""
+    return cast(SimPhone, sim_for(SimOptions(popups=False, permission_prompts=False)))

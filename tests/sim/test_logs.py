@@ -27,7 +27,7 @@ def test_pidof_and_ps_follow_the_process_lifecycle() -> None:
     ps = p.shell("ps -A").splitlines()
     assert ps[0].split() == ["USER", "PID", "PPID", "VSZ", "RSS", "WCHAN", "ADDR", "S", "NAME"]
     row = next(line.split() for line in ps if line.endswith(" " + SETTINGS))
-    assert len(row) == 9 and int(row[1]) == pid and row[0].startswith("u0_a")
+    assert len(row) == 9 and int(row[1]) == pid and row[0] == "system"  # Settings runs as uid 1000
     for name in ("system_server", "com.android.systemui", "com.android.launcher3"):
         assert any(line.endswith(" " + name) for line in ps), name
     assert p.shell("ps -A -o PID,NAME").splitlines()[0].split() == ["PID", "NAME"]
@@ -58,7 +58,7 @@ def test_logcat_threadtime_lines_dividers_and_launch_lines() -> None:
     assert "--------- beginning of system" in lines
     body = [ln for ln in lines if not ln.startswith("---------")]
     assert body and all(THREADTIME.match(ln) for ln in body), body[:3]
-    assert re.search(rf"I ActivityManager: Start proc {pid}:{SETTINGS}/u0a\d+ for top-activity \{{", log)
+    assert re.search(rf"I ActivityManager: Start proc {pid}:{SETTINGS}/1000 for top-activity \{{", log)
     assert "I ActivityTaskManager: START u0 {" in log and "from uid 2000" in log
     # times are in order and come from the virtual clock (the day `date` reports)
     assert lines[1][:5] == p.shell("date +%m-%d").strip() or lines[1][:5] == "06-03"
@@ -223,5 +223,7 @@ def test_bad_app_fault_values_are_usage_errors(bad: str) -> None:
 def test_am_start_w_reports_a_cold_start_only_when_no_process_runs() -> None:
     p = _phone()
     assert "LaunchState: COLD" in p.shell(f"am start -W -n {SETTINGS}/.Settings")
-    assert "LaunchState: WARM" in p.shell(f"am start -W -n {SETTINGS}/.Settings")
+    assert "LaunchState: HOT" in p.shell(f"am start -W -n {SETTINGS}/.Settings")  # already in front
+    p.key("home")
+    assert "LaunchState: WARM" in p.shell(f"am start -W -n {SETTINGS}/.Settings")  # running behind
     assert "LaunchState: COLD" in p.shell(f"am start -W -S -n {SETTINGS}/.Settings")  # -S stops it first

@@ -29,7 +29,7 @@ FAB = f"{CLOCK}:id/fab"
 
 
 def new_phone(**options: object) -> SimPhone:
-    return cast(SimPhone, sim_for(SimOptions(popups=False, **options)))
+    return cast(SimPhone, sim_for(SimOptions(popups=False, permission_prompts=False, **options)))
 
 
 def clock_with_six_alarms() -> SimPhone:
@@ -106,14 +106,18 @@ def _ancestors(tree: UITree, index: HitIndex, i: int) -> Iterator[int]:
 
 
 def check_agreement(phone: SimPhone, rng: random.Random, points: int = 120) -> int:
-    """Random points of the screen: perception's hit (on both dumps) names the sim's widget."""
-    trees = [parse_hierarchy(phone.dump_xml()), parse_hierarchy(phone.u2_dump())]
+    """Random points of the screen: perception's hit (on both dumps) names the sim's widget. The
+    shell's dump holds the active window only (as a phone's): it is checked at the points that
+    window takes (no window drawn above it takes the touch there)."""
+    shell, u2 = parse_hierarchy(phone.dump_xml()), parse_hierarchy(phone.u2_dump())
+    active = phone.active_window()
     checked = 0
     for _ in range(points):
         x, y = rng.randrange(phone.width), rng.randrange(phone.height)
         if _swallowed(phone, x, y):
             continue
         w = phone.widget_at(x, y)
+        trees = [u2, shell] if phone._window_at(x, y) is active else [u2]
         for tree in trees:
             index = HitIndex.of(tree)
             i = index.hit(x, y)
