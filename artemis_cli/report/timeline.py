@@ -13,7 +13,7 @@ from artemis_cli.report.images import ImageStore, Thumb, marker_svg
 from artemis_cli.report.levels import Level
 from artemis_cli.report.summary import e
 
-_STATUS_CLASS = {"ok": "ok", "finished": "ok", "no_change": "nochange"}
+_STATUS_CLASS = {"ok": "ok", "finished": "ok", "no_change": "nochange"}  # the rest: "error"
 
 
 def _shot(step: StepRecord, thumb: Thumb | None) -> str:
