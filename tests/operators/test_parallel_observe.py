@@ -89,7 +89,7 @@ def test_the_same_observation_either_way() -> None:
     assert not seq.concurrent and par.concurrent
     assert (seq.png, seq.dhash, seq.foreground) == (par.png, par.dhash, par.foreground)
     assert nodes(seq) == nodes(par)
-    assert set(seq.timings) == {"screenshot", "hierarchy", "current_app", "total"}
+    assert set(seq.timings) == {"screenshot", "hierarchy", "current_app", "logs", "total"}  # the sim has log_events
     assert seq.capture_path is None and seq.capture_lossless  # the in-process sim does not say
 
 
