@@ -11,7 +11,12 @@ Faults (``name:probability`` unless noted; each kind rolls its own seeded random
 - ``screencap_fail:P`` -- ``screencap`` / ``screenshot()`` fails;
 - ``drop:P`` -- the connection drops (DeviceOffline) for 1-3 calls;
 - ``latency_ms:N`` -- N ms added to every device call;
-- ``popup_storm`` (no value) -- the promotion pop-up every 3 actions, in every app.
+- ``popup_storm`` (no value) -- the promotion pop-up every 3 actions, in every app;
+- ``crash:P`` -- after an action, the foreground app (not the launcher, not System UI) throws:
+  ``FATAL EXCEPTION: main`` with its stack in the crash buffer, the process dies, the phone goes
+  to the launcher and the framework's "<App> keeps stopping" dialog shows (``sim/app_errors.py``);
+- ``anr:P`` -- after an action, the foreground app stops responding: "<App> isn't responding"
+  (Close app / Wait), ``ANR in PKG`` in the system log; the app takes no input until Wait.
 """
 
 from __future__ import annotations
@@ -37,20 +42,23 @@ class FaultSpec:
     latency_ms: int = 0  # added to every device call
     drop: float = 0.0  # the connection drops (DeviceOffline) for 1-3 calls
     popup_storm: bool = False  # the promotion pop-up every 3 actions, in every app
+    crash: float = 0.0  # after an action the foreground app crashes (FATAL EXCEPTION, "keeps stopping")
+    anr: float = 0.0  # after an action the foreground app stops responding ("isn't responding")
 
     @property
     def any(self) -> bool:
         return self != FaultSpec()
 
 
-_PROBS = ("idle_state", "null_root", "stale_dump", "garbage_xml", "empty_hierarchy", "screencap_fail", "drop")
+_PROBS = ("idle_state", "null_root", "stale_dump", "garbage_xml", "empty_hierarchy", "screencap_fail", "drop",
+          "crash", "anr")
 #: Dump faults that raise (the dump command reports an error or leaves no fresh file)...
 DUMP_ERROR_FAULTS = ("idle_state", "null_root", "stale_dump")
 #: ...and dump faults that return broken or empty content as if the dump had worked.
 DUMP_CONTENT_FAULTS = ("garbage_xml", "empty_hierarchy")
 #: Fields added after the first release: left out of the seed key while unset, so the random
 #: streams of every older fault spec stay exactly what they were.
-_LATER_FIELDS = ("garbage_xml", "empty_hierarchy")
+_LATER_FIELDS = ("garbage_xml", "empty_hierarchy", "crash", "anr")
 
 EMPTY_HIERARCHY_XML = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\"/>"
 _CRASH_TEXTS = (
@@ -121,7 +129,8 @@ class FaultInjector:
     def __init__(self, spec: FaultSpec, seed: int) -> None:
         self.spec = spec
         key = _seed_key(spec)
-        self._rng = {k: random.Random(f"artemis-sim-fault|{seed}|{k}|{key}") for k in (*_PROBS, "drop_len", "garbage")}
+        self._rng = {k: random.Random(f"artemis-sim-fault|{seed}|{k}|{key}")
+                     for k in (*_PROBS, "drop_len", "garbage", "exception")}
         self.offline_calls = 0
         self.log: list[str] = []
 
@@ -148,6 +157,17 @@ class FaultInjector:
         if fault == "empty_hierarchy":
             return EMPTY_HIERARCHY_XML
         return xml
+
+    def app_fault(self) -> str | None:
+        """After an action in an app: "crash", "anr" or None (each rolls its own stream)."""
+        for kind in ("crash", "anr"):
+            if self._roll(kind):
+                return kind
+        return None
+
+    def exception_rng(self) -> random.Random:
+        """The stream that picks a crash's exception and stack."""
+        return self._rng["exception"]
 
     def screencap_fails(self) -> bool:
         return self._roll("screencap_fail")

@@ -17,11 +17,14 @@ from artemis_cli.errors import DeviceOffline, HierarchyError, ScreenshotError, S
 from artemis_cli.perception.logcat import LogEvents, LogWatch
 from artemis_cli.perception.packages import read_package_file
 from artemis_cli.sim import widgets as W
+from artemis_cli.sim.app_errors import AppErrors
 from artemis_cli.sim.faults import IDLE_STATE_MSG, NULL_ROOT_MSG, FaultInjector, parse_faults
 from artemis_cli.sim.gestures import CALL_GAP_MS, DOUBLE_TAP_GAP_MS, TapTracker, TouchClock
 from artemis_cli.sim.hierarchy_xml import dump, dump_u2, window_order
 from artemis_cli.sim.keyboard import KeyboardState, keyboard_top, layout
+from artemis_cli.sim.logbuf import LogBuffers
 from artemis_cli.sim.popup import PopupSchedule, popup_window
+from artemis_cli.sim.processes import SHELL_UID, ActivityManager
 from artemis_cli.sim.render import encode_png, render
 from artemis_cli.sim.shell import Shell, ShellResult
 from artemis_cli.sim.shell_system import EXTRA_PACKAGES as SYSTEM_PACKAGES
@@ -99,6 +102,8 @@ class SimPhone:
         self.closed = False
         self.screen_on = True
         self.boots = 1
+        self._boot_processes()
+        self.errors = AppErrors(self)  # a crash's or an ANR's dialog (sim/app_errors.py)
         self.sh = Shell(self)
         self._version = 0
         self._built: tuple[int, list[Window]] | None = None
@@ -119,6 +124,14 @@ class SimPhone:
                             shop_password=self._shop_password, shuffle_windows=self.shuffle_windows,
                             packages=self._packages_file)
         self.faults = faults
+
+    def _boot_processes(self) -> None:
+        """A fresh process table and log (sim/processes.py, sim/logbuf.py), seeded by boot."""
+        every = sorted({*self.apps, *SYSTEM_PACKAGES, IME_PACKAGE})
+        uids = {pkg: 10100 + i for i, pkg in enumerate(every)}
+        self.logs = LogBuffers(self.clock, self.seed if self.boots == 1 else self.seed * 1000 + self.boots)
+        self.am = ActivityManager(f"{self.seed}|{self.boots}", self.logs, lambda pkg: uids.get(pkg, 10099))
+
     def info(self) -> DeviceInfo:
         serial = "sim" if self.world == "default" else f"sim:{self.world}"
         return DeviceInfo(serial=serial, kind="sim", model="Artemis Sim", width=self.width, height=self.height,
@@ -229,9 +242,12 @@ class SimPhone:
         st = app.ui_state
         if st.focus is not None and not any(w.focused for win in wins for w in win.root.walk()):
             st.focus = None
+        error = self.errors.window()
         if self.popup_visible:
             wins.append(popup_window(self.width, self.app_height, self.opts, self._dismiss_popup,
                                      self._view_offer))
+        if error is not None:
+            wins.append(error)
         if self.keyboard_visible():
             top = keyboard_top(self.width, self.app_height)
             wins.append(ime_window(self.width, top, self.app_height, layout(self.width, self.app_height, self.kb),
@@ -246,7 +262,8 @@ class SimPhone:
         return [w for w in self.windows() if w.package not in (SYSTEMUI, IME_PACKAGE)][-1]
 
     def keyboard_visible(self) -> bool:
-        return self.apps[self.foreground].ui_state.focus is not None and not self.popup_visible
+        return (self.apps[self.foreground].ui_state.focus is not None and not self.popup_visible
+                and self.errors.current is None)
 
     def dump_xml(self) -> str:
         """What the shell's ``uiautomator dump`` writes: every window in drawing order, one line,
@@ -411,6 +428,8 @@ class SimPhone:
 
     def _press(self, name: str) -> None:
         """What key ``name`` does (the caller counts the action)."""
+        if self.errors.press(name):
+            return
         app = self.apps[self.foreground]
         st = app.ui_state
         if name == "back":
@@ -462,7 +481,7 @@ class SimPhone:
                 self._after_action()
 
     def do_launch(self, package: str, *, screen: str | None = None) -> None:
-        self._switch_to(package)
+        self._switch_to(package, caller_uid=SHELL_UID)
         if screen is not None:
             app = self.apps[package]
             stack = getattr(app, "stack", None)
@@ -494,6 +513,8 @@ class SimPhone:
         self.kb = KeyboardState()
         self.screen_on = True
         self.boots += 1
+        self._boot_processes()
+        self.errors.current = None
         self.invalidate()
 
     def force_stop(self, package: str) -> None:
@@ -501,6 +522,9 @@ class SimPhone:
         if app is None or package == LAUNCHER:
             return
         app.reset_ui()
+        self.am.force_stop(package)
+        if self.errors.current is not None and self.errors.current.package == package:
+            self.errors.current = None
         if self.foreground == package:
             self.foreground = LAUNCHER
             self.popup_visible = False
@@ -509,11 +533,20 @@ class SimPhone:
     def _launch_from_app(self, package: str) -> None:
         self._switch_to(package)
 
-    def _switch_to(self, package: str) -> None:
+    def _switch_to(self, package: str, caller_uid: int | None = None) -> None:
+        """Bring ``package`` to the front (its process starts if it is not running); the log says
+        who asked: the shell (``am start``, ``monkey``) or the app in front (the launcher's icon)."""
         cur = self.apps[self.foreground]
         cur.ui_state.focus = None
+        if caller_uid is None:
+            caller_uid = self.am.table.app_uid(self.foreground)
         self.foreground = package if package in self.apps else LAUNCHER
+        self.am.launched(self.foreground, caller_uid)
         self.invalidate()
+
+    def switch_to(self, package: str) -> None:
+        """Bring ``package`` to the front as the framework does (an error dialog's "App info")."""
+        self._switch_to(package, caller_uid=1000)
 
     def widget_at(self, x: int, y: int) -> Widget | None:
         """The widget a tap at (x, y) reaches (a key, a system-bar button, an app's widget), or None."""
@@ -586,6 +619,17 @@ class SimPhone:
             self.popup_visible = True
             self.apps[self.foreground].ui_state.focus = None
             self.invalidate()
+        self._app_faults()
+
+    def _app_faults(self) -> None:
+        """After an action: the foreground app logs a little and may crash or stop responding."""
+        pkg = self.foreground
+        if pkg in (LAUNCHER, SYSTEMUI) or self.errors.current is not None:
+            return
+        self.am.chatter(pkg)
+        kind = self.faults.app_fault()
+        if kind is not None:
+            self.errors.fault(kind, pkg)
 
     def note_ignored(self, what: str) -> None:
         self.ignored.append(what)
@@ -626,6 +670,8 @@ class SimPhone:
             "world": self.world, "seed": self.seed, "foreground": self.foreground, "actions": self.actions,
             "clock": self.clock.hhmm(), "popup_visible": self.popup_visible, "popups_shown": self.popups.shown,
             "screen_on": self.screen_on, "boots": self.boots,
+            "app_error": None if self.errors.current is None else [self.errors.current.kind,
+                                                                   self.errors.current.package],
             "focus": app.ui_state.focus, "keyboard": self.keyboard_visible(),
             "ignored_inputs": list(self.ignored), "faults": list(self.faults.log),
             "settings": {ns: dict(kv) for ns, kv in self.settings.values.items()},

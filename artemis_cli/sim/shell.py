@@ -193,19 +193,24 @@ class Shell:
     def __init__(self, phone: SimPhone) -> None:
         from artemis_cli.sim.shell_device import DeviceCommands
         from artemis_cli.sim.shell_files import FileCommands
+        from artemis_cli.sim.shell_logcat import LogCommands
         from artemis_cli.sim.shell_system import SystemCommands
 
         self.phone = phone
         self.device = DeviceCommands(phone)
         self.files = FileCommands(phone)
         self.system = SystemCommands(phone)
+        self.logcmds = LogCommands(phone)
         self.commands: dict[str, Command] = {
-            **self.device.table(), **self.files.table(), **self.system.table(),
+            **self.device.table(), **self.files.table(), **self.system.table(), **self.logcmds.table(),
             "sh": self.sh, "exit": self.exit_, "toybox": self.toybox, "artemis-sim": self.artemis_sim,
+            "export": self.export, "exec": self.exec_,
         }
+        self.env: dict[str, str] = {}
         self.stdin_readers: dict[str, StdinTest] = {
             **self.files.stdin_readers(), "sh": lambda a: "-c" not in a,
             "toybox": lambda a: bool(a) and self._reads(a[0], a[1:]),
+            "exec": lambda a: bool(a) and self._reads(a[0], a[1:]),
         }
 
     # -- the interpreter -------------------------------------------------------------------
@@ -354,6 +359,28 @@ class Shell:
             return err(usage, 2)
         self.phone.reset_to(world, seed, popups)  # an unknown world is a UsageError: a shell error
         return out(f"reset to world {world} seed {seed}\n")
+
+    def export(self, args: list[str], _: bytes) -> ShellResult:
+        """``export NAME=VALUE``: remembered (``adb logcat`` sends ``export ANDROID_LOG_TAGS=...``)."""
+        for a in args:
+            name, eq, value = a.partition("=")
+            if not name.replace("_", "a").isalnum() or name[0].isdigit():
+                return err(f"{SH}: export: {a}: is not an identifier\n", 1)
+            if eq:
+                self.env[name] = value
+        return out("")
+
+    def exec_(self, args: list[str], stdin: bytes) -> ShellResult:
+        """``exec CMD ARGS``: runs CMD in place of the shell (``adb logcat`` ends with ``exec logcat``)."""
+        if not args:
+            return out("")
+        name = args[0].rsplit("/", 1)[-1]
+        handler = self.commands.get(name)
+        if handler is None or name == "exec":
+            return ShellResult(b"", 127, f"{SH}: exec: {args[0]}: inaccessible or not found\n".encode(),
+                               exited=True)
+        res = handler(args[1:], stdin)
+        return ShellResult(res.stdout, res.exit_code, res.stderr, res.merged, exited=True)
 
     def toybox(self, args: list[str], stdin: bytes) -> ShellResult:
         if not args:
