@@ -61,6 +61,8 @@ def settings_round() -> list[Action]:
     return [*_network_switches(), *display, *_bluetooth_switch()]
 
 
+#: The Clock asks for notifications on its first launch (sim/permissions.py); these tasks are not about that.
+CLOCK_GRANT = {"shell": "pm grant com.android.deskclock android.permission.POST_NOTIFICATIONS"}
 SETTINGS_SETUP = [
     {"shell": "settings put global wifi_on 1"},
     {"shell": "settings put global airplane_mode_on 0"},
@@ -143,7 +145,7 @@ def clock_task() -> dict[str, Any]:
         "device": "sim",
         "sim": {"world": "default", "seed": 12, "popups": False},
         "tags": ["bench", "clock", "typing", "long"],
-        "setup": [{"shell": "am force-stop com.android.deskclock"}],
+        "setup": [{"shell": "am force-stop com.android.deskclock"}, CLOCK_GRANT],
         "success": [
             {"shell": "content query --uri content://com.android.deskclock/alarms | wc -l", "equals": "14"},
             {"shell": "content query --uri content://com.android.deskclock/alarms --where \"label='Wake up'\"",
@@ -322,7 +324,7 @@ def recall_task(seed: int = 31, rounds: int = 13) -> dict[str, Any]:
         "sim": {"world": "default", "seed": seed, "popups": False},
         "tags": ["bench", "shop", "settings", "clock", "notes", "recall", "long"],
         "setup": [*SETTINGS_SETUP, {"shell": "am force-stop com.artemis.shop"},
-                  {"shell": "am force-stop com.android.deskclock"}, {"shell": "am force-stop com.artemis.notes"}],
+                  {"shell": "am force-stop com.android.deskclock"}, CLOCK_GRANT, {"shell": "am force-stop com.artemis.notes"}],
         "success": [
             *settings_checks(rounds),
             {"shell": "content query --uri content://com.artemis.notes/notes --where \"title='Order to track'\"",
@@ -539,7 +541,7 @@ def fact_recall_task(seed: int = FACT_SEED) -> tuple[dict[str, Any], list[dict[s
                   {"shell": "settings put global bluetooth_on 0"},
                   *[{"shell": f"am force-stop {p}"} for p in ("com.android.contacts", "com.android.settings",
                                                                "com.artemis.shop", "com.android.deskclock",
-                                                               "com.artemis.notes")]],
+                                                               "com.artemis.notes")], CLOCK_GRANT],
         "success": [
             {"shell": "settings get global wifi_on", "equals": "0" if rounds % 2 else "1"},
             {"shell": "settings get global bluetooth_on", "equals": "1" if rounds % 2 else "0"},

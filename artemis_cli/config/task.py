@@ -445,6 +445,11 @@ class SimOptions(StrictModel):
     #: A real phone's ``adb shell pm list packages`` output (relative to the task file): each
     #: package is installed on the sim as a stub app (sim/worlds/stub.py).
     packages: NonEmpty | None = None
+    #: Apps ask for runtime permissions on first launch (the Clock: POST_NOTIFICATIONS), as on
+    #: Android 13+; a task not about that dialog grants it in ``setup:`` (``pm grant``).
+    permission_prompts: Annotated[bool, Strict()] = True
+    #: The phone starts on the lock screen (swipe up or ``input keyevent 82`` unlocks).
+    locked: Annotated[bool, Strict()] = False
 
 
 class Task(StrictModel):

@@ -22,7 +22,9 @@ from artemis_cli.sim.faults import IDLE_STATE_MSG, NULL_ROOT_MSG, FaultInjector,
 from artemis_cli.sim.gestures import CALL_GAP_MS, DOUBLE_TAP_GAP_MS, TapTracker, TouchClock
 from artemis_cli.sim.hierarchy_xml import dump, dump_u2, window_order
 from artemis_cli.sim.keyboard import KeyboardState, keyboard_top, layout
+from artemis_cli.sim.keyguard import Keyguard
 from artemis_cli.sim.logbuf import LogBuffers
+from artemis_cli.sim.permissions import Permissions
 from artemis_cli.sim.popup import PopupSchedule, popup_window
 from artemis_cli.sim.processes import SHELL_UID, ActivityManager
 from artemis_cli.sim.render import encode_png, render
@@ -48,13 +50,17 @@ class SimPhone:
     def __init__(self, world: str = "default", seed: int = 0, width: int = 1080, height: int = 2400,
                  faults: str | None = None, popups: bool = True, shop_password: str | None = None,
                  shop_password_env: str | None = None, shuffle_windows: bool = True,
-                 packages: str | Path | None = None) -> None:
+                 packages: str | Path | None = None, permission_prompts: bool = False,
+                 locked: bool = False) -> None:
         """``shop_password`` replaces the Shop's demo password; ``shop_password_env`` names the
         environment variable holding it (the task option: a session stores the name, never the
         password, SPEC §5 invariant 5).  ``shuffle_windows=False``: uiautomator2 dumps list the
         windows in drawing order instead of the seeded order (:meth:`u2_dump`).  ``packages``: a
         saved ``adb shell pm list packages`` output (a real phone's); each of its packages is
-        installed as a stub app (``worlds/stub.py``) beside the world's own apps."""
+        installed as a stub app (``worlds/stub.py``) beside the world's own apps.
+        ``permission_prompts``: apps ask for their runtime permissions on launch (sim/permissions.py);
+        on for every task and ``artemis sim serve`` (``SimOptions.permission_prompts``), off for a
+        bare ``SimPhone()``.  ``locked``: the phone starts on the lock screen (sim/keyguard.py)."""
         if shop_password_env is not None:
             if shop_password is not None:
                 raise UsageError("give the sim's shop password or the variable holding it, not both")
@@ -104,6 +110,8 @@ class SimPhone:
         self.boots = 1
         self._boot_processes()
         self.errors = AppErrors(self)  # a crash's or an ANR's dialog (sim/app_errors.py)
+        self.permissions = Permissions(self, enabled=permission_prompts)  # sim/permissions.py
+        self.keyguard = Keyguard(self, locked)  # the lock screen (sim/keyguard.py)
         self.sh = Shell(self)
         self._version = 0
         self._built: tuple[int, list[Window]] | None = None
@@ -122,7 +130,8 @@ class SimPhone:
         faults = self.faults
         type(self).__init__(self, world=world, seed=seed, width=self.width, height=self.height, popups=popups,
                             shop_password=self._shop_password, shuffle_windows=self.shuffle_windows,
-                            packages=self._packages_file)
+                            packages=self._packages_file, permission_prompts=self.permissions.enabled,
+                            locked=self.keyguard.enabled)
         self.faults = faults
 
     def _boot_processes(self) -> None:
@@ -239,6 +248,9 @@ class SimPhone:
             return self._built[1]
         app = self.apps[self.foreground]
         wins = app.build(app.ui())
+        asking = self.permissions.window()
+        if asking is not None:
+            wins.append(asking)
         st = app.ui_state
         if st.focus is not None and not any(w.focused for win in wins for w in win.root.walk()):
             st.focus = None
@@ -248,6 +260,9 @@ class SimPhone:
                                      self._view_offer))
         if error is not None:
             wins.append(error)
+        lock = self.keyguard.window()
+        if lock is not None:
+            wins.append(lock)
         if self.keyboard_visible():
             top = keyboard_top(self.width, self.app_height)
             wins.append(ime_window(self.width, top, self.app_height, layout(self.width, self.app_height, self.kb),
@@ -263,7 +278,7 @@ class SimPhone:
 
     def keyboard_visible(self) -> bool:
         return (self.apps[self.foreground].ui_state.focus is not None and not self.popup_visible
-                and self.errors.current is None)
+                and self.errors.current is None and not self.permissions.visible() and not self.keyguard.locked)
 
     def dump_xml(self) -> str:
         """What the shell's ``uiautomator dump`` writes: every window in drawing order, one line,
@@ -384,6 +399,9 @@ class SimPhone:
             else:
                 self.do_tap(x1, y1)
             return
+        if self.keyguard.swipe(x1, y1, x2, y2, SWIPE_MIN):
+            self._after_action()
+            return
         if self._touch_outside_menu(x1, y1):
             return
         dy = y1 - y2
@@ -428,7 +446,7 @@ class SimPhone:
 
     def _press(self, name: str) -> None:
         """What key ``name`` does (the caller counts the action)."""
-        if self.errors.press(name):
+        if self.keyguard.press(name) or self.errors.press(name) or self.permissions.press(name):
             return
         app = self.apps[self.foreground]
         st = app.ui_state
@@ -494,6 +512,8 @@ class SimPhone:
         """The power key: off makes screenshots black and drops touches and keys (not an action)."""
         if on != self.screen_on:
             self.screen_on = on
+            if not on:
+                self.keyguard.lock()  # a phone with a lock screen locks when its screen goes off
             self.invalidate()
 
     def _screen_off(self, what: str) -> bool:
@@ -515,6 +535,7 @@ class SimPhone:
         self.boots += 1
         self._boot_processes()
         self.errors.current = None
+        self.keyguard.lock()
         self.invalidate()
 
     def force_stop(self, package: str) -> None:
@@ -542,7 +563,20 @@ class SimPhone:
             caller_uid = self.am.table.app_uid(self.foreground)
         self.foreground = package if package in self.apps else LAUNCHER
         self.am.launched(self.foreground, caller_uid)
+        self.permissions.on_front(self.foreground)
         self.invalidate()
+
+    def grant(self, package: str, permission: str) -> None:
+        """``pm grant``: raises ``permissions.PermissionError_`` (its message is the Java exception)."""
+        self.permissions.grant(package, permission)
+
+    def revoke(self, package: str, permission: str) -> None:
+        self.permissions.revoke(package, permission)
+
+    @property
+    def locked(self) -> bool:
+        """The lock screen is showing (``dumpsys window``'s ``mShowingLockscreen``)."""
+        return self.keyguard.locked
 
     def switch_to(self, package: str) -> None:
         """Bring ``package`` to the front as the framework does (an error dialog's "App info")."""
@@ -669,7 +703,7 @@ class SimPhone:
         return {
             "world": self.world, "seed": self.seed, "foreground": self.foreground, "actions": self.actions,
             "clock": self.clock.hhmm(), "popup_visible": self.popup_visible, "popups_shown": self.popups.shown,
-            "screen_on": self.screen_on, "boots": self.boots,
+            "screen_on": self.screen_on, "boots": self.boots, "locked": self.keyguard.locked,
             "app_error": None if self.errors.current is None else [self.errors.current.kind,
                                                                    self.errors.current.package],
             "focus": app.ui_state.focus, "keyboard": self.keyboard_visible(),

@@ -249,11 +249,13 @@ class DeviceCommands:
         if stop:
             head = f"Stopping: {pkg}\n" + head
             self.phone.force_stop(pkg)
+        cold = self.phone.am.pid(pkg) is None  # no process yet: a cold start (sim/processes.py)
         self.phone.do_launch(pkg, screen=screen)
         tail = ""
         if wait:
-            tail = (f"Status: ok\nLaunchState: WARM\nActivity: {pkg}/{act}\nTotalTime: 120\nWaitTime: 125\n"
-                    "Complete\n")
+            state, total = ("COLD", 412) if cold else ("WARM", 120)
+            tail = (f"Status: ok\nLaunchState: {state}\nActivity: {pkg}/{act}\nTotalTime: {total}\n"
+                    f"WaitTime: {total + 5}\nComplete\n")
         return out(head + tail)
 
     def _declares(self, pkg: str, act: str) -> bool:
@@ -311,7 +313,8 @@ class DeviceCommands:
                 f"  mCurrentFocus=Window{{{wid} u0 {act}}}\n"
                 f"  mFocusedApp=ActivityRecord{{{wid[::-1]} u0 {pkg}/.MainActivity t12}}\n"
                 f"  mInputMethodWindow=Window{{1c2d3e4 u0 InputMethod}} "
-                f"visible={str(self.phone.keyboard_visible()).lower()}\n")
+                f"visible={str(self.phone.keyboard_visible()).lower()}\n"
+                + _keyguard_lines(self.phone.locked))
 
     def _input_method(self) -> str:
         """Android 14's ``dumpsys input_method`` (the lines a reader looks at)."""
@@ -363,6 +366,14 @@ class DeviceCommands:
         drops and the device comes back a few seconds later."""
         self.phone.reboot()
         return out("")
+
+
+def _keyguard_lines(locked: bool) -> str:
+    """The policy lines lock-screen checks read (Appium: mShowingLockscreen / mDreamingLockscreen)."""
+    on = str(locked).lower()
+    return (f"WINDOW MANAGER POLICY STATE (dumpsys window policy)\n    mShowingLockscreen={on} "
+            f"mShowingDream=false mDreamingLockscreen={on}\n    isKeyguardShowing={on}\n"
+            f"    KeyguardServiceDelegate\n      showing={on}\n")
 
 
 def _failed(head: str, message: str, wait: bool) -> ShellResult:

@@ -3,8 +3,8 @@
 ``logcat`` prints lines the way liblog's ``android_log_formatLogLine`` does (``-v threadtime``
 by default: ``06-03 09:00:01.234  2345  2345 E AndroidRuntime: FATAL EXCEPTION: main``, the tag
 padded to 8), with the ``--------- beginning of BUFFER`` divider before a buffer's first line.
-Unlike a phone, ``logcat`` without ``-d`` does not stream forever: it prints what the buffers hold
-and ends (WORLD.md §4).  ``ps`` is toybox's (``ps -A``, ``-o``, ``-p``), ``pidof`` exits 1
+``logcat`` without ``-d`` streams over the served adbd (:class:`LogFollower`) until the host
+closes the stream; in process (``SimPhone.shell``) it prints what the buffers hold and ends.  ``ps`` is toybox's (``ps -A``, ``-o``, ``-p``), ``pidof`` exits 1
 silently when nothing runs under that name.
 """
 
@@ -15,7 +15,7 @@ import re
 import time
 from typing import TYPE_CHECKING
 
-from artemis_cli.sim.logbuf import BUFFERS, DEFAULT_BUFFERS, PRIORITIES, LogEntry
+from artemis_cli.sim.logbuf import BUFFERS, DEFAULT_BUFFERS, PRIORITIES, LogBuffers, LogEntry
 from artemis_cli.sim.shell import Command, ShellResult, err, out
 
 if TYPE_CHECKING:
@@ -142,6 +142,68 @@ class LogCommands:
                 last = e.buffer
             chunks.append(format_entry(e, opts.fmt, opts.mods))
         return out("".join(chunks))
+
+
+def follow_args(command: str) -> list[str] | None:
+    """The arguments of a logcat that streams on a phone (no ``-d``, ``-t``, ``-c``, ``-g``, bad
+    option or pipe): ``[export NAME=V ;] [exec] logcat ARGS`` (what ``adb logcat`` sends); else None."""
+    from artemis_cli.sim.shell import tokenize
+
+    try:
+        words = tokenize(command)
+    except ValueError:
+        return None
+    parts: list[list[str]] = [[]]
+    for w in words:
+        if w == ";" and type(w) is not str:
+            parts.append([])
+        elif type(w) is not str:
+            return None  # && || | or a redirection: not a plain stream
+        else:
+            parts[-1].append(w)
+    parts = [p for p in parts if p]
+    if not parts or any(p[0] != "export" for p in parts[:-1]):
+        return None
+    argv = parts[-1][1:] if parts[-1][:1] == ["exec"] else parts[-1]
+    if argv[:1] != ["logcat"]:
+        return None
+    try:
+        opts = _parse(argv[1:])
+    except _Bad:
+        return None
+    return None if opts.dump or opts.clear or opts.sizes else argv[1:]
+
+
+class LogFollower:
+    """``logcat`` without ``-d`` over the served adbd: what the buffers hold, then each new line as
+    it is written, until the host closes the stream (``poll()`` once per tick)."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.opts = _parse(args)
+        self.after_ms: int | None = None
+        self.started: set[str] = set()
+        self.last = ""
+
+    def poll(self, logs: LogBuffers) -> str:
+        o = self.opts
+        entries = [e for e in logs.entries(o.buffers) if _passes(e, o)]
+        if self.after_ms is None:  # the first look: like a dump, -T N / -T TIME apply
+            if o.since_ms is not None:
+                entries = [e for e in entries if e.ms >= o.since_ms]
+            if o.tail is not None:
+                entries = entries[-o.tail:] if o.tail > 0 else []
+        else:
+            entries = [e for e in entries if e.ms > self.after_ms]
+        self.after_ms = max(self.after_ms or 0, logs.last_ms)
+        chunks: list[str] = []
+        for e in entries:
+            if e.buffer != self.last:
+                if e.buffer not in self.started:
+                    chunks.append(f"--------- beginning of {e.buffer}\n")
+                    self.started.add(e.buffer)
+                self.last = e.buffer
+            chunks.append(format_entry(e, o.fmt, o.mods))
+        return "".join(chunks)
 
 
 class _Bad(ValueError):

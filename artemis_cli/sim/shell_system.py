@@ -89,11 +89,29 @@ class SystemCommands:
         if args[:2] == ["list", "packages"]:
             filt = [a for a in args[2:] if not a.startswith("-")]
             return out("".join(f"package:{p}\n" for p in pkgs if not filt or filt[0] in p))
+        if args[:1] in (["grant"], ["revoke"]):
+            return self._grant(args)
         if args[:1] == ["path"] and len(args) == 2:
             if args[1] in pkgs:
                 return out(f"package:/data/app/{args[1]}/base.apk\n")
             return out("", 1)
         return err("usage: pm list packages [FILTER]\n", 1)
+
+    def _grant(self, args: list[str]) -> ShellResult:
+        """``pm grant|revoke [--user N] PKG PERM`` (sim/permissions.py)."""
+        from artemis_cli.sim.permissions import PermissionError_
+
+        rest = list(args[1:])
+        if rest[:1] == ["--user"]:
+            rest = rest[2:]
+        if len(rest) != 2:
+            return err("Error: no package or permission specified\n", 1) if len(rest) < 2 else \
+                err("Error: too many arguments\n", 1)
+        try:
+            (self.phone.grant if args[0] == "grant" else self.phone.revoke)(rest[0], rest[1])
+        except PermissionError_ as e:
+            return err(f"Exception occurred while executing '{args[0]}':\n{e}\n", 255)
+        return out("")
 
     def cmd(self, args: list[str], _: bytes) -> ShellResult:
         """``cmd package query-activities [--brief] -a ACTION -c CATEGORY``: what a launcher asks

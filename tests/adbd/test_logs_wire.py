@@ -8,7 +8,7 @@ import time
 
 import adbutils
 import uiautomator2 as u2
-from adbd_support import SimDevice, needs_adb
+from adbd_support import AdbServer, SimDevice, needs_adb, serve_cli, stop_cli
 
 pytestmark = needs_adb
 SETTINGS = "com.android.settings"
@@ -61,3 +61,59 @@ def test_uiautomator2_app_wait_app_start_and_running_list(sim_device: SimDevice)
     s = d.session(SETTINGS)
     assert time.monotonic() - t0 < 10 and s.running()
     assert s.pid != pid  # a new process
+
+
+def test_served_locked_phone_with_permission_prompt_and_crash_fault(adb_server: AdbServer) -> None:
+    served = serve_cli(adb_server, "--no-popups", "--locked", "--faults", "crash:1", "--seed", "4")
+    try:
+        run = served.sh
+        assert b"mShowingLockscreen=true" in run("adb shell dumpsys window").stdout
+        assert b"Swipe up to unlock" in run("adb shell uiautomator dump /dev/tty").stdout
+        run("adb shell input swipe 540 2000 540 600")
+        assert b"mShowingLockscreen=false" in run("adb shell dumpsys window").stdout
+        # the Clock asks first (a served sim prompts, like a task's)
+        run("adb shell monkey -p com.android.deskclock -c android.intent.category.LAUNCHER 1")
+        dump = run("adb shell uiautomator dump /dev/tty").stdout.decode()
+        # crash:1 — the launch was an action in the Clock: it crashed at once, under its dialog
+        assert "Clock keeps stopping" in dump, dump[:400]
+        crash = run("adb logcat -d -b crash").stdout.decode()
+        assert "FATAL EXCEPTION: main" in crash and "Process: com.android.deskclock, PID: " in crash
+        res = run("adb shell pidof com.android.deskclock")
+        assert (res.returncode, res.stdout) == (1, b"")
+    finally:
+        stop_cli(served)
+
+
+def test_adb_logcat_without_d_streams_new_lines_until_the_client_goes(sim_device: SimDevice) -> None:
+    import os
+    import subprocess
+    import threading
+
+    adb = sim_device.adb
+    proc = subprocess.Popen(["adb", "-P", str(adb.port), "-s", sim_device.serial, "logcat", "-v", "brief"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "ANDROID_ADB_SERVER_PORT": str(adb.port)})
+    seen: list[str] = []
+    found = threading.Event()
+
+    def reader() -> None:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            seen.append(raw.decode("utf-8", "replace"))
+            if f"for top-activity {{{SETTINGS}/" in seen[-1]:
+                found.set()
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not any("System now ready" in s for s in seen) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert seen and seen[0].startswith("--------- beginning of main"), seen[:2]
+        assert proc.poll() is None  # still streaming: a phone's logcat never ends by itself
+        adb.run("shell", "am", "start", "-n", f"{SETTINGS}/.Settings", serial=sim_device.serial)
+        assert found.wait(10), seen[-5:]  # the new Start proc line arrived on the open stream
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert adb.text("shell", "echo", "ok", serial=sim_device.serial) == "ok\n"

@@ -178,6 +178,11 @@ def test_crash_fault_is_deterministic_and_spares_the_launcher() -> None:
 
 
 def test_older_fault_specs_keep_their_random_streams() -> None:
+    from artemis_cli.sim.faults import _seed_key
+    # the seed key of a spec without crash/anr is exactly what it was before they existed
+    assert _seed_key(parse_faults("idle_state:0.5")) == (
+        "FaultSpec(idle_state=0.5, null_root=0.0, stale_dump=0.0, screencap_fail=0.0, latency_ms=0, drop=0.0, "
+        "popup_storm=False)")
     a = FaultInjector(parse_faults("idle_state:0.5"), 3)
     b = FaultInjector(parse_faults("idle_state:0.5,crash:0"), 3)
     assert [a.dump_fault() for _ in range(30)] == [b.dump_fault() for _ in range(30)]
@@ -213,3 +218,10 @@ def test_bad_app_fault_values_are_usage_errors(bad: str) -> None:
     from artemis_cli.errors import UsageError
     with pytest.raises(UsageError):
         parse_faults(bad)
+
+
+def test_am_start_w_reports_a_cold_start_only_when_no_process_runs() -> None:
+    p = _phone()
+    assert "LaunchState: COLD" in p.shell(f"am start -W -n {SETTINGS}/.Settings")
+    assert "LaunchState: WARM" in p.shell(f"am start -W -n {SETTINGS}/.Settings")
+    assert "LaunchState: COLD" in p.shell(f"am start -W -S -n {SETTINGS}/.Settings")  # -S stops it first

@@ -37,7 +37,9 @@ def _ids(paths: list[Path]) -> list[str]:
 def _play(task: Task, script: list[dict[str, Any]], data_dir: Path) -> RunResult:
     sim = task.sim
     assert sim is not None, f"{task.id}: every shipped task pins its simulated phone (sim: …)"
-    phone = SimPhone(world=sim.world, seed=sim.seed, popups=sim.popups)
+    # the phone `artemis run` builds for the task: permission prompts and the lock screen included
+    phone = SimPhone(world=sim.world, seed=sim.seed, popups=sim.popups, permission_prompts=sim.permission_prompts,
+                     locked=sim.locked)
     engine = DataEngine.open(data_dir)
     try:
         return run_task(

@@ -18,16 +18,19 @@ stdout and ``\\n`` becomes ``\\r\\n`` (the tty's ONLCR).
 from __future__ import annotations
 
 import struct
+import time
 from dataclasses import dataclass
 
 from artemis_cli.sim.adbd.device_shell import DeviceSide
 from artemis_cli.sim.adbd.stream import Stream, StreamClosed
+from artemis_cli.sim.shell_logcat import LogFollower, follow_args
 
 ID_STDIN, ID_STDOUT, ID_STDERR, ID_EXIT, ID_CLOSE_STDIN, ID_WINDOW_SIZE = range(6)
 HEADER = struct.Struct("<BI")
 CHUNK = 64 * 1024 - HEADER.size  # data per v2 packet (longer output goes as several packets)
 MAX_STDIN_PACKET = 1024 * 1024  # a longer stdin packet is a broken host: the stream is closed
 PROMPT = b"artemis_sim:/ $ "
+FOLLOW_TICK = 0.2  # s between looks at the log while `logcat` streams
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,10 @@ def run_command(io: ShellIO, device: DeviceSide, command: str) -> None:
             return  # the host went away: nobody to answer
         stdin = b"".join(chunks)
     device.latency.charge_shell(command)  # outside the phone's lock: other streams run meanwhile
+    follow = follow_args(command)
+    if follow is not None:
+        stream_log(io, device, LogFollower(follow))
+        return
     res = device.run(command, stdin=stdin)
     if device.rebooting:  # `reboot`: the connection drops before anything else arrives
         io.stream.wait_closed()
@@ -134,6 +141,20 @@ def run_command(io: ShellIO, device: DeviceSide, command: str) -> None:
     else:
         io.out(res.output)
     io.exit(res.exit_code)
+
+
+def stream_log(io: ShellIO, device: DeviceSide, follower: LogFollower) -> None:
+    """``logcat`` without ``-d``: the log so far, then new lines every FOLLOW_TICK s, until the host
+    closes the stream (a phone's logcat never ends by itself)."""
+    try:
+        while not io.stream.closed:
+            with device.lock:
+                text = follower.poll(device.phone.logs)
+            if text:
+                io.out(text.encode("utf-8"))
+            time.sleep(FOLLOW_TICK)
+    except StreamClosed:
+        return
 
 
 def run_interactive(io: ShellIO, device: DeviceSide) -> None:
