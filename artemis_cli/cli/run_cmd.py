@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from artemis_cli.cli.console import err, escape, out, write_out
+from artemis_cli.engine.records import APP_FAULT_STATUSES
 
 
 def run(
@@ -156,6 +157,8 @@ _STATUS_WIDTH = len("no_change")
 #: " tok NNNNNN cache NNN%"; below ``_TOKENS_FROM`` columns the token figures are left out.
 _LEAD, _TOKENS, _TOKENS_FROM = 16 + _STATUS_WIDTH + 2, 22, 72
 _STATUS_STYLE = {"ok": "green", "finished": "blue", "no_change": "yellow"}
+#: Statuses shown by another word in the status cell (within its width).
+_STATUS_LABEL = {"finished": "finish", "app_crashed": "crashed", "app_not_responding": "anr"}
 
 
 def _cut(text: str, width: int) -> str:
@@ -168,11 +171,11 @@ def step_line(rep: Any, width: int) -> str:
     and, for a step that did not work, why — both cut to the room — then the token figures."""
     from artemis_cli.cli.tables import one_line
 
-    label = "finish" if rep.status == "finished" else rep.status
+    label = _STATUS_LABEL.get(rep.status, rep.status)
     status = f"[{_STATUS_STYLE.get(rep.status, 'red')}]{escape(label)}[/]" + " " * max(0, _STATUS_WIDTH - len(label))
     tokens = width >= _TOKENS_FROM
     room = max(10, width - _LEAD - (_TOKENS if tokens else 0))
-    why = one_line(rep.detail) if rep.detail and rep.status in ("error", "failed", "no_change") else ""
+    why = one_line(rep.detail) if rep.detail and rep.status in ("error", "failed", "no_change", *APP_FAULT_STATUSES) else ""
     # the phrase keeps at least half the room when there is a reason to show beside it
     phrase = _cut(rep.phrase, max(room - 2 - len(why), room // 2) if why else room)
     why = _cut(why, room - len(phrase) - 2) if why and room - len(phrase) - 2 >= 4 else ""

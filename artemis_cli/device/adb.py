@@ -57,6 +57,7 @@ from artemis_cli.errors import (
     TextInputError,
     UsageError,
 )
+from artemis_cli.perception.logcat import LogEvents, LogWatch
 from artemis_cli.perception.png import PNG_SIGNATURE, png_size
 from artemis_cli.perception.wm_windows import WmWindow, parse_window_list
 
@@ -187,6 +188,7 @@ class AdbDevice:
         self._client = adbutils.AdbClient(host=host, port=port, socket_timeout=10)
         require_attached(self._client, serial, auto_connect=auto_connect)
         self._dev = self._client.device(serial)
+        self._logs = LogWatch(lambda command: self._run(command, what="logcat", idempotent=True))
 
     # --- connection -----------------------------------------------------------------------
 
@@ -418,6 +420,11 @@ class AdbDevice:
         """From ``dumpsys input_method`` (``uiautomator dump`` holds the active window only, never
         the keyboard's); None when the output does not say. observe() runs it beside its other reads."""
         return parse_input_shown(self._run("dumpsys input_method", what="dumpsys input_method", idempotent=True))
+
+    def log_events(self) -> LogEvents:
+        """Error lines (crashes, ANRs) logged since the last call: one ``logcat`` call
+        (perception/logcat.py); observe() runs it beside its other reads."""
+        return self._logs.read()
 
     def shell(self, command: str) -> str:
         """Output of ``command`` (stdout and stderr, as `adb shell` shows them).

@@ -42,7 +42,10 @@ class Device(Protocol):
     backend lets screenshot, hierarchy and current_app run at the same time from different
     threads (adb and u2 do; the in-process sim phone does not); ``last_capture: str | None`` -
     how the latest screenshot was taken; ``last_capture_lossless: bool`` (default True) - False
-    when that capture was lossy (uiautomator2's JPEG).
+    when that capture was lossy (uiautomator2's JPEG). Optional methods: ``keyboard_shown()``
+    (bool | None) and ``log_events()`` - the crashes, ANRs and error lines logged since its
+    previous call (``perception.logcat.LogEvents``; the first call only sets the baseline), one
+    shell call that observe() runs beside its other reads.
     """
 
     def info(self) -> DeviceInfo: ...

@@ -38,6 +38,7 @@ from artemis_cli.errors import (
     TextInputError,
     UsageError,
 )
+from artemis_cli.perception.logcat import LogEvents, LogWatch
 from artemis_cli.perception.png import PNG_SIGNATURE
 
 _u2x = uiautomator2.exceptions
@@ -94,6 +95,7 @@ class U2Device:
         self.host = host or default_host
         self.port = port or default_port
         self._info: DeviceInfo | None = None
+        self._logs = LogWatch(self.shell)
         client = self._precheck()
         try:
             self._d = connect(client.device(serial))
@@ -292,6 +294,11 @@ class U2Device:
                 return None  # "Couldn't get focused app": the device cannot say
             raise
         return str(pkg) if pkg else None
+
+    def log_events(self) -> LogEvents:
+        """Error lines (crashes, ANRs) logged since the last call: one ``logcat`` through the
+        adb shell (perception/logcat.py); observe() runs it beside its other reads."""
+        return self._logs.read()
 
     def shell(self, command: str) -> str:
         with self._wrap(f"shell {command[:40]!r}"):

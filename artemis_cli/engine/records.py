@@ -20,8 +20,13 @@ SummaryStatus = Literal["pending", "ready", "failed", "stale"]
 #: ``no_change`` it ran and nothing visible changed; ``failed`` it ran (or was held back) and the
 #: intended effect demonstrably did not happen (typed text that did not land, a field that did not
 #: take focus, an app that is not in front); ``error`` the device or the model call failed;
+#: ``app_crashed`` / ``app_not_responding`` the app in front when the action ran crashed or
+#: stopped responding (its logcat says so; the detail quotes the exception line or the reason);
 #: ``ignored`` (older records) and ``finished`` (the ``finish`` tool).
-ResultStatus = Literal["ok", "no_change", "failed", "error", "ignored", "finished"]
+ResultStatus = Literal["ok", "no_change", "failed", "error", "ignored", "finished", "app_crashed",
+                       "app_not_responding"]
+#: The statuses of an app that crashed or stopped responding.
+APP_FAULT_STATUSES: tuple[str, ...] = ("app_crashed", "app_not_responding")
 
 SESSION_STATUSES: tuple[str, ...] = get_args(SessionStatus)
 FINAL_SESSION_STATUSES: tuple[str, ...] = get_args(FinalSessionStatus)

@@ -14,7 +14,7 @@ Fields of every line (``JSONL_FIELDS``; absent values are ``null``):
 - ``target`` / ``target_end``: element semantics under the action (``text``, ``content_desc``,
   ``resource_id``, ``class_name``, ``bounds`` [l,t,r,b], ``label_source`` index|hit_test|none,
   ``element_index``, ``password``); ``target_end`` for a swipe's end point.
-- ``result``: ``{"status": ok|no_change|failed|error|finished (ignored in older sessions), "detail"}``.
+- ``result``: ``{"status": ok|no_change|failed|error|app_crashed|app_not_responding|finished (ignored in older sessions), "detail"}``.
   ``outcome``: what was observed after the action (screen changed, the target's new state, the
   field's text, windows opened or closed, app switched), null for steps recorded before outcomes.
   ``verdict``: validator verdict.

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from artemis_cli.engine.records import StepRecord
+from artemis_cli.engine.records import APP_FAULT_STATUSES, StepRecord
 from artemis_cli.errors import ArtemisError
 from artemis_cli.memory.frozen import BAND1_FIELDS, BAND1_LISTS, BAND1_PROSE
 from artemis_cli.memory.ledger_lines import (
@@ -376,7 +376,7 @@ class MechanicalChunkLens:
             "failed_paths": [
                 _neutral(f"{step_header(s.number, s.offset_ms)}: {_flat(action_phrase(s), 120)} -> {_phrase(result_phrase(s))}")
                 for s in steps
-                if s.result_status in ("error", "failed")
+                if s.result_status in ("error", "failed", *APP_FAULT_STATUSES)
             ],
             "entities": sorted({_app(s) for s in steps if s.foreground_app}),
         }

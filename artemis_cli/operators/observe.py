@@ -15,6 +15,11 @@ a dump of every window), else from the device when it can (``device.keyboard_sho
 optional method: adb reads ``dumpsys input_method``; on a concurrent device it runs beside the
 other reads, so it costs no round trip of its own), else it is None.
 
+The error lines logged since the previous observation (crashes, ANRs: ``device.log_events()``,
+an optional method, ``perception.logcat``) are read the same way: beside the other reads on a
+concurrent device, after them on the sim; a failure of that read is a problem of its events
+(``Observation.logs.problems``), never the observation's.
+
 The three reads (screenshot, hierarchy, current app) run concurrently on devices whose
 connections allow it (``device.concurrent_reads``: adb and u2 open a connection per request);
 an observation then costs about its slowest read, not the sum. The in-process sim phone is not
@@ -43,6 +48,7 @@ from artemis_cli.perception.elements import index_elements, render_element_list
 from artemis_cli.perception.foreground import foreground_app
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.hittest import HitIndex
+from artemis_cli.perception.logcat import LogEvents
 from artemis_cli.perception.png import png_size
 from artemis_cli.perception.types import Element, UITree
 from artemis_cli.perception.windows import keyboard_in_dump
@@ -77,6 +83,9 @@ class Observation:
     settle_mode: str | None = None
     #: the on-screen keyboard: shown, hidden, or None when neither the dump nor the device can say
     keyboard_shown: bool | None = None
+    #: what the device logged since the previous observation (None: the device cannot say);
+    #: a settled observation carries those of every observation settle() took
+    logs: LogEvents | None = None
 
     @property
     def xml_sha(self) -> str:
@@ -237,6 +246,16 @@ def observe(
             return None
         return shown if isinstance(shown, bool) else None
 
+    ask_logs = getattr(device, "log_events", None)
+
+    def logs() -> LogEvents | None:
+        """Optional, like the keyboard: a failure is a problem of the events, not the step's."""
+        try:
+            events = ask_logs() if callable(ask_logs) else None
+        except Exception as exc:
+            return LogEvents(problems=[f"log read failed: {type(exc).__name__}: {str(exc)[:200]}"])
+        return events if isinstance(events, LogEvents) else None
+
     def rotated(png: bytes) -> tuple[int, int]:
         shot = png_size(png)
         if shot is not None and shot != screen and shot == (screen[1], screen[0]):
@@ -247,7 +266,7 @@ def observe(
 
     device_keyboard: bool | None = None
     if parallel:
-        with ThreadPoolExecutor(max_workers=4, thread_name_prefix="observe") as pool:
+        with ThreadPoolExecutor(max_workers=5, thread_name_prefix="observe") as pool:
             futures: dict[str, Future[Any]] = {
                 "screenshot": pool.submit(timed, "screenshot", shoot),
                 "hierarchy": pool.submit(timed, "hierarchy", lambda: dump(screen)),
@@ -255,6 +274,8 @@ def observe(
             }
             if callable(ask_keyboard):
                 futures["keyboard"] = pool.submit(timed, "keyboard", keyboard)
+            if callable(ask_logs):
+                futures["logs"] = pool.submit(timed, "logs", logs)
             # wait for every read (a failed one must not leave the others running unseen)
             errors = [f.exception() for f in futures.values()]
         flush_notes()
@@ -273,6 +294,7 @@ def observe(
         screen = new_screen
         hint = futures["current_app"].result()
         device_keyboard = futures["keyboard"].result() if "keyboard" in futures else None
+        events = futures["logs"].result() if "logs" in futures else None
     else:
         png = timed("screenshot", shoot)
         screen = rotated(png)
@@ -304,6 +326,8 @@ def observe(
     shown = keyboard_in_dump(HitIndex.of(tree).windows) if tree.nodes else None
     if shown is None:
         shown = device_keyboard if parallel else (timed("keyboard", keyboard) if callable(ask_keyboard) else None)
+    if not parallel:
+        events = timed("logs", logs) if callable(ask_logs) else None
     timings["total"] = round((time.perf_counter() - t_start) * 1000, 3)
     return Observation(
         png=png,
@@ -320,7 +344,16 @@ def observe(
         capture_path=capture.get("path"),
         capture_lossless=capture.get("lossless", True),
         keyboard_shown=shown,
+        logs=events,
     )
+
+
+def carry_logs(earlier: Observation, later: Observation) -> Observation:
+    """``later`` holding ``earlier``'s log events before its own: one step's observations
+    (settle's re-observations, recovery actions) each read the lines since the one before."""
+    if earlier is not later and earlier.logs is not None:
+        later.logs = earlier.logs.merged(later.logs)
+    return later
 
 
 @dataclass
@@ -377,14 +410,14 @@ def settle(
             stable = True
             break
         if shot == previous:  # stopped changing since the observation: observe it again
-            obs = take()
+            obs = carry_logs(obs, take())
             previous = None
             continue
         previous = shot
         if poll_s > 0:
             sleep(poll_s)
     if not stable:
-        obs = take()  # the bound: observe the screen as it is now
+        obs = carry_logs(obs, take())  # the bound: observe the screen as it is now
     return _settled(obs, "watch", (clock() - t0) * 1000, captures, stable)
 
 

@@ -13,7 +13,11 @@ windows that opened or closed, the app in front. Its ``status`` is the step's re
   field that did not take focus so nothing was typed, another app in front after a launch);
 * ``error``: the device or the model call failed (``execute``'s verdict is kept), or no
   observation came after the action;
-* ``finished``: the ``finish`` tool.
+* ``finished``: the ``finish`` tool;
+* ``app_crashed`` / ``app_not_responding``: the app in front when the action ran crashed or
+  stopped responding, as the device's logcat says (``Observation.logs``); the detail quotes the
+  exception line or the ANR's reason. It wins over every other status but ``finished`` and a
+  missing observation. Crashes of other apps are kept (``logs``) but change nothing.
 
 The outcome is stored on the step (``steps.outcome``, ``to_dict``) with its rendered ``summary``,
 so ledgers, recall, reports and the model's function responses all read the same stored words.
@@ -30,6 +34,7 @@ from artemis_cli.memory.ledger_lines import outcome_phrase
 from artemis_cli.operators.observe import Observation
 from artemis_cli.perception.dhash import hamming
 from artemis_cli.perception.hittest import HitIndex
+from artemis_cli.perception.logcat import AppFault, LogEvents
 from artemis_cli.perception.quoting import quote_untrusted
 from artemis_cli.perception.structure import is_edit, short_class
 from artemis_cli.perception.text_changes import TextChanges, phrase, text_changes
@@ -53,6 +58,8 @@ __all__ = [
 VISUAL_CHANGE_MIN = 3
 #: Characters of device text quoted in an outcome.
 QUOTE_CHARS = 60
+#: Characters of a crash's exception line (or an ANR's reason) quoted in an outcome.
+FAULT_QUOTE_CHARS = 160
 #: State changes of switches and check boxes reported per step (the target's first).
 MAX_STATES = 3
 #: Screen text changes short enough for ledger lines and history phrases (the model's reply always
@@ -293,6 +300,11 @@ class ActionOutcome:
     #: What the step had come to before the recovery actions (status, detail, summary); None
     #: when none ran.
     before_recovery: dict[str, Any] | None = None
+    #: What the device logged during the step (crashes and ANRs of any app, other error lines
+    #: counted); None when the device cannot say.
+    logs: LogEvents | None = None
+    #: The crash or ANR of the app that was in front, which decided the status.
+    fault: AppFault | None = None
 
     def after_recovery(self, before: ActionOutcome, recovery: list[str]) -> ActionOutcome:
         """This outcome (measured after ``recovery`` ran) with ``before``, the one measured
@@ -345,6 +357,8 @@ class ActionOutcome:
             "windows_opened": self.windows_opened, "windows_closed": self.windows_closed,
             "app_before": self.app_before, "app_after": self.app_after, "text": self.text.to_dict(),
             "recovery": self.recovery, "before_recovery": self.before_recovery,
+            "logs": self.logs.to_dict() if self.logs else None,
+            "fault": self.fault.to_dict() if self.fault is not None else None,
         }
 
 
@@ -404,9 +418,33 @@ def assess(action: Any, result: Any, pre: Observation, post: Observation | None)
             notes.append(f"{package} was already in the foreground")
     elif not out.screen_changed:
         out.status, out.detail = "no_change", "no visible change"
+    _app_fault(out, action, pre, post)
     # said once: a note the reason already gives (the window a type_text stopped for)
     out.notes = [n for n in notes if n not in out.detail and n.removeprefix("new window ") not in out.detail]
     return out
+
+
+def fault_detail(fault: AppFault) -> str:
+    """``com.foo crashed: "java.lang.IllegalStateException: boom"`` (the device's words quoted)."""
+    what = "crashed" if fault.kind == "crash" else "is not responding"
+    return f"{fault.package} {what}: {quote_untrusted(fault.detail, FAULT_QUOTE_CHARS)}"
+
+
+def _app_fault(out: ActionOutcome, action: Any, pre: Observation, post: Observation) -> None:
+    """A crash or ANR of the app that was in front when the action ran (or that a launch
+    started) is the step's outcome."""
+    out.logs = post.logs
+    if post.logs is None:
+        return
+    fault = post.logs.fault_of(pre.foreground)
+    launched = action.args.get("package") if action.type == "launch_app" else None
+    if fault is None and isinstance(launched, str):  # the app it started crashed at once
+        fault = post.logs.fault_of(launched)
+    if fault is None:
+        return
+    out.fault = fault
+    out.status = "app_crashed" if fault.kind == "crash" else "app_not_responding"
+    out.detail = fault_detail(fault)
 
 
 def _without_secret(changes: TextChanges, secret: str | None) -> TextChanges:

@@ -28,8 +28,9 @@ How a turn works:
   type_text, press_key, launch_app, wait) or finish. Give every action an `intent`: what you
   expect it to do. One action per turn; its result arrives with the next observation and
   says what you intended and what was seen: status ok (its effect was seen), no_change
-  (nothing visible changed) or failed (it did not take effect, e.g. typed text that did not
-  land; the detail says why). Compare the two before you go on.
+  (nothing visible changed), failed (it did not take effect, e.g. typed text that did not
+  land; the detail says why) or app_crashed / app_not_responding (the app crashed or froze;
+  the detail quotes its error). Compare the two before you go on.
 - Prefer element indices over coordinates. Elements are listed as
   [index] Class "text" desc="…" hint="…" id=resource-id {flags} @(x,y) where @(x,y) is the
   centre; hint="…" is a field's placeholder, never its content.

@@ -3,6 +3,8 @@ between them. Everything from the device, a model or the database is escaped (:f
 
 from __future__ import annotations
 
+from typing import Any
+
 from artemis_cli.engine.clock import format_offset
 from artemis_cli.engine.records import StepRecord
 from artemis_cli.engine.segments import Stop
@@ -13,7 +15,7 @@ from artemis_cli.report.images import ImageStore, Thumb, marker_svg
 from artemis_cli.report.levels import Level
 from artemis_cli.report.summary import e
 
-_STATUS_CLASS = {"ok": "ok", "finished": "ok", "no_change": "nochange"}
+_STATUS_CLASS = {"ok": "ok", "finished": "ok", "no_change": "nochange"}  # the rest: "error"
 
 
 def _shot(step: StepRecord, thumb: Thumb | None) -> str:
@@ -74,7 +76,29 @@ def _outcome(step: StepRecord) -> str:
         parts.append(f"<p class='observed muted'>app: {e(before)} → {e(after)}</p>")
     elif outcome.get("screen_changed") is False and status == "ok":
         parts.append("<p class='observed muted'>the screen did not change</p>")
+    parts += _log_lines(outcome)
     return "".join(parts)
+
+
+def _log_lines(outcome: dict[str, Any]) -> list[str]:
+    """The deciding crash's first frames, other apps' crashes and ANRs, error lines counted."""
+    out = []
+    fault = outcome.get("fault")
+    if isinstance(fault, dict) and fault.get("frames"):
+        frames = " · ".join(str(f) for f in fault["frames"])
+        out.append(f"<p class='observed muted'>{e(str(fault.get('package') or ''))}: {e(frames)}</p>")
+    logs = outcome.get("logs")
+    if not isinstance(logs, dict):
+        return out
+    for other in logs.get("faults") or ():
+        if not isinstance(other, dict) or (isinstance(fault, dict) and other == fault):
+            continue
+        what = "crashed" if other.get("kind") == "crash" else "not responding"
+        out.append(f"<p class='observed muted'>log: {e(str(other.get('package') or ''))} {what} — "
+                   f"{e(str(other.get('detail') or ''))}</p>")
+    if logs.get("errors"):
+        out.append(f"<p class='observed muted'>log: {e(str(logs['errors']))} other error line(s)</p>")
+    return out
 
 
 def step_card(step: StepRecord, images: ImageStore, tokens: StepTokens | None, level: str) -> str:

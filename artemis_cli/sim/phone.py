@@ -14,6 +14,7 @@ from PIL import Image
 
 from artemis_cli.device.protocol import KEY_NAMES, DeviceInfo
 from artemis_cli.errors import DeviceOffline, HierarchyError, ScreenshotError, ShellError, UsageError
+from artemis_cli.perception.logcat import LogEvents, LogWatch
 from artemis_cli.perception.packages import read_package_file
 from artemis_cli.sim import widgets as W
 from artemis_cli.sim.activities import ActivityState, launch_activity
@@ -126,6 +127,7 @@ class SimPhone:
         self._xml: tuple[int, str] | None = None
         self.u2_dumps = 0  # uiautomator2-style dumps served so far: numbers each dump's window order
         self._png: OrderedDict[str, bytes] = OrderedDict()
+        self._logs = LogWatch(lambda command: self.run(command).output.decode("utf-8", "replace"))
 
     # ==== Device protocol ========================================================================
 
@@ -235,6 +237,11 @@ class SimPhone:
     def current_app(self) -> str | None:
         self._enter()
         return self.current_package()
+
+    def log_events(self) -> LogEvents:
+        """Error lines (crashes, ANRs) logged since the last call, read with the phone's own
+        ``logcat`` (perception/logcat.py); cheap: no device-call faults, no latency."""
+        return self._logs.read()
 
     def shell(self, command: str) -> str:
         return self.shell_bytes(command).decode("utf-8", "replace")

@@ -174,7 +174,7 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
             "steps": row["steps"], "model_calls": row.get("model_calls"), "tokens": row.get("tokens"),
             "cost": row.get("cost"), "failure": row.get("failure") or None, "message": row.get("message"),
             "elapsed_s": row.get("elapsed_s"), "kind": c.kind, "report": row.get("report"),
-            "replay": row.get("replay"),
+            "replay": row.get("replay"), "app_faults": row.get("app_faults") or [],
         })
     passed = sum(1 for c in out_cases if c["status"] == "passed")
     status = "interrupted" if interrupted else ("passed" if passed == len(out_cases) else "failed")

@@ -100,6 +100,7 @@ def run_case_job(job: CaseJob, device: str, work_dir: Path,
         dev.close()
     usage = token_usage(engine, result.session_id)
     data = result.to_dict()
+    faults = app_faults(engine, result.session_id)
     row = {
         "session_id": result.session_id, "task_id": task.id, "status": result.status,
         "passed": result.success, "steps": result.steps,
@@ -108,8 +109,9 @@ def run_case_job(job: CaseJob, device: str, work_dir: Path,
         "cost": case_cost(engine, result.session_id),
         "kind": "task",
         "message": result.message, "checks": data["checks"],
-        "failure": "" if result.success else (checks_phrase(data["checks"]) or result.message),
+        "failure": "" if result.success else _with_faults(checks_phrase(data["checks"]) or result.message, faults),
         "elapsed_s": result.elapsed_s,
+        "app_faults": faults,
     }
     engine.close()
     if result.stop_reason == "device_offline":
@@ -155,12 +157,14 @@ def run_session_job(job: CaseJob, device: str, work_dir: Path,
     data = result.to_dict()
     usage = token_usage(engine, result.session_id)
     passed = result.status == "succeeded"
+    faults = app_faults(engine, result.session_id)
     row = {
         "session_id": result.session_id, "task_id": source.task_id or source.id, "status": result.status,
         "passed": passed, "steps": len(result.steps), "model_calls": result.model_calls,
         "tokens": usage.to_dict(), "cost": case_cost(engine, result.session_id),
         "message": result.message, "checks": data["checks"],
-        "failure": "" if passed else (checks_phrase(data["checks"]) or result.message),
+        "failure": "" if passed else _with_faults(checks_phrase(data["checks"]) or result.message, faults),
+        "app_faults": faults,
         "elapsed_s": None, "kind": "session", "source_session": source.id,
         "replay": {k: data[k] for k in ("replayed", "retargeted", "healed", "diverged", "first_divergence",
                                         "last_matched", "baseline_of", "model_label")},
@@ -169,6 +173,24 @@ def run_session_job(job: CaseJob, device: str, work_dir: Path,
     if result.status == "interrupted":
         raise PairInterrupted(f"device {device!r} went away while replaying {source.id}: {result.message}", row)
     return row
+
+
+def app_faults(engine: Any, session_id: str) -> list[str]:
+    """``step 3: com.foo crashed: "java.lang.IllegalStateException: boom"``: each step whose app
+    crashed or stopped responding (its stored detail quotes the device's words)."""
+    from artemis_cli.engine.records import APP_FAULT_STATUSES
+
+    return [f"step {s.number}: {s.result_detail or s.result_status}" for s in engine.get_steps(session_id)
+            if s.result_status in APP_FAULT_STATUSES]
+
+
+def _with_faults(failure: str, faults: list[str]) -> str:
+    """The failure message naming the app crashes (ANRs) of the session, the first three."""
+    if not faults:
+        return failure
+    more = f" (and {len(faults) - 3} more)" if len(faults) > 3 else ""
+    said = f"app crash{'es' if len(faults) > 1 else ''}: {'; '.join(faults[:3])}{more}"
+    return f"{failure}; {said}" if failure else said
 
 
 def _unstarted_row(source: Any, why: str) -> dict[str, Any]:

@@ -35,6 +35,9 @@ def _properties(case: dict[str, Any]) -> list[tuple[str, str]]:
         value = case.get(key)
         if value is not None:
             out.append((key, str(value).lower() if isinstance(value, bool) else str(value)))
+    faults = case.get("app_faults")
+    if isinstance(faults, list) and faults:  # crashes/ANRs of the app in front, passed or not
+        out.append(("app_faults", "; ".join(str(f) for f in faults)))
     cost = case.get("cost")
     if isinstance(cost, dict):
         out.append(("cost_usd", _usd(cost.get("total_usd"))))

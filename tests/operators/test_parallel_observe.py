@@ -90,7 +90,7 @@ def test_the_same_observation_either_way() -> None:
     assert not seq.concurrent and par.concurrent
     assert (seq.png, seq.dhash, seq.foreground) == (par.png, par.dhash, par.foreground)
     assert nodes(seq) == nodes(par)
-    assert set(seq.timings) == {"screenshot", "hierarchy", "current_app", "total"}
+    assert set(seq.timings) == {"screenshot", "hierarchy", "current_app", "logs", "total"}  # the sim has log_events
     assert seq.capture_path is None and seq.capture_lossless  # the in-process sim does not say
 
 
@@ -148,6 +148,6 @@ def test_adb_and_u2_observe_concurrently_through_the_sim_adbd(sim_device: SimDev
         obs2 = observe(u2, SCREEN, "pixels", sleep=lambda s: None)
         assert obs2.concurrent and obs2.capture_path == "u2-jpeg" and not obs2.capture_lossless
         assert obs2.elements and obs2.foreground == sim_device.phone.current_package()
-        assert set(obs2.timings) == {"screenshot", "hierarchy", "current_app", "total"}
+        assert set(obs2.timings) == {"screenshot", "hierarchy", "current_app", "logs", "total"}  # u2 reads its log too
     finally:
         u2.close()

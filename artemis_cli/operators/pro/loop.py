@@ -20,12 +20,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from artemis_cli.engine.records import EventRecord
+from artemis_cli.engine.records import APP_FAULT_STATUSES, EventRecord
 from artemis_cli.memory.chunk_store import ChunkRow, append_chunk_version, newest_chunks
 from artemis_cli.memory.similarity import repeated_action
 from artemis_cli.operators.act import ActionResult, PlannedAction, execute, plan_action
 from artemis_cli.operators.flash import FlashLoop
-from artemis_cli.operators.observe import Observation
+from artemis_cli.operators.observe import Observation, carry_logs
 from artemis_cli.operators.outcome import assess
 from artemis_cli.operators.pro.checker import Checker
 from artemis_cli.operators.pro.failure_analyzer import RECOVERY_EVENT, FailureAnalyzer, recovery_payload
@@ -120,7 +120,7 @@ class ProLoop(FlashLoop):
                                               screenshots=self._screenshots("validator", pre=pre.png, post=post.png))
         events: list[EventRecord] = []
         self._failed_in_a_row = self._failed_in_a_row + 1 if (
-            verdict.verdict in FAILED_VERDICTS or result.status in ("error", "failed")) else 0
+            verdict.verdict in FAILED_VERDICTS or result.status in ("error", "failed", *APP_FAULT_STATUSES)) else 0
         if self._failed_in_a_row >= self.failures_before_recovery:
             actions = self.agents.failure_analyzer.recover(self._view("failure_analyzer", number - 1),
                                                            post.element_list.splitlines(), milestone)
@@ -138,7 +138,7 @@ class ProLoop(FlashLoop):
                 seen = assess(planned, result, post, after)
                 events.append(EventRecord(session_id=self.session_id, step=number, kind=RECOVERY_EVENT,
                                           payload=recovery_payload(rec, planned, seen)))
-                post = after
+                post = carry_logs(post, after)  # the step's outcome reads all of its log lines
             if actions:
                 self._failed_in_a_row = 0
         return verdict.to_dict(), events, post
