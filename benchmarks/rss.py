@@ -151,7 +151,9 @@ def blob_figures(data_dir: Path) -> dict[str, Any]:
 def write_task(path: Path, steps: int, profile: str) -> None:
     # JSON is YAML: no YAML writer needed
     task = {"id": f"rss-{steps}", "goal": "Do the daily phone chores", "profile": profile,
-            "max_steps": steps, "sim": {"seed": 7, "popups": False}}
+            "max_steps": steps, "sim": {"seed": 7, "popups": False},
+            # the chores open the Clock, which asks for notifications on its first launch
+            "setup": [{"shell": "pm grant com.android.deskclock android.permission.POST_NOTIFICATIONS"}]}
     path.write_text(json.dumps(task, indent=2) + "\n")
 
 

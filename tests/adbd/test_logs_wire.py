@@ -21,7 +21,7 @@ def test_adb_logcat_dump_and_crash_buffer(sim_device: SimDevice) -> None:
     lines = out.splitlines()
     assert lines[0] == "--------- beginning of main", lines[:3]
     assert re.search(r"^\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} +\d+ +\d+ I ActivityManager: Start proc \d+:"
-                     rf"{SETTINGS}/u0a\d+ for top-activity", out, re.M)
+                     rf"{SETTINGS}/1000 for top-activity", out, re.M)
     assert adb.text("logcat", "-d", "-b", "crash", serial=serial) == ""
     sim_device.phone.errors.crash(SETTINGS)
     crash = adb.text("logcat", "-d", "-b", "crash", serial=serial).splitlines()
