@@ -19,8 +19,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from artemis_cli.sim.activities import full_class, launch_activity
 from artemis_cli.sim.layout import Ui, UiState
-from artemis_cli.sim.processes import MAIN_ACTIVITY
 from artemis_cli.sim.widgets import Window
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ class AppErrors:
                       f"Process: {pkg}, PID: {pid}\n{exc}: {why}\n" + "\n".join(f"\tat {f}" for f in frames),
                       pid, uid=uid)
         ss = am.table.system_server
-        ph.logs.write("system", "W", "ActivityTaskManager", f"  Force finishing activity {pkg}/{MAIN_ACTIVITY}", ss)
+        ph.logs.write("system", "W", "ActivityTaskManager", f"  Force finishing activity {pkg}/{launch_activity(pkg)}", ss)
         ph.logs.write("events", "I", "am_crash", f"[{pid},0,{pkg},952745540,{exc},{why},"
                       f"{cls.rsplit('.', 1)[-1]}.java,{line}]", ss)
         am.died(pkg)
@@ -107,10 +107,10 @@ class AppErrors:
         am = ph.am
         pid, _ = am.ensure_running(pkg)
         wid = hashlib.md5(pkg.encode()).hexdigest()[:7]
-        cmp = f"{pkg}/{MAIN_ACTIVITY}"
+        cmp = f"{pkg}/{launch_activity(pkg)}"
         ph.logs.write("system", "E", "ActivityManager",
                       f"ANR in {pkg} ({cmp})\nPID: {pid}\nReason: Input dispatching timed out ({wid} {pkg}/"
-                      f"{pkg}{MAIN_ACTIVITY} (server) is not responding. Waited 5001ms for MotionEvent)\n"
+                      f"{full_class(pkg, launch_activity(pkg))} (server) is not responding. Waited 5001ms for MotionEvent)\n"
                       f"Parent: {cmp}\nErrorId: 6d1e2f3a-0b4c-4d5e-8f60-{wid}12345\nFrequency of ANR: 1\n"
                       "Load: 2.45 / 1.88 / 1.02", am.table.system_server)
         ph.logs.write("events", "I", "am_anr", f"[0,{pid},{pkg},952745540,Input dispatching timed out]",

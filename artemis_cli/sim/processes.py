@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from artemis_cli.sim.activities import full_class, launch_activity
 from artemis_cli.sim.logbuf import LogBuffers
 
 if TYPE_CHECKING:
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
 
 SYSTEM_UID, SHELL_UID, ROOT_UID = 1000, 2000, 0
 SYSTEM_SERVER = "system_server"
-MAIN_ACTIVITY = ".MainActivity"
 
 
 @dataclass
@@ -117,7 +117,7 @@ class ActivityManager:
             if pid is not None and pkg != "com.android.phone":
                 w("system", "I", "ActivityManager", f"Start proc {pid}:{pkg}/{_uid_name(self.table.app_uid(pkg))} "
                   f"for {'top-activity' if pkg == 'com.android.launcher3' else 'service'} "
-                  f"{{{pkg}/{pkg}{MAIN_ACTIVITY}}}", ss)
+                  f"{{{pkg}/{full_class(pkg, launch_activity(pkg))}}}", ss)
         w("events", "I", "boot_progress_enable_screen", str(18000 + self._rng.randrange(0, 4000)), ss)
         w("system", "I", "ActivityManager", "System now ready", ss)
 
@@ -131,7 +131,7 @@ class ActivityManager:
             return pid, False
         proc = self.table.spawn(pkg)
         ss = self.table.system_server
-        cmp = f"{pkg}/{pkg}{MAIN_ACTIVITY}"
+        cmp = f"{pkg}/{full_class(pkg, launch_activity(pkg))}"
         self.logs.write("system", "I", "ActivityManager",
                         f"Start proc {proc.pid}:{pkg}/{_uid_name(proc.uid)} for {reason} {{{cmp}}}", ss)
         self.logs.write("events", "I", "am_proc_start",
@@ -148,11 +148,11 @@ class ActivityManager:
         ss = self.table.system_server
         self.logs.write("system", "I", "ActivityTaskManager",
                         "START u0 {act=android.intent.action.MAIN cat=[android.intent.category.LAUNCHER] "
-                        f"flg=0x10000000 cmp={pkg}/{MAIN_ACTIVITY}}} with LAUNCH_MULTIPLE from uid {caller_uid} "
+                        f"flg=0x10000000 cmp={pkg}/{launch_activity(pkg)}}} with LAUNCH_MULTIPLE from uid {caller_uid} "
                         "(BAL_ALLOW_PERMISSION) result code=0", ss)
         _, cold = self.ensure_running(pkg)
         took = self._rng.randrange(280, 900) if cold else self._rng.randrange(60, 240)
-        self.logs.write("system", "I", "ActivityTaskManager", f"Displayed {pkg}/{MAIN_ACTIVITY} for user 0: "
+        self.logs.write("system", "I", "ActivityTaskManager", f"Displayed {pkg}/{launch_activity(pkg)} for user 0: "
                         f"+{took}ms", ss)
 
     def force_stop(self, pkg: str) -> None:
