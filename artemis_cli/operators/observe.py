@@ -50,6 +50,7 @@ from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.hittest import HitIndex
 from artemis_cli.perception.logcat import LogEvents
 from artemis_cli.perception.png import png_size
+from artemis_cli.perception.screenshot import without_pixels
 from artemis_cli.perception.types import Element, UITree
 from artemis_cli.perception.windows import keyboard_in_dump
 from artemis_cli.perception.wm_windows import WmWindow, with_wm_windows
@@ -330,7 +331,7 @@ def observe(
         events = timed("logs", logs) if callable(ask_logs) else None
     timings["total"] = round((time.perf_counter() - t_start) * 1000, 3)
     return Observation(
-        png=png,
+        png=without_pixels(png),  # hashed from the picture it carries (the sim's); kept as bytes
         xml=xml,
         tree=tree,
         elements=index_elements(tree),

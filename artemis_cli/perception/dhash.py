@@ -1,9 +1,18 @@
 """64-bit difference hash of screenshots (imagehash.dhash, hash_size 8) and Hamming distance.
 
-Speed: decoding a 1080x2400 PNG costs ~40 ms and cannot be shortened (PNG has no reduced-size
-decode).  The hash itself is made cheap by converting to greyscale and box-reducing
+Speed: decoding a 1080x2400 PNG costs ~10-40 ms and cannot be shortened (PNG has no reduced-size
+decode); a screenshot that carries its decoded picture (``perception.screenshot.Screenshot``: the
+simulated phone draws it) skips the decode. The hash itself is made cheap by box-reducing
 (``Image.reduce``, one factor for both axes) to at least 20x the 9x8 hash grid before imagehash's
-own LANCZOS resize: ~3-5 ms instead of ~25-35 ms.
+own greyscale conversion and LANCZOS resize, and by never converting the full picture pixel by
+pixel where a cheaper way gives the same greyscale:
+
+- a palette picture ("P", the sim's) is mapped through a 256-entry table of its palette's grey
+  values (``Image.point``: Pillow's own P->L values, bit-identical to ``convert("L")``) and
+  reduced: ~2-4 ms instead of ~15 ms;
+- an RGB picture is reduced first and converted to grey after (the conversion is linear, so only
+  rounding differs): one pass over the full picture instead of two;
+- other modes (RGBA from ``screencap -p``, L, LA, I;16) are converted, then reduced.
 
 Equivalence: the result is ``imagehash.dhash`` of the same picture up to rounding.  Screens have
 large flat areas, so many neighbouring grid cells are almost equal and a rounding difference can
@@ -19,12 +28,14 @@ from __future__ import annotations
 import hashlib
 import io
 from collections import OrderedDict
+from functools import lru_cache
 
 import imagehash
 from PIL import Image
 
 from artemis_cli.errors import ScreenshotError
 from artemis_cli.perception.png import PNG_SIGNATURE
+from artemis_cli.perception.screenshot import carried_pixels
 
 __all__ = ["dhash_hex", "dhash_image", "hamming", "load_png"]
 
@@ -52,11 +63,30 @@ PRE_REDUCE = True
 
 
 def dhash_image(image: Image.Image) -> str:
-    grey = image.convert("L")
-    factor = min(grey.width // _MIN_REDUCED[0], grey.height // _MIN_REDUCED[1])
-    if PRE_REDUCE and factor >= 2:
-        grey = grey.reduce(factor)
+    """The hash of a decoded picture (any mode Pillow reads from a PNG)."""
+    if not PRE_REDUCE:
+        return str(imagehash.dhash(image, hash_size=HASH_SIZE))
+    factor = min(image.width // _MIN_REDUCED[0], image.height // _MIN_REDUCED[1])
+    if image.mode == "RGB" and factor >= 2:
+        grey = image.reduce(factor).convert("L")  # reduce first: the one full pass
+    else:
+        grey = image.point(_grey_table(image), "L") if image.mode == "P" else image.convert("L")
+        if factor >= 2:
+            grey = grey.reduce(factor)
     return str(imagehash.dhash(grey, hash_size=HASH_SIZE))
+
+
+def _grey_table(image: Image.Image) -> list[int]:
+    """Index -> grey value of a palette picture, as Pillow's ``convert("L")`` computes it."""
+    palette = image.getpalette("RGB") or []
+    return list(_palette_grey(bytes(palette)))
+
+
+@lru_cache(maxsize=32)
+def _palette_grey(palette: bytes) -> bytes:
+    strip = Image.frombytes("P", (256, 1), bytes(range(256)))
+    strip.putpalette(palette + bytes(768 - len(palette)) if len(palette) < 768 else palette[:768])
+    return strip.convert("L").tobytes()
 
 
 _CACHE: OrderedDict[bytes, str] = OrderedDict()
@@ -67,12 +97,14 @@ def dhash_hex(png: bytes) -> str:
     """16 hex characters (64 bits). Raises ScreenshotError for bytes that are not a PNG.
 
     Screens recur (home screens, list pages, dialogs): hashes are remembered by the SHA-256 of
-    the PNG, so a screen seen before costs a digest instead of a decode."""
+    the PNG, so a screen seen before costs a digest instead of a decode. A screenshot that
+    carries its decoded picture (``Screenshot.pixels``) is hashed from it: no decode."""
     key = hashlib.sha256(png).digest() if isinstance(png, (bytes, bytearray)) else b""
     if key and key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
-    value = dhash_image(load_png(png))
+    pixels = carried_pixels(png)
+    value = dhash_image(pixels if pixels is not None else load_png(png))
     if key:
         _CACHE[key] = value
         if len(_CACHE) > _CACHE_SIZE:

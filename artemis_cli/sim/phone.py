@@ -16,6 +16,7 @@ from artemis_cli.device.protocol import KEY_NAMES, DeviceInfo
 from artemis_cli.errors import DeviceOffline, HierarchyError, ScreenshotError, ShellError, UsageError
 from artemis_cli.perception.logcat import LogEvents, LogWatch
 from artemis_cli.perception.packages import read_package_file
+from artemis_cli.perception.screenshot import Screenshot, without_pixels
 from artemis_cli.sim import widgets as W
 from artemis_cli.sim.activities import ActivityState, launch_activity
 from artemis_cli.sim.app_errors import AppErrors
@@ -178,7 +179,7 @@ class SimPhone:
         self._enter()
         if self.faults.screencap_fails():
             raise ScreenshotError("screencap failed (simulated)", hint="retry the screenshot")
-        return self.render_png()
+        return self.capture()
 
     def hierarchy(self) -> str:
         self._enter()
@@ -356,15 +357,23 @@ class SimPhone:
         return render(self.windows(), self.width, self.height, dark=self._dark())
 
     def render_png(self) -> bytes:
+        """The screen as PNG bytes (plain bytes: what ``screencap -p`` writes)."""
+        return without_pixels(self.capture())
+
+    def capture(self) -> bytes:
+        """The screen as PNG bytes; a screen drawn now comes as a ``Screenshot`` that carries
+        the picture it encodes (the similarity hash then needs no decode). PNGs of screens drawn
+        before are kept by what was drawn (plain bytes: no pictures kept)."""
         key = self._render_key()
         png = self._png.get(key)
         if png is None:
-            png = encode_png(self.render_image())
+            image = self.render_image()
+            png = encode_png(image)
             self._png[key] = png
             if len(self._png) > 64:
                 self._png.popitem(last=False)
-        else:
-            self._png.move_to_end(key)
+            return Screenshot(png, image)
+        self._png.move_to_end(key)
         return png
 
     def _dark(self) -> bool:

@@ -102,3 +102,59 @@ def test_speed_figure_is_printed_and_the_memory_agrees(capsys: pytest.CaptureFix
     assert dhash_module.dhash_image(dhash_module.load_png(png)) == cold  # and what a decode gives
     with capsys.disabled():
         print(f"\n[perception] dhash_hex 1080x2400 PNG, new screen: {per_call:.1f} ms/call")
+
+
+def _old_dhash(image: Image.Image) -> str:
+    """The hash as computed before pictures were carried: full greyscale conversion, then reduce."""
+    grey = image.convert("L")
+    factor = min(grey.width // 180, grey.height // 160)
+    return str(imagehash.dhash(grey.reduce(factor) if factor >= 2 else grey, hash_size=8))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_palette_pictures_hash_as_before_bit_for_bit(seed: int) -> None:
+    """A palette picture (the sim's) goes through a grey table instead of a full conversion: the
+    same greyscale, so the same bits as stored hashes have; and the same as imagehash within 3."""
+    image = screenshot(seed).quantize(colors=64)
+    assert dhash_module.dhash_image(image) == _old_dhash(image)
+    assert hamming(dhash_module.dhash_image(image), str(imagehash.dhash(image, hash_size=8))) <= 3
+
+
+def test_rgb_reduced_before_greyscale_stays_close_to_the_old_hash() -> None:
+    """RGB pictures are reduced before the grey conversion (one full pass): rounding only."""
+    for seed in range(8):
+        image = screenshot(seed)
+        assert hamming(dhash_module.dhash_image(image), _old_dhash(image)) <= 3
+
+
+def test_a_screenshot_carrying_its_picture_is_hashed_from_it() -> None:
+    """``Screenshot.pixels`` is what gets hashed (no decode): bytes of one picture carrying another
+    hash as the carried one; plain bytes of the same PNG hash as their decode."""
+    from artemis_cli.perception.screenshot import Screenshot, without_pixels
+
+    a, b = screenshot(1), screenshot(2)
+    carried = Screenshot(png_bytes(a), b)
+    dhash_module._CACHE.clear()
+    assert dhash_hex(carried) == dhash_module.dhash_image(b) != dhash_module.dhash_image(a)
+    plain = without_pixels(carried)
+    assert type(plain) is bytes and plain == carried and without_pixels(plain) is plain
+    dhash_module._CACHE.clear()
+    assert dhash_hex(plain) == dhash_module.dhash_image(a)
+
+
+def test_the_sims_screenshot_carries_the_picture_its_png_decodes_to() -> None:
+    """The sim draws the screen: its screenshot carries the picture, pixel for pixel what the PNG
+    decodes to, so the hash is the one a decode gives (adb or a replay of the stored PNG)."""
+    from artemis_cli.perception.screenshot import carried_pixels
+    from artemis_cli.sim.phone import SimPhone
+
+    phone = SimPhone(world="default", seed=0)
+    shot = phone.screenshot()
+    pixels = carried_pixels(shot)
+    decoded = dhash_module.load_png(shot)
+    assert pixels is not None and pixels.mode == decoded.mode == "P"
+    assert pixels.tobytes() == decoded.tobytes() and pixels.getpalette() == decoded.getpalette()
+    assert dhash_module.dhash_image(pixels) == dhash_module.dhash_image(decoded) == _old_dhash(decoded)
+    assert type(phone.render_png()) is bytes and phone.render_png() == shot  # screencap's bytes
+    again = phone.screenshot()  # the same screen: the kept PNG, as plain bytes
+    assert again == shot and carried_pixels(again) is None
