@@ -60,6 +60,7 @@ from .rows import (
     duplicate_step,
     encode,
     event_for_step,
+    insert_row,
     validate_step,
 )
 from .storage import disk_full, is_disk_full, is_read_only, read_only, storage_errors, writes
@@ -402,11 +403,10 @@ class DataEngine:
             created = now_iso()
             with write_transaction(self.db):
                 for sha, (kind, size) in blob_rows.items():
-                    self.db.table("blobs").insert(
-                        {"sha256": sha, "kind": kind, "size": size, "created_at": created}, ignore=True
-                    )
+                    insert_row(self.db.conn, "blobs", {"sha256": sha, "kind": kind, "size": size,
+                                                       "created_at": created}, ignore=True)
                 try:
-                    step_id = self.db.table("steps").insert(encode(record, STEP_JSON)).last_rowid
+                    step_id = insert_row(self.db.conn, "steps", encode(record, STEP_JSON))
                 except sqlite3.IntegrityError as exc:
                     if "UNIQUE" in str(exc):
                         raise duplicate_step(step) from exc
@@ -536,7 +536,7 @@ class DataEngine:
         with self._lock:
             try:
                 with write_transaction(self.db):
-                    return int(self.db.table("llm_calls").insert(row).last_rowid or 0)
+                    return insert_row(self.db.conn, "llm_calls", row)
             except sqlite3.IntegrityError as exc:
                 raise SessionNotFound(f"no session {rec.session_id!r}", hint=SESSION_HINT) from exc
 
@@ -556,12 +556,27 @@ class DataEngine:
             except sqlite3.IntegrityError as exc:
                 raise SessionNotFound(f"no session {rec.session_id!r}", hint=SESSION_HINT) from exc
 
+    @writes
+    def record_events(self, recs: Iterable[EventRecord]) -> list[int]:
+        """Several events of one moment in one transaction, all or none (a turn's ledger
+        decisions and the ``turn`` event that closes them)."""
+        recs = list(recs)
+        for rec in recs:
+            if not rec.session_id:
+                raise DataEngineError(f"event {rec.kind!r} has no session_id")
+        with self._lock:
+            try:
+                with write_transaction(self.db):
+                    return [self._insert_event(rec) for rec in recs]
+            except sqlite3.IntegrityError as exc:
+                raise SessionNotFound(f"no session {recs[0].session_id!r}", hint=SESSION_HINT) from exc
+
     def _insert_event(self, rec: EventRecord) -> int:
         if not rec.kind:
             raise DataEngineError("an event needs a kind")
         row = encode(rec, EVENT_JSON)
         row["created_at"] = normalize_iso(rec.created_at) if rec.created_at else now_iso()
-        return int(self.db.table("events").insert(row).last_rowid or 0)
+        return insert_row(self.db.conn, "events", row)
 
     def events(self, session_id: str, kind: str | None = None) -> list[EventRecord]:
         sql = "SELECT * FROM events WHERE session_id = ?"
@@ -584,9 +599,8 @@ class DataEngine:
         with self._lock:
             sha = self._blobs.put(data)
             with write_transaction(self.db):
-                self.db.table("blobs").insert(
-                    {"sha256": sha, "kind": kind, "size": len(data), "created_at": now_iso()}, ignore=True
-                )
+                insert_row(self.db.conn, "blobs", {"sha256": sha, "kind": kind, "size": len(data),
+                                                   "created_at": now_iso()}, ignore=True)
         return sha
 
     @writes
@@ -622,6 +636,12 @@ class DataEngine:
         with self._lock, write_transaction(self.db):
             self.db.execute("DELETE FROM session_leases WHERE session_id = ? AND token = ?",
                             [owner.session_id, owner.token])
+
+    def data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version``: it changes when another connection (another process,
+        or another engine on the same data dir) commits, never for this engine's own writes."""
+        with self._lock:
+            return int(self.db.conn.execute("PRAGMA data_version").fetchone()[0])
 
     def lease_owner(self, session_id: str) -> LeaseOwner | None:
         """The stored owner of ``session_id`` (live or not), None when nobody holds it."""

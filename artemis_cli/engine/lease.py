@@ -133,6 +133,9 @@ class Lease:
         self.took_over = took_over  # the dead owner this lease replaced, if any
         self.lost = False
         self.taken_by: LeaseOwner | None = None  # who owns the session since ours was lost
+        #: ``engine.data_version()`` when the stored lease was last read and found ours (None: not
+        #: yet): while it is unchanged no other connection has committed, so the row is as read
+        self._verified_at: int | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="artemis-lease", daemon=True)
         self._thread.start()
@@ -154,13 +157,23 @@ class Lease:
         """Raise ``SessionTakenOver`` when the session is no longer ours: the heartbeat saw it, or
         the stored lease now carries another token (read now: a takeover is seen at once, not
         at the next heartbeat). The loop calls this before every device action and step write.
-        A read that fails (a locked or vanished data dir) is no evidence: the heartbeat decides."""
+        A read that fails (a locked or vanished data dir) is no evidence: the heartbeat decides.
+
+        Cheap: the row is read again only when another connection has committed since it was
+        last found ours (SQLite's ``data_version``; this process's own writes never change the
+        lease row to another owner), so a takeover — a commit by the process taking over — is
+        still seen by the very next check. The version is read before the row: a takeover
+        committed between the two changes the version the next check compares with."""
         if not self.lost:
             try:
+                version = self.engine.data_version()
+                if version == self._verified_at:
+                    return
                 owner = self.engine.lease_owner(self.session_id)
             except Exception:
                 return
             if owner is not None and owner.token == self.owner.token:
+                self._verified_at = version
                 return
             self.lost, self.taken_by = True, owner
         by = f"by {self.taken_by.describe()}" if self.taken_by is not None else "by another process"

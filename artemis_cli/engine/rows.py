@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import fields, replace
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from .blobs import is_sha256
@@ -33,6 +34,21 @@ TYPING_ACTIONS = {"type_text", "type", "input_text"}
 
 R = TypeVar("R")
 
+
+@lru_cache(maxsize=64)
+def _insert_sql(table: str, columns: tuple[str, ...], ignore: bool) -> str:
+    verb = "INSERT OR IGNORE" if ignore else "INSERT"
+    names = ", ".join(f'"{c}"' for c in columns)
+    return f'{verb} INTO "{table}" ({names}) VALUES ({", ".join("?" * len(columns))})'
+
+
+def insert_row(conn: sqlite3.Connection, table: str, row: dict[str, Any], *, ignore: bool = False) -> int:
+    """Insert one encoded row (values already SQL types: JSON columns dumped by :func:`encode`)
+    with one prepared statement; returns its rowid. The write path's inserts: sqlite-utils'
+    ``insert`` reads the schema (table and view names, columns) on every call, several times
+    the cost of the insert itself. Call inside ``write_transaction``."""
+    cursor = conn.execute(_insert_sql(table, tuple(row), ignore), list(row.values()))
+    return int(cursor.lastrowid or 0)
 
 
 

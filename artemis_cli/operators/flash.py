@@ -296,8 +296,10 @@ class FlashLoop:
                 return []
 
         decisions = self.ledger.begin_turn(number, summaries, compress=compress)
-        for d in [*decisions, LedgerDecision("turn", at=number)]:
-            self._event(number, LEDGER_EVENT, d.to_dict())
+        self.check_owner()  # the turn's decisions and the "turn" event closing them: one write
+        self.engine.record_events(EventRecord(session_id=self.session_id, step=number, kind=LEDGER_EVENT,
+                                              payload=d.to_dict())
+                                  for d in [*decisions, LedgerDecision("turn", at=number)])
 
     # -- the loop ----------------------------------------------------------------------------
 

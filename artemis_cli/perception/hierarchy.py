@@ -11,7 +11,10 @@ nothing else; a hierarchy whose elements are not nodes is refused, never read as
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from lxml import etree
@@ -294,14 +297,41 @@ def _screen_size(
     return max(0, width), max(0, height)
 
 
+#: Recently parsed dumps by (SHA-256 of the dump, screen size hint): an unchanged screen's dump
+#: (the step after a no-op, the post-action dump a step's summary reads again) is not parsed
+#: again. Safe to share: a UITree, its nodes and its warnings are immutable (frozen dataclasses,
+#: tuples); what ``UITree.cached`` keeps on a tree is derived from it alone.
+_PARSED: OrderedDict[tuple[bytes, tuple[int, ...] | None], UITree] = OrderedDict()
+_PARSED_SIZE = 32
+_PARSED_LOCK = threading.Lock()
+
+
 def parse_hierarchy(xml: str | bytes, screen_size: tuple[int, int] | None = None) -> UITree:
     """Parse a UI dump. ``screen_size`` (width, height) from the device wins over the XML's bounds.
 
     Bounds are taken as they are: uiautomator already reports them in display coordinates for
-    the current rotation, so nothing is swapped.
+    the current rotation, so nothing is swapped. The same dump with the same ``screen_size``
+    gives the same (shared, immutable) tree object while it is among the last 32 parsed.
     """
     if not isinstance(xml, (str, bytes, bytearray)):
         raise HierarchyParseError(f"UI hierarchy must be text, not {type(xml).__name__}")
+    data = xml.encode("utf-8", "surrogatepass") if isinstance(xml, str) else bytes(xml)
+    key = ((b"s" if isinstance(xml, str) else b"b") + hashlib.sha256(data).digest(),
+           tuple(screen_size) if screen_size is not None else None)
+    with _PARSED_LOCK:
+        tree = _PARSED.get(key)
+        if tree is not None:
+            _PARSED.move_to_end(key)
+            return tree
+    tree = _parse(xml, screen_size)
+    with _PARSED_LOCK:
+        _PARSED[key] = tree
+        while len(_PARSED) > _PARSED_SIZE:
+            _PARSED.popitem(last=False)
+    return tree
+
+
+def _parse(xml: str | bytes | bytearray, screen_size: tuple[int, int] | None) -> UITree:
     warnings: list[str] = []
     text = _decode(bytes(xml) if isinstance(xml, bytearray) else xml, warnings)
     text = _clean(text, warnings)

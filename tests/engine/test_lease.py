@@ -148,3 +148,35 @@ def test_the_heartbeat_keeps_the_lease_fresh_and_notices_a_takeover(
             time.sleep(0.02)
         assert lease.lost
     assert engine.lease_owner(sid).token == "someone-else"  # type: ignore[union-attr]  # not ours to delete
+
+
+def test_a_check_reads_the_lease_again_only_after_another_connection_committed(tmp_path: Path) -> None:
+    """The loop checks its lease before every write: the row is read again only when another
+    connection has committed since it was last found ours (``PRAGMA data_version``); our own
+    writes never make it read, another engine's write always does, and a takeover still raises."""
+    from artemis_cli.engine.errors import SessionTakenOver
+    from artemis_cli.engine.records import EventRecord
+
+    engine, other = DataEngine.open(tmp_path / "d"), DataEngine.open(tmp_path / "d")
+    try:
+        sid = _session(engine)
+        reads: list[str] = []
+        engine.db.conn.set_trace_callback(lambda sql: reads.append(sql) if "session_leases" in sql else None)
+        with engine.acquire_lease(sid, "run") as lease:
+            reads.clear()
+            lease.check()
+            assert len(reads) == 1  # the first check reads the row
+            for i in range(5):
+                engine.record_event(EventRecord(session_id=sid, kind="x", payload={"i": i}))
+                lease.check()
+            assert len(reads) == 1  # our own writes: no read
+            other.record_event(EventRecord(session_id=sid, kind="y"))
+            lease.check()
+            assert len(reads) == 2  # another connection committed: read again, still ours
+            theirs = other.acquire_lease(sid, "resume")
+            with pytest.raises(SessionTakenOver):
+                lease.check()
+            theirs.release()
+    finally:
+        engine.close()
+        other.close()

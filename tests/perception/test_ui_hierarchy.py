@@ -285,3 +285,18 @@ def test_fuzz_mutated_real_dumps(which: int, seed: int, mutations: int) -> None:
             cut = rng.randrange(len(chars))
             chars = chars[:cut]
     _parse_or_parse_error("".join(chars))
+
+
+def test_an_unchanged_dump_is_parsed_once_and_keyed_by_what_changes_the_tree() -> None:
+    """Parsed trees are remembered by the dump's digest and the screen size hint: the same dump
+    gives the same immutable tree object; another size, other bytes or a changed dump parse anew."""
+    xml = ('<?xml version="1.0" encoding="UTF-8"?><hierarchy rotation="0"><node index="0" text="A" '
+           'class="android.widget.FrameLayout" package="p" bounds="[0,0][100,200]" /></hierarchy>')
+    tree = parse_hierarchy(xml, screen_size=(100, 200))
+    assert parse_hierarchy(xml, screen_size=(100, 200)) is tree
+    other = parse_hierarchy(xml, screen_size=(200, 100))
+    assert other is not tree and (other.screen_width, other.screen_height) == (200, 100)
+    assert parse_hierarchy(xml).screen_width == 100
+    changed = parse_hierarchy(xml.replace('text="A"', 'text="B"'), screen_size=(100, 200))
+    assert changed.nodes[0].text == "B" and tree.nodes[0].text == "A"
+    assert parse_hierarchy(xml.encode("utf-8"), screen_size=(100, 200)) == tree
