@@ -130,7 +130,8 @@ def main() -> int:
             TIMINGS.clear()
             COUNTS.clear()
             dhash_cache.clear()  # each run starts cold, as a new process would
-            hierarchy_module.__dict__.get("_PARSED", {}).clear()
+            for cache in ("_PARSED", "_RAW"):  # and so do the parsed dumps
+                hierarchy_module.__dict__.get(cache, {}).clear()
 
             def on_step(_rep: flash.StepReport, mark: list[float] = mark) -> None:
                 now, cpu = time.perf_counter(), time.thread_time()

@@ -15,6 +15,7 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 from lxml import etree
@@ -297,13 +298,25 @@ def _screen_size(
     return max(0, width), max(0, height)
 
 
-#: Recently parsed dumps by (SHA-256 of the dump, screen size hint): an unchanged screen's dump
-#: (the step after a no-op, the post-action dump a step's summary reads again) is not parsed
-#: again. Safe to share: a UITree, its nodes and its warnings are immutable (frozen dataclasses,
-#: tuples); what ``UITree.cached`` keeps on a tree is derived from it alone.
+#: Recently parsed dumps: the parse itself by the dump's SHA-256 (``_RAW``), and the tree made of
+#: it by (digest, screen size hint) (``_PARSED``). An unchanged screen's dump (the step after a
+#: no-op, the dumps a step's summary reads again with no size hint) is not parsed again. Safe to
+#: share: a UITree, its nodes and its warnings are immutable (frozen dataclasses, tuples); what
+#: ``UITree.cached`` keeps on a tree is derived from it alone.
+_RAW: OrderedDict[bytes, _Parsed] = OrderedDict()
 _PARSED: OrderedDict[tuple[bytes, tuple[int, ...] | None], UITree] = OrderedDict()
-_PARSED_SIZE = 32
-_PARSED_LOCK = threading.Lock()
+_CACHED = 32
+_CACHE_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    """What a dump says, before a screen size is chosen."""
+
+    rotation: int
+    nodes: tuple[UINode, ...]
+    declared: tuple[int, int] | None
+    warnings: tuple[str, ...]
 
 
 def parse_hierarchy(xml: str | bytes, screen_size: tuple[int, int] | None = None) -> UITree:
@@ -316,22 +329,40 @@ def parse_hierarchy(xml: str | bytes, screen_size: tuple[int, int] | None = None
     if not isinstance(xml, (str, bytes, bytearray)):
         raise HierarchyParseError(f"UI hierarchy must be text, not {type(xml).__name__}")
     data = xml.encode("utf-8", "surrogatepass") if isinstance(xml, str) else bytes(xml)
-    key = ((b"s" if isinstance(xml, str) else b"b") + hashlib.sha256(data).digest(),
-           tuple(screen_size) if screen_size is not None else None)
-    with _PARSED_LOCK:
-        tree = _PARSED.get(key)
-        if tree is not None:
-            _PARSED.move_to_end(key)
-            return tree
-    tree = _parse(xml, screen_size)
-    with _PARSED_LOCK:
-        _PARSED[key] = tree
-        while len(_PARSED) > _PARSED_SIZE:
-            _PARSED.popitem(last=False)
+    digest = (b"s" if isinstance(xml, str) else b"b") + hashlib.sha256(data).digest()
+    key = (digest, tuple(screen_size) if screen_size is not None else None)
+    with _CACHE_LOCK:
+        tree = _hit(_PARSED, key)
+        parsed = _hit(_RAW, digest) if tree is None else None
+    if tree is not None:
+        return tree
+    if parsed is None:
+        parsed = _parse(xml)
+    warnings = list(parsed.warnings)
+    width, height = _screen_size(list(parsed.nodes), screen_size, parsed.declared, warnings)
+    tree = UITree(rotation=parsed.rotation, nodes=parsed.nodes, screen_width=width, screen_height=height,
+                  warnings=tuple(warnings))
+    with _CACHE_LOCK:
+        _keep(_RAW, digest, parsed)
+        _keep(_PARSED, key, tree)
     return tree
 
 
-def _parse(xml: str | bytes | bytearray, screen_size: tuple[int, int] | None) -> UITree:
+def _hit(cache: OrderedDict[Any, Any], key: Any) -> Any:
+    value = cache.get(key)
+    if value is not None:
+        cache.move_to_end(key)
+    return value
+
+
+def _keep(cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > _CACHED:
+        cache.popitem(last=False)
+
+
+def _parse(xml: str | bytes | bytearray) -> _Parsed:
     warnings: list[str] = []
     text = _decode(bytes(xml) if isinstance(xml, bytearray) else xml, warnings)
     text = _clean(text, warnings)
@@ -339,11 +370,4 @@ def _parse(xml: str | bytes | bytearray, screen_size: tuple[int, int] | None) ->
     root = _parse_root(text, warnings)
     nodes = _walk(root, warnings)
     rotation = _rotation(root, warnings)
-    width, height = _screen_size(nodes, screen_size, _declared_size(root), warnings)
-    return UITree(
-        rotation=rotation,
-        nodes=tuple(nodes),
-        screen_width=width,
-        screen_height=height,
-        warnings=tuple(warnings),
-    )
+    return _Parsed(rotation, tuple(nodes), _declared_size(root), tuple(warnings))
