@@ -1,0 +1,137 @@
+"""Settling without an extra capture: when the post-action observation is enough, and the late
+change that the next step's observation may still show (issue 26).
+
+:func:`artemis_cli.operators.observe.settle` takes the post-action observation and, given a
+``judge``, keeps it at once when it already shows the action's effect (mode ``observed``): no
+screenshot is taken only to confirm that the screen is still. :func:`shows_effect` is that judge:
+the step's outcome (``operators.outcome.assess``) is ``ok`` — the intended effect was seen. A
+post observation that does not show it (no visible change yet, a launch still on its way, text
+not landed yet) is watched as before: cheap screenshots until two in a row are equal.
+
+A screen judged ``observed`` may still move once more (a dialog that fades in, a result that
+replaces a spinner a few hundred ms later). The next step's observation is the confirmation:
+:class:`LateCheck` compares it with the step's post observation before the model reads it and,
+when the screen changed, the step's outcome is assessed again on the new observation
+(:func:`reassess`). Nothing recorded is swapped: the step keeps the post observation it was
+judged on; a ``late_change`` event on that step says what its outcome came to on the later screen
+(status, summary, the later screen's dHash), the next step's pre observation is the later screen,
+and the model is told in the next observation's notices (:func:`late_notice`).
+
+Where the next step's observation comes from: on a device whose reads are sequential (the
+in-process sim) a cheap screenshot is taken at the next step's start; on a concurrent device (adb,
+uiautomator2) that screenshot runs in the background from the end of the settle and is read at
+the next step's start, waited for at most ``wait_s``. With ``wait_s`` 0 (the default) nothing is
+taken on a concurrent device: a phone's ``screencap -p`` (~1.2 s) outlasts recording the step, so
+it could only be read by waiting for it, which is the cost this module removes; a late change is
+then seen in the next step's post-action observation (and its outcome), not re-assessed on the
+earlier step.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from artemis_cli.device.protocol import Device
+from artemis_cli.errors import DeviceOffline, ScreenshotError
+from artemis_cli.memory.ledger_lines import outcome_phrase
+from artemis_cli.operators.observe import Observation, concurrent_reads
+from artemis_cli.operators.outcome import ActionOutcome, assess
+from artemis_cli.perception.dhash import dhash_hex
+
+__all__ = ["LATE_EVENT", "LateCheck", "Unconfirmed", "late_notice", "reassess", "shows_effect"]
+
+#: The event kind recorded on a step whose screen changed after its post observation.
+LATE_EVENT = "late_change"
+
+
+def shows_effect(outcome: ActionOutcome) -> bool:
+    """Whether a post observation that came to ``outcome`` shows the action's effect, so that no
+    screenshot is needed to confirm it (``ok``: the intended effect was seen)."""
+    return outcome.status == "ok"
+
+
+@dataclass
+class Unconfirmed:
+    """A step whose post observation was judged settled on its own (``settle_mode`` observed)."""
+
+    step: int
+    action: Any  # PlannedAction
+    sent: Any  # execute()'s ActionResult, before the outcome decided the status
+    pre: Observation
+    post: Observation
+    outcome: ActionOutcome
+
+
+def reassess(u: Unconfirmed, later: Observation) -> ActionOutcome:
+    """The outcome of ``u``'s action measured against ``later``, the screen the next step sees."""
+    return assess(u.action, u.sent, u.pre, later)
+
+
+def late_payload(u: Unconfirmed, later: Observation, now: ActionOutcome) -> dict[str, Any]:
+    """The ``late_change`` event's payload: what the step was judged on and what it came to."""
+    return {
+        "post_dhash": u.post.dhash, "later_dhash": later.dhash,
+        "was": {"status": u.outcome.status, "detail": u.outcome.detail, "summary": u.outcome.summary},
+        "now": {"status": now.status, "detail": now.detail, "summary": now.summary},
+        "amended": (now.status, now.detail, now.summary) != (u.outcome.status, u.outcome.detail, u.outcome.summary),
+        "outcome": now.to_dict(),
+    }
+
+
+def late_notice(step: int, payload: dict[str, Any]) -> str:
+    """What the model is told when the screen changed after step ``step``'s post observation."""
+    was, now = outcome_phrase(payload["was"]), outcome_phrase(payload["now"])
+    if not payload["amended"]:
+        return f"The screen changed again after step {step}'s action was assessed; its outcome stands: {now}."
+    return (f"The screen changed again after step {step}'s action was assessed: measured on this screen, "
+            f"step {step} came to {now} (it was reported as {was}).")
+
+
+class LateCheck:
+    """The cheap screenshot that confirms (or not) a step's ``observed`` post observation."""
+
+    def __init__(self, device: Device, *, wait_s: float = 0.0) -> None:
+        self.device = device
+        self.wait_s = wait_s
+        self.pending: Unconfirmed | None = None
+        self._shot: Future[str] | None = None
+        self._pool: ThreadPoolExecutor | None = None
+
+    def _capture(self) -> str:
+        return dhash_hex(self.device.screenshot())
+
+    def start(self, u: Unconfirmed) -> None:
+        """Remember ``u``; on a concurrent device start its confirming screenshot now."""
+        self.pending = u
+        self._shot = None
+        if concurrent_reads(self.device):
+            if self.wait_s <= 0:  # it could not be read in time: take nothing (an idle phone)
+                self.pending = None
+                return
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="artemis-late")
+            self._shot = self._pool.submit(self._capture)
+
+    def changed(self) -> Unconfirmed | None:
+        """The pending step when the screen now differs from its post observation, else None
+        (nothing pending, the screen is the same, or the capture failed or has not finished)."""
+        u, shot, self.pending, self._shot = self.pending, self._shot, None, None
+        if u is None:
+            return None
+        try:
+            if shot is None:
+                seen = self._capture()
+            elif self.wait_s > 0 or shot.done():
+                seen = shot.result(timeout=self.wait_s)
+            else:
+                return None  # not finished: the observation stands
+        except (ScreenshotError, DeviceOffline, TimeoutError):
+            return None  # cannot confirm: the observation stands, as settle() does
+        return u if seen != u.post.dhash else None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
