@@ -328,7 +328,8 @@ class FlashLoop:
             return obs, []  # the observation stands; the next observation will fail in turn
         payload = late_payload(u, later, reassess(u, later))
         self._event(u.step, LATE_EVENT, payload)
-        return later, [late_notice(u.step, payload)]
+        notice = late_notice(u.step, payload)
+        return later, [notice] if notice else []
 
     def _watching(self) -> bool:
         return self.real_time and self.settle_max_s > 0

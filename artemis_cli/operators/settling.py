@@ -11,11 +11,12 @@ not landed yet) is watched as before: cheap screenshots until two in a row are e
 A screen judged ``observed`` may still move once more (a dialog that fades in, a result that
 replaces a spinner a few hundred ms later). The next step's observation is the confirmation:
 :class:`LateCheck` compares it with the step's post observation before the model reads it and,
-when the screen changed, the step's outcome is assessed again on the new observation
-(:func:`reassess`). Nothing recorded is swapped: the step keeps the post observation it was
+when the screen changed (by at least the outcome's ``VISUAL_CHANGE_MIN`` dHash bits), the screen
+is observed again and the step's outcome assessed again on it (:func:`reassess`). Nothing recorded is swapped: the step keeps the post observation it was
 judged on; a ``late_change`` event on that step says what its outcome came to on the later screen
 (status, summary, the later screen's dHash), the next step's pre observation is the later screen,
-and the model is told in the next observation's notices (:func:`late_notice`).
+and, when the outcome changed, the model is told in the next observation's notices
+(:func:`late_notice`).
 
 Where the next step's observation comes from: on a device whose reads are sequential (the
 in-process sim) a cheap screenshot is taken at the next step's start; on a concurrent device (adb,
@@ -37,8 +38,8 @@ from artemis_cli.device.protocol import Device
 from artemis_cli.errors import DeviceOffline, ScreenshotError
 from artemis_cli.memory.ledger_lines import outcome_phrase
 from artemis_cli.operators.observe import Observation, concurrent_reads
-from artemis_cli.operators.outcome import ActionOutcome, assess
-from artemis_cli.perception.dhash import dhash_hex
+from artemis_cli.operators.outcome import VISUAL_CHANGE_MIN, ActionOutcome, assess
+from artemis_cli.perception.dhash import dhash_hex, hamming
 
 __all__ = ["LATE_EVENT", "LateCheck", "Unconfirmed", "late_notice", "reassess", "shows_effect"]
 
@@ -80,11 +81,13 @@ def late_payload(u: Unconfirmed, later: Observation, now: ActionOutcome) -> dict
     }
 
 
-def late_notice(step: int, payload: dict[str, Any]) -> str:
-    """What the model is told when the screen changed after step ``step``'s post observation."""
-    was, now = outcome_phrase(payload["was"]), outcome_phrase(payload["now"])
+def late_notice(step: int, payload: dict[str, Any]) -> str | None:
+    """What the model is told when the screen changed after step ``step``'s post observation and
+    that changed what the step came to (None when its outcome stands: the model sees the newer
+    screen anyway)."""
     if not payload["amended"]:
-        return f"The screen changed again after step {step}'s action was assessed; its outcome stands: {now}."
+        return None
+    was, now = outcome_phrase(payload["was"]), outcome_phrase(payload["now"])
     return (f"The screen changed again after step {step}'s action was assessed: measured on this screen, "
             f"step {step} came to {now} (it was reported as {was}).")
 
@@ -129,7 +132,8 @@ class LateCheck:
                 return None  # not finished: the observation stands
         except (ScreenshotError, DeviceOffline, TimeoutError):
             return None  # cannot confirm: the observation stands, as settle() does
-        return u if seen != u.post.dhash else None
+        # ripples, a blinking caret: not a change of screen (the same bar as the outcome's)
+        return u if hamming(seen, u.post.dhash) >= VISUAL_CHANGE_MIN else None
 
     def close(self) -> None:
         if self._pool is not None:

@@ -140,3 +140,22 @@ def test_no_confirming_screenshot_on_a_concurrent_device_by_default(tmp_path: Pa
         steps = engine.get_steps(result.session_id)
     assert (steps[0].meta or {})["settle_mode"] == "observed"
     assert late == [] and dev.screenshots == 2  # the first observation and step 1's post: nothing else
+
+
+def test_a_later_change_that_leaves_the_outcome_as_it_was_is_recorded_but_not_told(tmp_path: Path) -> None:
+    phone = SimPhone(popups=False)
+    # the dark theme applies after Settings' first frame: a new picture, the same UI; the launch
+    # still came to "app now com.android.settings"
+    def dark() -> None:
+        phone.settings.put("secure", "ui_night_mode", "2")
+        phone.invalidate()
+
+    dev = LateScreen(phone, dark)
+    result, engine, model = launch_then_finish(dev, tmp_path)
+    with engine:
+        steps = engine.get_steps(result.session_id)
+        late = engine.events(result.session_id, LATE_EVENT)
+    assert len(late) == 1 and late[0].payload["amended"] is False, [e.payload for e in late]
+    assert late[0].payload["now"]["status"] == "ok" and steps[1].pre_dhash == late[0].payload["later_dhash"]
+    assert "step 1 came to" not in (steps[1].meta or {})["observation"]
+    assert "changed again" not in model.requests[-1].canonical_json()
