@@ -4,7 +4,10 @@ The prompt is the session's transcript ledger (SPEC §10.2). Each step is commit
 DataEngine in one transaction (pre/post screenshots, UI XML, the action with hit-tested
 semantics, hashes, and everything the ledger needs to rebuild this turn) before the next action
 is sent; the ledger's decisions are recorded as events, so a resumed session re-renders the same
-requests without a model call. The post-observation of step N is the pre-observation of N+1.
+requests without a model call. The post-observation of step N is the pre-observation of N+1;
+a post observation that already shows the action's effect is kept without a confirming capture
+(settle mode ``observed``) and a later change of screen re-assesses step N before the model reads
+step N+1 (``operators.settling``).
 """
 
 from __future__ import annotations
@@ -122,9 +125,6 @@ class FlashLoop:
     #: then watch the screen until it stops changing, at most this long from the action's end
     #: (0: fixed settle only); not in fast (simulated, real_time=False) runs
     settle_max_s: float = 2.0
-    #: how long the next step waits for the background screenshot that confirms a post
-    #: observation settled ``observed`` on a concurrent device (``operators.settling``)
-    late_wait_s: float = 0.0
     on_step: Callable[[StepReport], None] | None = None
     on_notice: Callable[[str], None] | None = None
     #: called with (step, post observation) once each step is committed; True ends the run with
@@ -345,12 +345,8 @@ class FlashLoop:
             return out
         pending = list(pending or [])
         if self._watching():
-            self._late = LateCheck(self.device, wait_s=self.late_wait_s)
-        try:
-            return self._run(out, obs, start_step, pending)
-        finally:
-            if self._late is not None:
-                self._late.close()
+            self._late = LateCheck(self.device)
+        return self._run(out, obs, start_step, pending)
 
     def _run(self, out: LoopOutcome, obs: Observation, start_step: int, pending: list[FunctionResponse]) -> LoopOutcome:
         for number in range(start_step, self.max_steps + 1):

@@ -19,18 +19,17 @@ and, when the outcome changed, the model is told in the next observation's notic
 (:func:`late_notice`).
 
 Where the next step's observation comes from: on a device whose reads are sequential (the
-in-process sim) a cheap screenshot is taken at the next step's start; on a concurrent device (adb,
-uiautomator2) that screenshot runs in the background from the end of the settle and is read at
-the next step's start, waited for at most ``wait_s``. With ``wait_s`` 0 (the default) nothing is
-taken on a concurrent device: a phone's ``screencap -p`` (~1.2 s) outlasts recording the step, so
-it could only be read by waiting for it, which is the cost this module removes; a late change is
-then seen in the next step's post-action observation (and its outcome), not re-assessed on the
-earlier step.
+in-process sim, where a capture costs a render) a cheap screenshot is taken at the next step's
+start. On a concurrent device (adb, uiautomator2) nothing is taken: a phone's ``screencap -p``
+(~1.2 s) could only be read before the model reads by waiting for it, which is the cost this
+module removes. There the post observation's ``uiautomator dump`` waits for the UI to go idle,
+but its screenshot (whose frame a phone grabs early in ``screencap``) may still show the end of a
+transition; a late change is then seen in the next step's post-action observation and its
+outcome, not re-assessed on the earlier step.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,49 +92,27 @@ def late_notice(step: int, payload: dict[str, Any]) -> str | None:
 
 
 class LateCheck:
-    """The cheap screenshot that confirms (or not) a step's ``observed`` post observation."""
+    """The cheap screenshot at the next step's start that confirms (or not) a step's
+    ``observed`` post observation, on a device whose reads are sequential."""
 
-    def __init__(self, device: Device, *, wait_s: float = 0.0) -> None:
+    def __init__(self, device: Device) -> None:
         self.device = device
-        self.wait_s = wait_s
         self.pending: Unconfirmed | None = None
-        self._shot: Future[str] | None = None
-        self._pool: ThreadPoolExecutor | None = None
-
-    def _capture(self) -> str:
-        return dhash_hex(self.device.screenshot())
 
     def start(self, u: Unconfirmed) -> None:
-        """Remember ``u``; on a concurrent device start its confirming screenshot now."""
-        self.pending = u
-        self._shot = None
-        if concurrent_reads(self.device):
-            if self.wait_s <= 0:  # it could not be read in time: take nothing (an idle phone)
-                self.pending = None
-                return
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="artemis-late")
-            self._shot = self._pool.submit(self._capture)
+        """Remember ``u`` to confirm at the next step's start; on a concurrent device nothing
+        is taken (see the module's doc)."""
+        self.pending = None if concurrent_reads(self.device) else u
 
     def changed(self) -> Unconfirmed | None:
         """The pending step when the screen now differs from its post observation, else None
-        (nothing pending, the screen is the same, or the capture failed or has not finished)."""
-        u, shot, self.pending, self._shot = self.pending, self._shot, None, None
+        (nothing pending, the same screen, or the capture failed)."""
+        u, self.pending = self.pending, None
         if u is None:
             return None
         try:
-            if shot is None:
-                seen = self._capture()
-            elif self.wait_s > 0 or shot.done():
-                seen = shot.result(timeout=self.wait_s)
-            else:
-                return None  # not finished: the observation stands
-        except (ScreenshotError, DeviceOffline, TimeoutError):
+            seen = dhash_hex(self.device.screenshot())
+        except (ScreenshotError, DeviceOffline):
             return None  # cannot confirm: the observation stands, as settle() does
         # ripples, a blinking caret: not a change of screen (the same bar as the outcome's)
         return u if hamming(seen, u.post.dhash) >= VISUAL_CHANGE_MIN else None
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
