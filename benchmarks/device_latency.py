@@ -15,9 +15,16 @@ device as Artemis does (``resolve_device(serial, backend=…)``) and measures:
 * ``step_ms_p50`` / ``sequential_step_ms_p50``: per-step wall time (``ended_at - started_at`` of the
   recorded steps) of ``tasks/demo.yaml`` with the heuristic model through ``run_task``, as is and
   with the sequential device; ``step_ratio`` = step / sequential step (goal <= 0.6);
+* ``action_ms_p50``: the action's device time per step (the wall time of the step's action
+  calls: tap, swipe, launch, …, measured at the device) and ``step_over_observe_action`` =
+  ``step_ms_p50`` / (``observe_ms_p50`` + ``action_ms_p50``) (goal <= 1.1: a step costs one
+  observation plus the action, no capture taken only to confirm stillness);
 * ``settle_ms_p50``: the ``settle_ms`` the loop records in each step's meta when it settles by
   watching the screen (null, with a note, when the loop records none), against
-  ``settle_fixed_ms`` = 1000 (a fixed wait);
+  ``settle_fixed_ms`` = 1000 (a fixed wait); ``settle_modes``: how many steps settled each way
+  (``observed``: the post observation showed the effect, ``watch``: cheap screenshots confirmed
+  it); ``screenshots_per_step``: every screenshot of the run over its steps; ``late_changes``:
+  the steps re-assessed on a later screen (``late_change`` events);
 * ``device_call_ms``: measured median ms per device method (all calls of the runs).
 
 A full run with ``--latency pixel`` takes about 2-4 minutes. Exits 2 without `adb`.
@@ -46,6 +53,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 OBSERVE_CALLS = ("screenshot", "hierarchy", "current_app")
+#: the Device methods that act (operators.act.execute): their time is a step's action time
+ACTION_CALLS = frozenset({"tap", "long_press", "swipe", "double_tap", "drag", "type_text", "clear_text", "key",
+                          "launch"})
 SETTLE_FIXED_MS = 1000
 
 
@@ -58,6 +68,8 @@ class TimedDevice:
         self.lock = threading.Lock()
         self.calls: dict[str, list[float]] = defaultdict(list)
         self.window: list[tuple[str, float]] | None = None
+        #: (method, epoch seconds at its start, ms) of every call
+        self.log: list[tuple[str, float, float]] = []
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.inner, name)
@@ -65,13 +77,14 @@ class TimedDevice:
             return attr
 
         def timed(*args: Any, **kwargs: Any) -> Any:
-            t0 = time.perf_counter()
+            t0, wall = time.perf_counter(), time.time()
             try:
                 return attr(*args, **kwargs)
             finally:
                 ms = (time.perf_counter() - t0) * 1000
                 with self.lock:
                     self.calls[name].append(ms)
+                    self.log.append((name, wall, ms))
                     if self.window is not None and name in OBSERVE_CALLS:
                         self.window.append((name, ms))
 
@@ -160,8 +173,11 @@ def measure_observe(timed: TimedDevice, device: Any, samples: int) -> tuple[list
     return totals, slowest
 
 
-def run_steps(task: Any, device: Any, data: Path) -> tuple[list[float], list[float], dict[str, Any]]:
-    """One run of ``task`` with the heuristic model: per-step wall ms, settle ms from step meta."""
+def run_steps(task: Any, device: Any, data: Path, timed: TimedDevice | None = None
+              ) -> tuple[list[float], list[float], dict[str, Any]]:
+    """One run of ``task`` with the heuristic model: per-step wall ms, settle ms from step meta;
+    with ``timed`` (the device's recorder) also each step's action ms, the settle modes, the
+    screenshots per step and the late changes, in the returned dict."""
     from artemis_cli.config.profile import load_profile
     from artemis_cli.engine.clock import parse_iso
     from artemis_cli.engine.db import DataEngine
@@ -169,20 +185,33 @@ def run_steps(task: Any, device: Any, data: Path) -> tuple[list[float], list[flo
     from artemis_cli.runner import run_task
 
     engine = DataEngine.open(data)
+    first = len(timed.log) if timed is not None else 0
     try:
         result = run_task(task, load_profile(task.profile), device, HeuristicModel(), engine, real_time=True)
         steps = engine.get_steps(result.session_id)
+        late = len(engine.events(result.session_id, "late_change"))
     finally:
         engine.close()
+    log = timed.log[first:] if timed is not None else []
     walls: list[float] = []
     settles: list[float] = []
+    actions: list[float] = []
+    modes: dict[str, int] = defaultdict(int)
     for s in steps:
         if s.started_at and s.ended_at:
-            walls.append((parse_iso(s.ended_at) - parse_iso(s.started_at)).total_seconds() * 1000)
+            start, end = parse_iso(s.started_at).timestamp(), parse_iso(s.ended_at).timestamp()
+            walls.append((end - start) * 1000)
+            if s.action_type != "finish":
+                actions.append(sum(ms for name, at, ms in log if name in ACTION_CALLS and start <= at <= end))
         settle = (s.meta or {}).get("settle_ms")
         if isinstance(settle, (int, float)):
             settles.append(float(settle))
-    return walls, settles, {"steps": len(steps), "success": bool(result.success)}
+        if s.action_type != "finish":  # a finish step takes no post observation of its own
+            modes[str((s.meta or {}).get("settle_mode"))] += 1
+    shots = sum(1 for name, _, _ in log if name == "screenshot")
+    return walls, settles, {"steps": len(steps), "success": bool(result.success), "action_ms": actions,
+                            "settle_modes": dict(modes), "late_changes": late,
+                            "screenshots_per_step": round(shots / len(steps), 2) if steps else None}
 
 
 def bench_backend(backend: str, serial: str, task: Any, samples: int, data: Path) -> dict[str, Any]:
@@ -195,7 +224,7 @@ def bench_backend(backend: str, serial: str, task: Any, samples: int, data: Path
         measure_observe(timed, timed, 1)  # warm-up (u2 server start, imports): not measured
         obs, slow = measure_observe(timed, timed, samples)
         seq_obs, seq_slow = measure_observe(timed, SerialDevice(timed), samples)
-        walls, settles, run = run_steps(task, timed, data / f"{backend}-now")
+        walls, settles, run = run_steps(task, timed, data / f"{backend}-now", timed)
         seq_walls, _, seq_run = run_steps(task, SerialDevice(timed), data / f"{backend}-seq")
     finally:
         close = getattr(dev, "close", None)
@@ -203,11 +232,19 @@ def bench_backend(backend: str, serial: str, task: Any, samples: int, data: Path
             close()
     obs_p50, slow_p50 = p50(obs), p50(slow)
     step_p50, seq_step_p50 = p50(walls), p50(seq_walls)
+    action_p50 = p50(run.pop("action_ms"))
+    seq_run.pop("action_ms")
     return {
         "observe_ms_p50": obs_p50,
         "slowest_call_ms_p50": slow_p50,
         "observe_over_slowest": ratio(obs_p50, slow_p50),
         "step_ms_p50": step_p50,
+        "action_ms_p50": action_p50,
+        "step_over_observe_action": ratio(step_p50, (obs_p50 or 0) + (action_p50 or 0)),
+        "step_over_observe_action_goal": 1.1,
+        "settle_modes": run.pop("settle_modes"),
+        "screenshots_per_step": run.pop("screenshots_per_step"),
+        "late_changes": run.pop("late_changes"),
         "sequential_observe_ms_p50": p50(seq_obs),
         "sequential_slowest_call_ms_p50": p50(seq_slow),
         "sequential_step_ms_p50": seq_step_p50,

@@ -4,7 +4,10 @@ The prompt is the session's transcript ledger (SPEC §10.2). Each step is commit
 DataEngine in one transaction (pre/post screenshots, UI XML, the action with hit-tested
 semantics, hashes, and everything the ledger needs to rebuild this turn) before the next action
 is sent; the ledger's decisions are recorded as events, so a resumed session re-renders the same
-requests without a model call. The post-observation of step N is the pre-observation of N+1.
+requests without a model call. The post-observation of step N is the pre-observation of N+1;
+a post observation that already shows the action's effect is kept without a confirming capture
+(settle mode ``observed``) and a later change of screen re-assesses step N before the model reads
+step N+1 (``operators.settling``).
 """
 
 from __future__ import annotations
@@ -36,10 +39,19 @@ from artemis_cli.models.base import FunctionResponse, Message, Model, ModelReque
 from artemis_cli.operators.act import ActionResult, PlannedAction, execute
 from artemis_cli.operators.compression import Compressor
 from artemis_cli.operators.memory_tools import MemoryTools
-from artemis_cli.operators.observe import Observation, observe, settle
+from artemis_cli.operators.observe import Observation, carry_logs, observe, settle
 from artemis_cli.operators.outcome import ActionOutcome, assess
 from artemis_cli.operators.prompts import observation_text
 from artemis_cli.operators.recording import StepWriter, stated_intent
+from artemis_cli.operators.settling import (
+    LATE_EVENT,
+    LateCheck,
+    Unconfirmed,
+    late_notice,
+    late_payload,
+    reassess,
+    shows_effect,
+)
 from artemis_cli.operators.turn import Generate, TurnResult, ordered_responses, run_turn
 from artemis_cli.operators.typing import probe_tree
 from artemis_cli.perception.marks import marks_of
@@ -126,6 +138,7 @@ class FlashLoop:
     lease: Lease | None = None
     _packages: list[str] | None = None
     _context_tokens: int = 0
+    _late: LateCheck | None = None
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -301,6 +314,28 @@ class FlashLoop:
                                               payload=d.to_dict())
                                   for d in [*decisions, LedgerDecision("turn", at=number)])
 
+    # -- a late change after a step's observed settle ---------------------------------------
+
+    def _confirm(self, number: int, obs: Observation) -> tuple[Observation, list[str]]:
+        """This step's observation and the notices it adds: when the screen changed after the
+        previous step's post observation (settled ``observed``), the screen is observed again and
+        the previous step's outcome measured on it, recorded as a ``late_change`` event on that
+        step and told to the model; the stored post observation stays what it was judged on."""
+        u = self._late.changed() if self._late is not None else None
+        if u is None:
+            return obs, []
+        try:
+            later = carry_logs(obs, self.observe(number))
+        except DeviceOffline:
+            return obs, []  # the observation stands; the next observation will fail in turn
+        payload = late_payload(u, later, reassess(u, later))
+        self._event(u.step, LATE_EVENT, payload)
+        notice = late_notice(u.step, payload)
+        return later, [notice] if notice else []
+
+    def _watching(self) -> bool:
+        return self.real_time and self.settle_max_s > 0
+
     # -- the loop ----------------------------------------------------------------------------
 
     def run(self, start_step: int = 1, pending: list[FunctionResponse] | None = None) -> LoopOutcome:
@@ -311,10 +346,16 @@ class FlashLoop:
             out.stop_reason, out.stop_message = "device_offline", str(exc)
             return out
         pending = list(pending or [])
+        if self._watching():
+            self._late = LateCheck(self.device)
+        return self._run(out, obs, start_step, pending)
+
+    def _run(self, out: LoopOutcome, obs: Observation, start_step: int, pending: list[FunctionResponse]) -> LoopOutcome:
         for number in range(start_step, self.max_steps + 1):
             self.check_owner()
             step_t0 = time.monotonic()
             started_at = now_iso()
+            obs, late = self._confirm(number, obs)
             self.prepare_turn(number, obs)
             stamp = self.stamp()
             typed = self.user_inbox() if self.user_inbox else []
@@ -330,7 +371,7 @@ class FlashLoop:
                 screen_size=(obs.space.width, obs.space.height),
                 coordinates=self.coordinates,
                 element_list=obs.element_list,
-                notices=self._notices(number, obs),
+                notices=[*late, *self._notices(number, obs)],
                 user_instructions=users,
                 plan=self.plan_recitation(),
                 keyboard_shown=obs.keyboard_shown,
@@ -359,6 +400,7 @@ class FlashLoop:
                 out.completion_tokens += r.usage.completion_tokens
 
             post: Observation | None = obs
+            judged: list[tuple[Observation, ActionOutcome]] = []
             if turn.action is None:
                 result = ActionResult("error", "the model produced no valid action: " + "; ".join(turn.problems))
                 action = PlannedAction("none", {})
@@ -380,15 +422,21 @@ class FlashLoop:
                     def take(n: int = number) -> Observation:
                         return self.observe(n)
 
+                    def judge(seen: Observation, action: PlannedAction = action, result: ActionResult = result,
+                              pre: Observation = obs,
+                              judged: list[tuple[Observation, ActionOutcome]] = judged) -> bool:
+                        judged[:] = [(seen, assess(action, result, pre, seen))]
+                        return shows_effect(judged[0][1])
+
                     try:
                         post = settle(self.device, take, floor_s=self.settle_s,
-                                      max_s=self.settle_max_s, watch=self.real_time and self.settle_max_s > 0,
-                                      sleep=self._sleep).obs
+                                      max_s=self.settle_max_s, watch=self._watching(),
+                                      sleep=self._sleep, judge=judge).obs
                     except DeviceOffline as exc:
                         post = None
                         out.stop_reason, out.stop_message = "device_offline", str(exc)
             # what the action observably came to decides the step's status (SPEC §15)
-            outcome = assess(action, result, obs, post)
+            outcome = judged[0][1] if judged and judged[0][0] is post else assess(action, result, obs, post)
             sent, result = result, ActionResult(outcome.status, outcome.detail, result.typing)
             verdict, sub_events, after = self.after_action(number, obs, post, action, turn, result)
             if sub_events and after is not None:
@@ -424,6 +472,9 @@ class FlashLoop:
             # from the DataEngine renders the same bytes
             self.ledger.commit(entry_from_step(self.engine, stored))
             self.after_commit(number, stored)
+            if (self._late is not None and post is not None and not sub_events
+                    and post.settle_mode == "observed" and result.status != "finished"):
+                self._late.start(Unconfirmed(number, action, sent, obs, post, outcome))
             out.steps = number
             self._report(number, action, result, turn)
             if post is None:

@@ -78,8 +78,8 @@ class Observation:
     capture_path: str | None = None
     #: False when the backend's capture was lossy (uiautomator2's JPEG)
     capture_lossless: bool = True
-    #: set on a post-action observation: how long the screen was waited for ("watch") or slept
-    #: ("fixed"), in ms
+    #: set on a post-action observation: how long the screen was waited for ("watch"), slept
+    #: ("fixed"), or the floor plus this observation when it showed the effect ("observed"), in ms
     settle_ms: float | None = None
     settle_mode: str | None = None
     #: the on-screen keyboard: shown, hidden, or None when neither the dump nor the device can say
@@ -360,7 +360,7 @@ def carry_logs(earlier: Observation, later: Observation) -> Observation:
 @dataclass
 class SettleResult:
     obs: Observation
-    mode: str  # "watch" | "fixed"
+    mode: str  # "observed" | "watch" | "fixed"
     settle_ms: float
     captures: int = 0  # cheap screenshots taken while watching
     stable: bool = True  # False: the bound was reached while the screen still changed
@@ -376,11 +376,15 @@ def settle(
     poll_s: float = 0.05,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
+    judge: Callable[[Observation], bool] | None = None,
 ) -> SettleResult:
     """The post-action observation, taken once the screen has stopped changing.
 
-    Sleeps ``floor_s`` first (a user's fixed settle time). With ``watch`` and ``max_s > 0`` the
-    observation ``take()`` makes is then confirmed by one cheap screenshot: an equal dHash means
+    Sleeps ``floor_s`` first (a user's fixed settle time). With ``watch`` and ``max_s > 0``, when
+    ``judge`` says the observation ``take()`` makes already shows the action's effect it is kept
+    as it is: mode ``observed``, no screenshot taken only to confirm stillness, ``settle_ms`` the
+    floor plus that observation (``operators.settling``: the next step's observation is the
+    confirmation). Otherwise the observation is confirmed by one cheap screenshot: an equal dHash means
     the screen was already still and that observation is kept (the usual case: one extra
     screenshot, no extra observation). Otherwise screenshots are polled until two in a row are
     equal, and the screen is observed again; all bounded by ``max_s`` from the start (a screen
@@ -394,6 +398,8 @@ def settle(
     obs = take()
     if not watch or max_s <= 0:
         return _settled(obs, "fixed", (clock() - t0) * 1000, 0, True)
+    if judge is not None and judge(obs):
+        return _settled(obs, "observed", (clock() - t0) * 1000, 0, True)
     deadline = t0 + max(max_s, floor_s)
     captures = 0
     previous: str | None = None
