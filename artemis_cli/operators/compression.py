@@ -14,8 +14,9 @@ F is kept within ``frozen_budget_tokens``: a swap appends its chunk (F text = ol
 blank line, the chunk) and folds when F is over its limits (chunks into eras, eras into period
 paragraphs, periods merged — :meth:`FrozenHistory.fold`). The L3 snapshot at the hard ratio is
 taken only when it shrinks F (a snapshot that would not is counted in ``snapshots_skipped``), at
-most once per ``emergency_interval_steps`` turns, and only when forcing the closed segments out
-did not already bring the context under the hard ratio (so it leaves room and does not re-fire).
+most once per ``emergency_interval_steps`` turns, and (when the turn's request can be measured)
+only when forcing the closed segments out and scrubbing A's older screenshots did not already
+bring the request within the budget (so it leaves room and does not re-fire).
 
 The budget is a hard limit (:meth:`Compressor.on_turn` with ``measure``): when the turn's request
 is still over ``budget_tokens`` after the triggers, the mechanical emergency level (no model call)
@@ -335,8 +336,8 @@ class Compressor:
 
     def _hard(self, step: int, overshoot: float = 0.0, measure: Callable[[], int] | None = None) -> list[LedgerDecision]:
         """L3, at most once per ``emergency_interval_steps`` turns: force every closed segment out
-        (ledger-only where the lens is not ready), close what is above the floor, and — when that
-        did not get the context under the hard ratio (``measure``; always without one) — replace
+        (ledger-only where the lens is not ready), close what is above the floor, and — without
+        ``measure`` (with it, only when the budget itself is at stake: :meth:`_bind`) — replace
         F by one session snapshot, only when that makes F clearly smaller, and, once a snapshot
         was taken in this stretch above the hard ratio without getting the context below it, only
         when it would by itself (``overshoot`` tokens). A snapshot not taken is counted
@@ -352,11 +353,8 @@ class Compressor:
             if ops:
                 out.append(self._decision(step, max(last, self.frozen.covered_end()), ops))
                 ops = []
-            hard = self.policy.hard_ratio * self.policy.budget_tokens
-            now = measure()
-            if now < hard:
-                return out  # forcing out was enough: the snapshot (a rewrite) is not needed
-            overshoot = now - hard
+            # the snapshot (a rewrite of F) waits until the budget itself is at stake (_bind)
+            return out
         if self.frozen.is_empty():
             return out
         ops += self._snapshot_ops(step, overshoot)
