@@ -362,14 +362,15 @@ class Compressor:
             out.append(self._decision(step, max(last, self.frozen.covered_end()), ops))
         return out
 
-    def _force_ops(self, keep: int) -> tuple[list[dict[str, Any]], int]:
-        """Force every step above the newest ``keep`` out of A into F: ready segments whole, the
-        rest ledger-only (pending mark). Returns the F operations and the last step forced out."""
+    def _force_ops(self, keep: int, split_ready: bool = False) -> tuple[list[dict[str, Any]], int]:
+        """Force every step above the newest ``keep`` out of A into F: ready segments whole (a
+        ready one reaching into the newest ``keep`` stays, unless ``split_ready``), the rest
+        ledger-only (pending mark). Returns the F operations and the last step forced out."""
         movable = self.ledger.entries[: max(0, len(self.ledger.entries) - keep)]
         last = movable[-1].step if movable else self.frozen.covered_end()
         for seg in list(self.segments):
             if seg.start <= last < seg.end:
-                if seg.status == "ready" and keep >= self.policy.min_active_steps:  # keep it whole
+                if seg.status == "ready" and not split_ready and keep >= self.policy.min_active_steps:  # keep it whole
                     last = seg.start - 1
                 else:  # emergency: its head goes out ledger-only, the rest returns to A's open part
                     self.segments.remove(seg)
@@ -447,6 +448,13 @@ class Compressor:
             ops = self._snapshot_ops(step, measure() - limit)
             if ops:
                 out.append(self._decision(step, self.frozen.covered_end(), ops))
+            if measure() <= limit:
+                return out
+        # a ready segment reaching into the minimum window held steps back: its head goes out
+        # ledger-only (its bands describe the whole range, so they cannot go with a part)
+        ops, last = self._force_ops(self.policy.min_active_steps, split_ready=True)
+        if ops:
+            out.append(self._decision(step, max(last, self.frozen.covered_end()), ops))
             if measure() <= limit:
                 return out
         # the floor case: the start check should have refused this budget (or this screen is huge)
