@@ -21,6 +21,8 @@ from urllib.parse import urlsplit
 
 #: Seconds each request may take: a run waits for it.
 WINDOW_TIMEOUT_S = 3.0
+#: An answer larger than this is not a window.
+MAX_ANSWER_BYTES = 4 << 20
 #: Ollama's context when neither the model nor the server sets num_ctx (OLLAMA_CONTEXT_LENGTH).
 OLLAMA_DEFAULT_NUM_CTX = 4096
 
@@ -47,30 +49,49 @@ def read_window(base_url: str | None, model: str, api_key: str = "", *,
                 timeout_s: float = WINDOW_TIMEOUT_S) -> tuple[int, str] | None:
     """The context window ``base_url`` serves ``model`` with, and where it was read; None when the
     server does not say (or cannot be asked)."""
-    if not base_url:
+    if not base_url or urlsplit(base_url).scheme not in ("http", "https"):
         return None
-    import httpx
-
-    headers = {"Authorization": f"Bearer {api_key or 'not-needed'}"}
+    client = _Client(timeout_s, {"Authorization": f"Bearer {api_key or 'not-needed'}"})
     try:
-        with httpx.Client(timeout=timeout_s, headers=headers, follow_redirects=False) as client:
-            return _read(client, base_url.rstrip("/"), model)
+        return _read(client, base_url.rstrip("/"), model)
     except Exception:  # a window we cannot read is a window the server does not say
         return None
 
 
-def _get_json(client: Any, method: str, url: str, body: Any = None) -> Any:
-    try:
-        response = client.request(method, url, json=body) if body is not None else client.request(method, url)
-        if response.status_code != 200 or len(response.content) > 4 << 20:
+class _Client:
+    """One short request at a time (stdlib HTTP; no redirects followed, answers capped at 4 MiB)."""
+
+    def __init__(self, timeout_s: float, headers: dict[str, str]) -> None:
+        self.timeout_s, self.headers = timeout_s, headers
+
+    def json(self, method: str, url: str, body: Any = None) -> Any:
+        import json
+        import urllib.request
+
+        class NoRedirect(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+                return None
+
+        data = json.dumps(body).encode("utf-8") if body is not None else None
+        headers = {**self.headers, **({"Content-Type": "application/json"} if data is not None else {})}
+        request = urllib.request.Request(url, data=data, headers=headers, method=method)
+        try:
+            with urllib.request.build_opener(NoRedirect).open(request, timeout=self.timeout_s) as response:
+                if response.status != 200:
+                    return None
+                raw = response.read(MAX_ANSWER_BYTES + 1)
+        except Exception:
             return None
-        return response.json()
-    except Exception:
-        return None
+        if len(raw) > MAX_ANSWER_BYTES:
+            return None
+        try:
+            return json.loads(raw.decode("utf-8"))
+        except ValueError:
+            return None
 
 
-def _read(client: Any, base: str, model: str) -> tuple[int, str] | None:
-    listing = _get_json(client, "GET", base + "/models")
+def _read(client: _Client, base: str, model: str) -> tuple[int, str] | None:
+    listing = client.json("GET", base + "/models")
     entries = listing.get("data") if isinstance(listing, dict) else None
     entries = [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
     entry = next((e for e in entries if e.get("id") == model), entries[0] if len(entries) == 1 else None)
@@ -90,8 +111,8 @@ def _read(client: Any, base: str, model: str) -> tuple[int, str] | None:
     return None
 
 
-def _llamacpp(client: Any, root: str, model: str) -> tuple[int, str] | None:
-    props = _get_json(client, "GET", root + "/props")
+def _llamacpp(client: _Client, root: str, model: str) -> tuple[int, str] | None:
+    props = client.json("GET", root + "/props")
     if not isinstance(props, dict):
         return None
     settings = props.get("default_generation_settings")
@@ -101,8 +122,8 @@ def _llamacpp(client: Any, root: str, model: str) -> tuple[int, str] | None:
     return (n, "llama.cpp GET /props n_ctx") if n is not None else None
 
 
-def _ollama(client: Any, root: str, model: str) -> tuple[int, str] | None:
-    show = _get_json(client, "POST", root + "/api/show", {"model": model})
+def _ollama(client: _Client, root: str, model: str) -> tuple[int, str] | None:
+    show = client.json("POST", root + "/api/show", {"model": model})
     if not isinstance(show, dict):
         return None
     params = show.get("parameters")
