@@ -169,6 +169,7 @@ class Compressor:
     _closed: bool = False  # a segment closed in this turn (a re-send trigger)
     _hard_since: int | None = None  # the turn the context went (and stayed) at or above the hard ratio
     _snapshot_taken_at: int | None = None
+    _forced_at: int | None = None  # the last turn the hard ratio forced closed segments out
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="artemis-chunk"))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -342,19 +343,25 @@ class Compressor:
         was taken in this stretch above the hard ratio without getting the context below it, only
         when it would by itself (``overshoot`` tokens). A snapshot not taken is counted
         (``snapshots_skipped``) and recorded (``snapshot_skipped`` event)."""
-        if self.last_snapshot_at is not None and step - self.last_snapshot_at < self.policy.emergency_interval_steps:
-            return []
-        if len(self.ledger.entries) <= self.policy.min_active_steps and self.frozen.is_empty():
-            return []
-        self.last_snapshot_at = step
-        ops, last = self._force_ops(self.policy.min_active_steps)
-        out: list[LedgerDecision] = []
-        if measure is not None:
+        interval = self.policy.emergency_interval_steps
+        if measure is not None:  # the hard ratio forces closed segments out; the snapshot is _bind's
+            if self._forced_at is not None and step - self._forced_at < interval:
+                return []
+            self._forced_at = step
+            ops, last = self._force_ops(self.policy.min_active_steps)
+            out: list[LedgerDecision] = []
             if ops:
                 out.append(self._decision(step, max(last, self.frozen.covered_end()), ops))
                 ops = []
             # the snapshot (a rewrite of F) waits until the budget itself is at stake (_bind)
             return out
+        if self.last_snapshot_at is not None and step - self.last_snapshot_at < interval:
+            return []
+        if len(self.ledger.entries) <= self.policy.min_active_steps and self.frozen.is_empty():
+            return []
+        self.last_snapshot_at = step
+        ops, last = self._force_ops(self.policy.min_active_steps)
+        out = []
         if self.frozen.is_empty():
             return out
         ops += self._snapshot_ops(step, overshoot)
