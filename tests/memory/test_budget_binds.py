@@ -9,6 +9,7 @@ from it (as in test_compression_invariants), the request measured by the ledger'
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -114,7 +115,7 @@ def test_the_snapshot_fires_at_most_once_per_emergency_interval(session: tuple[D
                      if e.id not in before and e.step is not None]
         attempts.sort()
         assert len(attempts) >= 3
-        assert all(b - a >= 4 for a, b in zip(attempts, attempts[1:], strict=False)), attempts
+        assert all(b - a >= 4 for a, b in itertools.pairwise(attempts)), attempts
         assert comp.snapshots >= 1
     finally:
         comp.close_pool()
