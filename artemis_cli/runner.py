@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from artemis_cli.budget import BudgetExceeded, BudgetGuard
@@ -29,6 +29,7 @@ from artemis_cli.memory.mechanical import MechanicalLens
 from artemis_cli.memory.recall import Recall
 from artemis_cli.memory.service import StepMemoryService
 from artemis_cli.models.base import Model, ModelRequest, ModelResponse, ToolDecl
+from artemis_cli.operators.budget_floor import ContextBudget, check_budget, image_cost, plan_budget
 from artemis_cli.operators.checks import CheckResult, evaluate_checks
 from artemis_cli.operators.compression import CompressionPolicy, Compressor
 from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport
@@ -264,8 +265,11 @@ def build_loop(
     )
     ledger = ledger or new_ledger(task, profile, engine, max_steps)
     chunk_lens, chunk_fallback = make_chunk_lenses(model, profile, engine, session_id, lenses)
-    compressor = Compressor(engine, session_id, ledger, CompressionPolicy.from_profile(profile), chunk_lens,
-                            chunk_fallback, goal=task.goal)
+    policy = CompressionPolicy.from_profile(profile)
+    budget = session_budget(engine, session_id)
+    if budget is not None:  # the effective budget the run started with (the server's window may be smaller)
+        policy = replace(policy, budget_tokens=budget.tokens)
+    compressor = Compressor(engine, session_id, ledger, policy, chunk_lens, chunk_fallback, goal=task.goal)
     loop_class: Any = FlashLoop
     extra: dict[str, Any] = {}
     if profile.loop == "pro":
@@ -299,9 +303,29 @@ def build_loop(
         on_notice=callbacks.on_notice,
         lease=lease,
     )
+    loop.meter.image_cost = image_cost(getattr(model, "provider", None) or "gemini",
+                                       getattr(getattr(model, "options", None), "max_image_side", None))
     if isinstance(loop, FlashLoop) and hasattr(loop, "plan"):
         compressor.plan_state = lambda: loop.plan.checklist() if getattr(loop, "plan", None) else ""
     return loop, service
+
+
+def session_budget(engine: DataEngine, session_id: str) -> ContextBudget | None:
+    """The context budget a session started with (its config's ``context_budget``), or None for
+    one recorded before sessions stored it (the profile's budget then)."""
+    rec = engine.get_session(session_id)
+    return ContextBudget.from_dict((rec.config or {}).get("context_budget")) if rec is not None else None
+
+
+def context_budget(profile: Any, model: Model, screen: tuple[int, int]) -> ContextBudget:
+    """The run's budget and floor; the server's context window is asked once (an OpenAI-compatible
+    model's ``context_window``: vLLM, llama.cpp, Ollama say it; others do not). Refuses a budget
+    below the floor (``UsageError``) before any model call and before a session exists."""
+    reader = getattr(model, "context_window", None)
+    window = reader() if callable(reader) and not model.offline else None
+    budget = plan_budget(profile, screen, model, window)
+    check_budget(budget)
+    return budget
 
 
 def finish_run(
@@ -486,6 +510,7 @@ def run_task(
     ledger_factory: Callable[[TranscriptLedger], TranscriptLedger] | None = None,
     lenses: str = "auto",
     max_cost: float | None = None,
+    on_budget: Callable[[ContextBudget], None] | None = None,
 ) -> RunResult:
     """Create a session and run ``task`` to its end. ``run_config`` is what `resume` needs to
     rebuild the same run (the CLI passes the task file, model and device options).
@@ -493,7 +518,9 @@ def run_task(
     bench`` memory modes, ``artemis_cli.memory.modes``); None keeps the transcript ledger.
     ``lenses`` (:data:`LENS_CHOICES`): ``mechanical`` keeps step and chunk summaries off the model
     even when the operator is a Gemini model (the bench's scripted runs). ``max_cost`` (USD; None:
-    the profile's ``max_cost``) stops the run before the model call that would pass it."""
+    the profile's ``max_cost``) stops the run before the model call that would pass it. The context
+    budget (``operators.budget_floor``) is planned first — a budget below its floor is a
+    ``UsageError`` before the session exists — and ``on_budget`` is told it."""
     if lenses not in LENS_CHOICES:
         raise ValueError(f"lenses must be one of {LENS_CHOICES}, got {lenses!r}")
     info = device.info()
@@ -511,6 +538,9 @@ def run_task(
 
     limit = max_cost if max_cost is not None else profile.max_cost
     check_priced(model, profile, limit)
+    budget = context_budget(profile, model, (info.width, info.height))
+    if on_budget is not None:
+        on_budget(budget)
     session_id = engine.new_session_id()
     prompt = session_prompt(profile)
     engine.create_session(
@@ -537,6 +567,7 @@ def run_task(
                 "offline_model": model.offline,
                 "prompt": prompt,
                 "run": run_config or {},
+                "context_budget": budget.to_dict(),
             },
         )
     )

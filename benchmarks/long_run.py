@@ -29,6 +29,10 @@ the profile's screenshot setting) and image_tokens_full_size, divergence_blocks_
 operator call: where its prefix left everything sent before, in request parts from the end; 6 =
 only this step's new parts; for openai in uncached 16-token blocks, see above), divergence_p50 / divergence_max, recall_word / recall_word_step (a
 word typed at step ~40);
+the budget: budget_tokens / budget_source (profile | server), budget_floor_tokens (the floor a
+budget below which is refused before any model call; ``--budget`` one below it prints the
+refusal as JSON and exits 2) with budget_floor_parts, budget_floor_events (turns the hard limit
+had to go below the minimum active window: 0 when the floor is honest), prompts_over_budget;
 and the compression figures: chunks, ledger_lines_match_steps (every chunk's band ③ has exactly
 one line per step of its range), eras, period_paragraphs, snapshots, max_prompt_tokens_q2 and
 max_prompt_tokens_q4 (goal: q4 ≤ 1.3 × q2), f_rewrites (F texts that do not start with the previous
@@ -62,6 +66,7 @@ from artemis_cli.bench.metrics import replay_frozen  # noqa: E402
 from artemis_cli.config.profile import Profile, load_profile  # noqa: E402
 from artemis_cli.config.task import Task  # noqa: E402
 from artemis_cli.engine.db import DataEngine  # noqa: E402
+from artemis_cli.errors import UsageError  # noqa: E402
 from artemis_cli.memory.chunk_lens import nth_segment_match  # noqa: E402
 from artemis_cli.memory.chunk_store import newest_chunks  # noqa: E402
 from artemis_cli.models import registry  # noqa: E402
@@ -73,7 +78,8 @@ from artemis_cli.models.gemini import GeminiModel  # noqa: E402
 from artemis_cli.models.openai_provider import OpenAIModel  # noqa: E402
 from artemis_cli.models.scripted import script_policy  # noqa: E402
 from artemis_cli.models.scripted_roles import pro_script_policy  # noqa: E402
-from artemis_cli.operators.compression import RESEND_EVENT, session_f_rewrites  # noqa: E402
+from artemis_cli.operators.budget_floor import plan_budget  # noqa: E402
+from artemis_cli.operators.compression import BUDGET_FLOOR_EVENT, RESEND_EVENT, session_f_rewrites  # noqa: E402
 from artemis_cli.perception.model_image import scale_for_model  # noqa: E402
 from artemis_cli.runner import run_task  # noqa: E402
 from artemis_cli.sim.phone import SimPhone  # noqa: E402
@@ -198,6 +204,12 @@ def divergence_figures(server: FakeGeminiServer | FakeOpenAIServer) -> dict[str,
     }
 
 
+def floor_of(profile: Profile, model: Any) -> int:
+    """The run's budget floor (``operators.budget_floor``) on the simulated phone's screen."""
+    info = SimPhone(seed=7, popups=False).info()
+    return plan_budget(profile, (info.width, info.height), model).floor_tokens
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="flash")
@@ -256,7 +268,17 @@ def main() -> int:
                 server.inject("empty_candidate", attempts, match=nth_segment_match(args.fail_chunk))
             model = GeminiModel([operator.model, *operator.fallback], api_key="fake-key", base_url=server.base_url)
         engine = DataEngine.open(data_dir)
-        result = run_task(task, profile, SimPhone(seed=7, popups=False), model, engine, real_time=False)
+        planned: list[Any] = []
+        try:
+            result = run_task(task, profile, SimPhone(seed=7, popups=False), model, engine, real_time=False,
+                              on_budget=planned.append)
+        except UsageError as exc:  # a budget below the floor: refused before any model call
+            calls_made = len(server.requests)
+            refused = {"refused": str(exc), "hint": exc.hint, "budget_floor_tokens": floor_of(profile, model),
+                       "budget_tokens": args.budget, "model_requests": calls_made,
+                       "sessions": len(engine.list_sessions())}
+            print(json.dumps(refused, indent=2) if args.json else f"refused: {exc}\n  {exc.hint}")
+            return 2
     divergence = divergence_figures(server)
     wall = time.perf_counter() - t0
     calls = [c for c in engine.llm_calls(result.session_id) if c.role == "operator" and c.status == "ok"]
@@ -301,6 +323,12 @@ def main() -> int:
         "recall_word": RECALL_WORD,
         "recall_word_step": word_step,
         "wall_s": round(wall, 1),
+        "budget_tokens": planned[0].tokens if planned else None,
+        "budget_source": planned[0].source if planned else None,
+        "budget_floor_tokens": planned[0].floor_tokens if planned else None,
+        "budget_floor_parts": planned[0].floor_parts if planned else None,
+        "budget_floor_events": len(engine.events(result.session_id, kind=BUDGET_FLOOR_EVENT)),
+        "prompts_over_budget": sum(1 for p in prompts if planned and p > planned[0].tokens),
         "goals": {"bound_ratio": "<= 1.3", "cache_hit_call_share": ">= 0.9", "cached_token_share": ">= 0.70",
                   "s_zone_hash_changes": 0},
         **divergence,

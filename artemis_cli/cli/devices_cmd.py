@@ -100,6 +100,8 @@ def doctor(
     if endpoint_plan is not None:
         for row in endpoint_check.check(endpoint_plan):
             add(*row)
+        if model is not None and not gemini_model:
+            add(*_budget_row(model, base_url, profile))
     path = resolve(data_dir)
     try:
         findings = check_data_dir(path, deep=deep, progress=None if as_json else _DeepProgress())
@@ -172,6 +174,29 @@ def _adb_rows(add: Any, serial: str | None) -> None:
             "authorize USB debugging on the phone", "warning")
     else:
         add("device", True, f"no phone or emulator attached — {SIM_ONLY} (--device sim)", level=NOT_APPLICABLE)
+
+
+def _budget_row(model: str, base_url: str | None, profile: str | None) -> tuple[Any, ...]:
+    """``--model openai:NAME``: the server's context window (when it says) and the effective
+    budget and floor a run on the simulated phone would get (``operators.budget_floor``)."""
+    from artemis_cli.config.profile import load_profile
+    from artemis_cli.errors import ArtemisError
+    from artemis_cli.models.registry import build_model
+    from artemis_cli.operators.budget_floor import plan_budget
+
+    try:
+        prof = load_profile(profile or "flash")
+        mdl = build_model(model, task=None, profile=prof, base_url=base_url)
+        reader = getattr(mdl, "context_window", None)
+        window = reader() if callable(reader) else None
+        budget = plan_budget(prof, (1080, 2400), mdl, window)
+    except ArtemisError as exc:
+        return "Context budget", False, str(exc), exc.hint or ""
+    if budget.tokens < budget.floor_tokens:
+        return ("Context budget", False, budget.text() + " — below the floor: a run would be refused",
+                "serve a larger window (vLLM --max-model-len, Ollama num_ctx, llama.cpp -c) or lower the floor "
+                "(memory.transcript.min_active_steps, screenshot.max_side, screenshot.marks)")
+    return "Context budget", True, budget.text() + " (on a 1080x2400 screen)"
 
 
 def _gemini_model_row(name: str, profile: str | None) -> tuple[Any, ...]:

@@ -95,11 +95,14 @@ def _run(task_file: Path | None, goal: str | None, device: str | None, profile: 
         from artemis_cli.cli.stdin_inbox import StdinInbox
 
         inbox = StdinInbox().start()  # lines typed during the run reach the operator at the next step
+        budget: list[str] = []  # the context budget line, once the run planned it (before the session)
         try:
             result = with_progress(
                 lambda cb: run_task(task, prof, dev, mdl, engine, max_steps=max_steps, run_config=run_config,
-                                    user_inbox=inbox.take, max_cost=max_cost, **cb),
-                header=header, as_json=as_json, no_live=no_live,
+                                    user_inbox=inbox.take, max_cost=max_cost,
+                                    on_budget=lambda b: budget.append(b.text()), **cb),
+                header=lambda: header + "".join(f"\n  {escape(line)}" for line in budget),
+                as_json=as_json, no_live=no_live,
             )
         finally:
             dev.close()
@@ -124,7 +127,8 @@ def stop_cleanly(command: Callable[[], None], as_json: bool) -> None:
             raise typer.Exit(exc.exit_code) from None
 
 
-def with_progress(start: Callable[[dict[str, Any]], Any], *, header: str, as_json: bool, no_live: bool) -> Any:
+def with_progress(start: Callable[[dict[str, Any]], Any], *, header: str | Callable[[], str], as_json: bool,
+                  no_live: bool) -> Any:
     """Run ``start(callbacks)`` with per-step progress on stderr (stdout is kept for the result,
     so ``artemis run … | head -1`` or ``--json | jq`` read only that). ``as_json`` is kept for the
     callers: progress is on stderr either way."""
@@ -132,7 +136,7 @@ def with_progress(start: Callable[[dict[str, Any]], Any], *, header: str, as_jso
     plain = no_live or not progress.is_terminal
 
     def on_start(session_id: str) -> None:
-        progress.print(f"[bold]Session {session_id}[/] · {header}")
+        progress.print(f"[bold]Session {session_id}[/] · {header() if callable(header) else header}")
 
     def on_step(rep: object) -> None:
         from artemis_cli.operators.flash import StepReport

@@ -229,6 +229,7 @@ def show(
         return
     from artemis_cli.engine.segments import session_time, stops
     from artemis_cli.engine.token_usage import session_costs, token_usage
+    from artemis_cli.operators.budget_floor import ContextBudget
     from artemis_cli.replay.lineage import marks as replay_marks
 
     steps = engine.get_steps(rec.id)
@@ -243,6 +244,7 @@ def show(
         data["llm_calls"] = len(engine.llm_calls(rec.id))
         data["tokens"] = usage.to_dict()
         data["cost"] = cost.to_dict()
+        data["context_budget"] = (rec.config or {}).get("context_budget")
         print(json.dumps(data, ensure_ascii=False, indent=2))
         return
     from rich.text import Text
@@ -262,6 +264,9 @@ def show(
         if model:
             console.print(Text(ellipsize(f"model: {model}", width)))
     console.print(Text(f"goal: {rec.goal or ''}"), soft_wrap=False)
+    budget = ContextBudget.from_dict((rec.config or {}).get("context_budget"))
+    if budget is not None:
+        console.print(Text(f"context: {budget.text()}"), soft_wrap=False)
     if timing.segments:
         running = " so far" if rec.status == "running" else ""
         console.print(Text(f"time: {timing.text()}{running}"), soft_wrap=False)

@@ -111,10 +111,16 @@ class RuntimeSettings(StrictModel):
 
 
 class TranscriptSettings(StrictModel):
+    #: the prompt's hard limit once the run starts (the effective budget is the smaller of this
+    #: and the model server's context window less ``reply_reserve_tokens``, when it says)
     context_budget_tokens: Int = Field(default=80000, ge=1)
     soft_ratio: Ratio = 0.7
     hard_ratio: Ratio = 0.9
     min_active_steps: Int = Field(default=5, ge=0)
+    #: kept free of the server's context window for the model's reply (thoughts and the call)
+    reply_reserve_tokens: Int = Field(default=1024, ge=0)
+    #: the L3 emergency snapshot fires at most once per this many steps (it rewrites F)
+    emergency_interval_steps: Int = Field(default=12, ge=1)
     image_scrub_depth: Int = Field(default=3, ge=0)
     pending_grace_steps: Int = Field(default=3, ge=0)
     xml_scrub_depth: Int = Field(default=1, ge=0)

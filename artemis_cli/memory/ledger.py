@@ -371,14 +371,16 @@ def image_tokens(png: bytes) -> int:
     return 258 * math.ceil(w / 768) * math.ceil(h / 768)
 
 
-def estimate_tokens(request: ModelRequest) -> int:
+def estimate_tokens(request: ModelRequest, image_cost: Callable[[bytes], int] | None = None) -> int:
+    """Characters/4 for text and calls; images as Gemini counts them, or by ``image_cost``."""
+    count = image_cost or image_tokens
     total = math.ceil(len(request.system) / 4)
     tools = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools]
     total += math.ceil(len(json.dumps(tools)) / 4)
     for m in request.messages:
         for p in m.parts:
             if p.image_png is not None:
-                total += image_tokens(p.image_png)
+                total += count(p.image_png)
             elif p.text is not None:
                 total += math.ceil(len(p.text) / 4)
             else:
@@ -393,15 +395,17 @@ class TokenMeter:
 
     measured: int | None = None
     measured_estimate: int = 0
+    #: images as the operator's provider counts them (None: Gemini's ``image_tokens``)
+    image_cost: Callable[[bytes], int] | None = None
 
     def observe(self, request: ModelRequest, prompt_tokens: int) -> None:
         if request.role != "operator" or prompt_tokens <= 0:
             return
         self.measured = prompt_tokens
-        self.measured_estimate = estimate_tokens(request)
+        self.measured_estimate = estimate_tokens(request, self.image_cost)
 
     def context_tokens(self, request: ModelRequest) -> int:
-        est = estimate_tokens(request)
+        est = estimate_tokens(request, self.image_cost)
         if self.measured is None:
             return est
         return max(0, self.measured + est - self.measured_estimate)

@@ -41,6 +41,18 @@ Fault injection
     the content, ``finish_reason: stop``), ``"no_usage"`` (no ``usage`` key), ``"length"``
     (``finish_reason: length``, content cut to half, or to ``max_tokens``).
 
+Context window (``max_model_len=N``, ``window_kind``)
+    As hostile as the servers it plays: a request whose prompt tokens plus ``max_tokens`` (1
+    when absent: the reply needs one) exceed N is recorded in ``overflows`` and, for
+    ``window_kind="vllm"`` (the default), refused with vLLM's 400 (``BadRequestError`` /
+    ``invalid_request_error``, param ``messages``: "This model's maximum context length is N
+    tokens. However, you requested M tokens (X in the messages, Y in the completion). …"), and
+    ``/v1/models`` entries carry ``max_model_len``; ``"llamacpp"`` answers ``GET /props``
+    (``default_generation_settings.n_ctx``) and refuses with llama.cpp's
+    ``exceed_context_size_error``; ``"ollama"`` answers ``POST /api/show`` (``num_ctx`` in
+    ``parameters``, ``model_info`` ``<arch>.context_length``) and, as Ollama does, truncates
+    silently (answers normally; only ``overflows`` knows).
+
 Robustness is the Gemini fake's: bad framing answers a 4xx and closes the connection, a broken
 policy is a 500, anything escaping a handler thread lands in ``server.errors``.
 """
@@ -76,6 +88,9 @@ from artemis_cli.models.fake_openai_wire import (
     parse_body,
     prompt_token_stream,
 )
+
+#: How a fake with ``max_model_len`` reports and enforces it (see the module doc).
+WINDOW_KINDS = ("vllm", "llamacpp", "ollama")
 
 __all__ = [
     "BLOCK_TOKENS",
@@ -126,8 +141,18 @@ class FakeOpenAIServer(FakeHTTPServer[FakeOpenAIRequest]):
         keep_requests: int | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        max_model_len: int | None = None,
+        window_kind: str = "vllm",
     ) -> None:
         super().__init__(keep_requests=keep_requests, host=host, port=port)
+        if window_kind not in WINDOW_KINDS:
+            raise ValueError(f"window_kind must be one of {WINDOW_KINDS}, got {window_kind!r}")
+        self.max_model_len = max_model_len
+        self.window_kind = window_kind
+        #: (prompt tokens, max_tokens) of every request that did not fit ``max_model_len``
+        self.overflows: list[tuple[int, int]] = []
+        #: the largest prompt (tokens) of any request received
+        self.max_prompt_tokens = 0
         self.policy = policy
         self.models = models
         self.retry_after_s = retry_after_s
@@ -154,8 +179,50 @@ class FakeOpenAIServer(FakeHTTPServer[FakeOpenAIRequest]):
     def model_list(self) -> dict[str, Any]:
         with self._lock:
             names = list(self.models) if self.models is not None else list(self._seen_models) or ["fake-openai"]
-        return {"object": "list", "data": [{"id": n, "object": "model", "created": 0, "owned_by": "artemis-fake"}
-                                           for n in names]}
+        owner = {"llamacpp": "llamacpp", "ollama": "library"}.get(self.window_kind, "vllm")
+        entries: list[dict[str, Any]] = [{"id": n, "object": "model", "created": 0, "owned_by": owner} for n in names]
+        if self.max_model_len is not None and self.window_kind == "vllm":
+            for entry in entries:
+                entry.update(root=entry["id"], parent=None, max_model_len=self.max_model_len)
+        return {"object": "list", "data": entries}
+
+    def window_answer(self, path: str, body: Any) -> dict[str, Any] | None:
+        """llama.cpp's ``GET /props`` or Ollama's ``POST /api/show`` (None: not this server's)."""
+        n = self.max_model_len
+        if path == "/props" and self.window_kind == "llamacpp":
+            return {"default_generation_settings": {"n_ctx": n or 4096, "params": {"n_predict": -1}},
+                    "total_slots": 1, "model_path": "/models/fake.gguf"}
+        if path == "/api/show" and self.window_kind == "ollama":
+            params = "stop                           \"<|im_end|>\""
+            if n is not None:
+                params = f"num_ctx                        {n}\n" + params
+            return {"modelfile": "FROM fake", "parameters": params, "template": "{{ .Prompt }}",
+                    "details": {"family": "qwen2", "parameter_size": "7.6B"},
+                    "model_info": {"general.architecture": "qwen2", "qwen2.context_length": 32768}}
+        return None
+
+    def window_refusal(self, req: FakeOpenAIRequest) -> tuple[int, dict[str, Any]] | None:
+        """The server's answer to a request that does not fit its window (None: it fits, or this
+        server truncates silently)."""
+        prompt = len(prompt_token_stream(req))
+        with self._lock:
+            self.max_prompt_tokens = max(self.max_prompt_tokens, prompt)
+        n = self.max_model_len
+        asked = req.max_tokens or 0
+        if n is None or prompt + max(asked, 1) <= n:
+            return None
+        with self._lock:
+            self.overflows.append((prompt, asked))
+        if self.window_kind == "ollama":
+            return None
+        if self.window_kind == "llamacpp":
+            return 400, {"error": {"code": 400, "message": "the request exceeds the available context size, try "
+                                   "increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": prompt,
+                                   "n_ctx": n}}
+        return 400, {"error": {"message": f"This model's maximum context length is {n} tokens. However, you requested "
+                               f"{prompt + asked} tokens ({prompt} in the messages, {asked} in the completion). "
+                               "Please reduce the length of the messages or completion.",
+                               "type": "BadRequestError", "param": "messages", "code": 400}}
 
     def _usage(self, req: FakeOpenAIRequest, completion: int) -> dict[str, Any]:
         tokens = prompt_token_stream(req)
@@ -229,6 +296,10 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def _handle_get(self) -> None:
             self._read_body()
             path = self.path.split("?", 1)[0]
+            window = server.window_answer(path.rstrip("/"), None)
+            if window is not None:
+                self._send(200, window)
+                return
             if path.rstrip("/") != "/v1/models":
                 self._not_found(path)
             self._check_auth()
@@ -237,6 +308,10 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def _handle_post(self) -> None:
             raw = self._read_body()
             path = self.path.split("?", 1)[0]
+            window = server.window_answer(path.rstrip("/"), raw)
+            if window is not None:
+                self._send(200, window)
+                return
             if path.rstrip("/") != "/v1/chat/completions":
                 self._not_found(path)
             self._check_auth()
@@ -248,6 +323,11 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 if req.model not in server._seen_models:
                     server._seen_models.append(req.model)
                 server._keep(req)
+            refused = server.window_refusal(req)
+            if refused is not None:
+                req.status = refused[0]
+                self._send(*refused)
+                return
             fault = server._take_fault(req)
             req.fault = fault
             if fault == "timeout":
@@ -280,10 +360,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--models", default=None, metavar="NAME[,NAME...]",
                         help="the models /v1/models lists and the only ones served (default: any name, "
                              "listed once asked for)")
+    parser.add_argument("--max-model-len", type=int, default=None, metavar="N",
+                        help="the context window: reported (vLLM: /v1/models max_model_len) and enforced")
+    parser.add_argument("--window-kind", choices=WINDOW_KINDS, default="vllm",
+                        help="how the window is reported and enforced: vllm (400), llamacpp (/props, 400), "
+                             "ollama (/api/show, silent truncation)")
     args = parser.parse_args(argv)
     policy = heuristic_policy() if args.policy == "heuristic" else finish_policy
     models = [m.strip() for m in args.models.split(",") if m.strip()] if args.models else None
-    with FakeOpenAIServer(policy, models=models, host=args.host, port=args.port) as server:
+    with FakeOpenAIServer(policy, models=models, host=args.host, port=args.port, max_model_len=args.max_model_len,
+                          window_kind=args.window_kind) as server:
         print(f"fake OpenAI server at {server.base_url}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             threading.Event().wait()

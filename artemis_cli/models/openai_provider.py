@@ -98,6 +98,8 @@ class OpenAIModel:
     offline = False
     provider = "openai"
 
+    _window: tuple[int, str] | None
+
     def __init__(
         self,
         chain: list[str],
@@ -163,6 +165,17 @@ class OpenAIModel:
     def endpoint(self) -> tuple[str | None, str]:
         """What identifies the server and credentials: (base URL, key variable)."""
         return self.base_url, self.api_key_env
+
+    def context_window(self) -> tuple[int, str] | None:
+        """The server's context window for this model and where it was read (vLLM's
+        ``max_model_len``, llama.cpp's ``/props``, Ollama's ``/api/show``); None when it does not
+        say. Asked once per model object (``models.context_window``)."""
+        if not hasattr(self, "_window"):
+            from artemis_cli.models.context_window import read_window
+
+            key = os.environ.get(self.api_key_env, "").strip()
+            self._window = read_window(self.base_url, self.name, key)
+        return self._window
 
     def with_chain(self, chain: list[str], options: WireOptions | None = None) -> OpenAIModel:
         """A model for another role on the same endpoint: same client, key and retry policy."""

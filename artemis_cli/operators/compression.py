@@ -13,7 +13,18 @@ a ledger-only chunk).
 F is kept within ``frozen_budget_tokens``: a swap appends its chunk (F text = old F text, a
 blank line, the chunk) and folds when F is over its limits (chunks into eras, eras into period
 paragraphs, periods merged — :meth:`FrozenHistory.fold`). The L3 snapshot at the hard ratio is
-taken only when it shrinks F (a snapshot that would not is counted in ``snapshots_skipped``).
+taken only when it shrinks F (a snapshot that would not is counted in ``snapshots_skipped``), at
+most once per ``emergency_interval_steps`` turns, and (when the turn's request can be measured)
+only when forcing the closed segments out and scrubbing A's older screenshots did not already
+bring the request within the budget (so it leaves room and does not re-fire).
+
+The budget is a hard limit (:meth:`Compressor.on_turn` with ``measure``): when the turn's request
+is still over ``budget_tokens`` after the triggers, the mechanical emergency level (no model call)
+forces every step above ``min_active_steps`` out (ledger-only where the lens is not ready — also a
+segment whose lens failed), scrubs A's older screenshots early, then takes the snapshot if its
+interval allows. Only if that is not enough — the floor case, which the start check
+(:mod:`artemis_cli.operators.budget_floor`) keeps from happening — does it go below the minimum
+active window (and then A's last screenshots), recording a ``budget_floor`` event.
 A new F text that does not start with the previous one is a *rewrite* (it breaks the cached
 prefix): ``f_rewrites`` counts them, and :func:`session_f_rewrites` counts them from the record.
 
@@ -51,6 +62,8 @@ from artemis_cli.operators.pro.failure_analyzer import recovery_lines
 
 RESEND_EVENT = "chunk_resend"
 SNAPSHOT_SKIPPED_EVENT = "snapshot_skipped"
+#: the hard limit had to go below the minimum active window (the floor case)
+BUDGET_FLOOR_EVENT = "budget_floor"
 #: F's budget when the profile names none: this share of the context budget, at least
 #: MIN_FROZEN_BUDGET tokens.
 FROZEN_SHARE = 0.025
@@ -97,6 +110,8 @@ class CompressionPolicy:
     retries: int = 3
     max_resends: int = 3
     frozen_budget_tokens: int | None = None  # None: FROZEN_SHARE of budget_tokens
+    emergency_interval_steps: int = 12  # the L3 snapshot at most once per this many turns
+    image_scrub_depth: int = 3  # the emergency level keeps the screenshots of depth below it
 
     def frozen_budget(self) -> int:
         if self.frozen_budget_tokens is not None:
@@ -118,6 +133,8 @@ class CompressionPolicy:
             retries=m.runtime.retry_limit,
             frozen_budget_tokens=m.chunking.frozen_budget_tokens,
             max_resends=m.chunking.max_resends,
+            emergency_interval_steps=m.transcript.emergency_interval_steps,
+            image_scrub_depth=m.transcript.image_scrub_depth,
         )
 
 
@@ -152,6 +169,7 @@ class Compressor:
     _closed: bool = False  # a segment closed in this turn (a re-send trigger)
     _hard_since: int | None = None  # the turn the context went (and stayed) at or above the hard ratio
     _snapshot_taken_at: int | None = None
+    _forced_at: int | None = None  # the last turn the hard ratio forced closed segments out
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="artemis-chunk"))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -243,8 +261,11 @@ class Compressor:
 
     # -- the turn ----------------------------------------------------------------------------
 
-    def on_turn(self, step: int, context_tokens: int, milestone_switch: tuple[int, str | None] | None) -> list[LedgerDecision]:
-        """Close segments whose trigger fired, then swap ready ones into F (decisions returned)."""
+    def on_turn(self, step: int, context_tokens: int, milestone_switch: tuple[int, str | None] | None,
+                measure: Callable[[], int] | None = None) -> list[LedgerDecision]:
+        """Close segments whose trigger fired, then swap ready ones into F (decisions returned).
+        ``measure`` gives the context of this turn's request as the decisions so far left it;
+        with it the budget binds (:meth:`_bind`)."""
         p = self.policy
         self._closed = False
         open_entries = self.open_entries()
@@ -274,12 +295,15 @@ class Compressor:
         batch = self.ledger.settings.image_batch_turn(step)
         decisions = self._swap_ready(step) if batch or pressure else []
         hard = p.hard_ratio * p.budget_tokens
-        if context_tokens >= hard:
+        now = measure() if measure is not None and decisions else context_tokens
+        if now >= hard:
             if self._hard_since is None:
                 self._hard_since = step
-            decisions += self._hard(step, context_tokens - hard)
+            decisions += self._hard(step, now - hard, measure)
         else:
             self._hard_since = None
+        if measure is not None:
+            decisions += self._bind(step, measure)
         return decisions
 
     def _swap_ready(self, step: int) -> list[LedgerDecision]:
@@ -311,23 +335,49 @@ class Compressor:
             return [fold_op(p.max_chunks, p.max_eras, p.frozen_budget())]
         return []
 
-    def _hard(self, step: int, overshoot: float = 0.0) -> list[LedgerDecision]:
-        """L3: force every closed segment out (ledger-only where the lens is not ready), close what
-        is above the floor, and replace F by one session snapshot — only when that makes F clearly
-        smaller, and, once a snapshot was taken in this stretch above the hard ratio without getting
-        the context below it, only when it would by itself (``overshoot`` tokens). A snapshot not
-        taken is counted (``snapshots_skipped``) and recorded (``snapshot_skipped`` event)."""
-        floor = self.policy.min_active_steps
-        movable = self.ledger.entries[: max(0, len(self.ledger.entries) - floor)]
-        # a snapshot is a deep mutation: at most one per max_steps turns
-        if self.last_snapshot_at is not None and step - self.last_snapshot_at < self.policy.max_steps:
+    def _hard(self, step: int, overshoot: float = 0.0, measure: Callable[[], int] | None = None) -> list[LedgerDecision]:
+        """L3, at most once per ``emergency_interval_steps`` turns: force every closed segment out
+        (ledger-only where the lens is not ready), close what is above the floor, and — without
+        ``measure`` (with it, only when the budget itself is at stake: :meth:`_bind`) — replace
+        F by one session snapshot, only when that makes F clearly smaller, and, once a snapshot
+        was taken in this stretch above the hard ratio without getting the context below it, only
+        when it would by itself (``overshoot`` tokens). A snapshot not taken is counted
+        (``snapshots_skipped``) and recorded (``snapshot_skipped`` event)."""
+        interval = self.policy.emergency_interval_steps
+        if measure is not None:  # the hard ratio forces closed segments out; the snapshot is _bind's
+            if self._forced_at is not None and step - self._forced_at < interval:
+                return []
+            self._forced_at = step
+            ops, last = self._force_ops(self.policy.min_active_steps)
+            out: list[LedgerDecision] = []
+            if ops:
+                out.append(self._decision(step, max(last, self.frozen.covered_end()), ops))
+                ops = []
+            # the snapshot (a rewrite of F) waits until the budget itself is at stake (_bind)
+            return out
+        if self.last_snapshot_at is not None and step - self.last_snapshot_at < interval:
             return []
-        if not movable and self.frozen.is_empty():
+        if len(self.ledger.entries) <= self.policy.min_active_steps and self.frozen.is_empty():
             return []
+        self.last_snapshot_at = step
+        ops, last = self._force_ops(self.policy.min_active_steps)
+        out = []
+        if self.frozen.is_empty():
+            return out
+        ops += self._snapshot_ops(step, overshoot)
+        if ops:
+            out.append(self._decision(step, max(last, self.frozen.covered_end()), ops))
+        return out
+
+    def _force_ops(self, keep: int, split_ready: bool = False) -> tuple[list[dict[str, Any]], int]:
+        """Force every step above the newest ``keep`` out of A into F: ready segments whole (a
+        ready one reaching into the newest ``keep`` stays, unless ``split_ready``), the rest
+        ledger-only (pending mark). Returns the F operations and the last step forced out."""
+        movable = self.ledger.entries[: max(0, len(self.ledger.entries) - keep)]
         last = movable[-1].step if movable else self.frozen.covered_end()
         for seg in list(self.segments):
             if seg.start <= last < seg.end:
-                if seg.status == "ready":  # its bands describe the whole range: keep it whole
+                if seg.status == "ready" and not split_ready and keep >= self.policy.min_active_steps:  # keep it whole
                     last = seg.start - 1
                 else:  # emergency: its head goes out ledger-only, the rest returns to A's open part
                     self.segments.remove(seg)
@@ -349,11 +399,12 @@ class Compressor:
                                 recoveries=self.recoveries(start, end))
             ops.append(add_op(self.frozen.add_chunk(chunk)))
         self.segments = [s for s in self.segments if s.end > last]
-        if self.frozen.is_empty():
-            return []
         if ops:
             ops += self._fold()
-        self.last_snapshot_at = step
+        return ops, last
+
+    def _snapshot_ops(self, step: int, overshoot: float) -> list[dict[str, Any]]:
+        """The snapshot operation when it makes F clearly smaller (else counted as skipped)."""
         device = f"foreground app at step {step - 1}: " + (self._last_app() or "unknown")
         plan = self.plan_state()
         # a snapshot is a rewrite: take it only when it makes F clearly smaller
@@ -368,17 +419,97 @@ class Compressor:
             need = max(need, overshoot)
         if before - after >= need:
             self.frozen = preview
-            ops.append(snapshot_op(self.goal, plan, device))
             self.snapshots += 1
             self._snapshot_taken_at = step
-        else:
-            self.snapshots_skipped += 1
-            self.engine.record_event(EventRecord(session_id=self.session_id, step=step, kind=SNAPSHOT_SKIPPED_EVENT,
-                                                 payload={"f_tokens": before, "snapshot_tokens": after,
-                                                          "needed": math.ceil(need)}))
-        if not ops:
+            return [snapshot_op(self.goal, plan, device)]
+        self.snapshots_skipped += 1
+        self.engine.record_event(EventRecord(session_id=self.session_id, step=step, kind=SNAPSHOT_SKIPPED_EVENT,
+                                             payload={"f_tokens": before, "snapshot_tokens": after,
+                                                      "needed": math.ceil(need)}))
+        return []
+
+    # -- the hard limit ----------------------------------------------------------------------
+
+    def _bind(self, step: int, measure: Callable[[], int]) -> list[LedgerDecision]:
+        """Keep this turn's request within ``budget_tokens``, mechanically (no model call): force
+        out everything above ``min_active_steps``; scrub A's screenshots at ``image_scrub_depth`` or
+        more early (what the scrub edge keeps on its batch turns stays); take the snapshot when its interval
+        allows. Still over: the floor case (below the minimum window, then A's last screenshots,
+        one step at a time), recorded as a ``budget_floor`` event."""
+        limit = self.policy.budget_tokens
+        before = measure()
+        if before <= limit:
             return []
-        return [self._decision(step, max(last, self.frozen.covered_end()), ops)]
+        out: list[LedgerDecision] = []
+        ops, last = self._force_ops(self.policy.min_active_steps)
+        if ops:
+            out.append(self._decision(step, max(last, self.frozen.covered_end()), ops))
+            if measure() <= limit:
+                return out
+        out += self._scrub_images(step, keep_depth=self.policy.image_scrub_depth, measure=measure, limit=limit)
+        if measure() <= limit:
+            return out
+        if not self.frozen.is_empty() and (self.last_snapshot_at is None
+                                           or step - self.last_snapshot_at >= self.policy.emergency_interval_steps):
+            self.last_snapshot_at = step
+            ops = self._snapshot_ops(step, measure() - limit)
+            if ops:
+                out.append(self._decision(step, self.frozen.covered_end(), ops))
+            if measure() <= limit:
+                return out
+        # a ready segment reaching into the minimum window held steps back: its head goes out
+        # ledger-only (its bands describe the whole range, so they cannot go with a part)
+        ops, last = self._force_ops(self.policy.min_active_steps, split_ready=True)
+        if ops:
+            out.append(self._decision(step, max(last, self.frozen.covered_end()), ops))
+            if measure() <= limit:
+                return out
+        # the floor case: the start check should have refused this budget (or this screen is huge)
+        shrunk: list[str] = []
+        while measure() > limit and self.ledger.entries:
+            scrubbed = self._scrub_images(step, keep_depth=0, measure=measure, limit=limit)
+            if scrubbed:
+                out += scrubbed
+                shrunk.append(f"{len(scrubbed)} screenshot(s) of A scrubbed")
+                continue
+            keep = len(self.ledger.entries) - 1
+            ops, last = self._force_ops(keep)
+            if not ops:
+                break
+            out.append(self._decision(step, max(last, self.frozen.covered_end()), ops))
+            shrunk.append(f"active window down to {keep} step(s)")
+        after = measure()
+        self.engine.record_event(EventRecord(session_id=self.session_id, step=step, kind=BUDGET_FLOOR_EVENT,
+                                             payload={"budget_tokens": limit, "before": before, "after": after,
+                                                      "min_active_steps": self.policy.min_active_steps,
+                                                      "shrunk": shrunk, "over": after > limit}))
+        return out
+
+    def _scrub_images(self, step: int, *, keep_depth: int, measure: Callable[[], int],
+                      limit: int) -> list[LedgerDecision]:
+        """Scrub A's screenshots of depth ``keep_depth`` or more, oldest first, until the request
+        fits: each becomes its ready summary, or the unavailable / pending placeholder (the same
+        decisions the scrub edge takes, taken early)."""
+        from artemis_cli.memory.ledger import pending_placeholder, summary_text, unavailable_placeholder
+
+        out: list[LedgerDecision] = []
+        for entry in list(self.ledger.entries):
+            if entry.image_state != "image" or not entry.image_sha or step - entry.step < max(1, keep_depth):
+                continue
+            rec = self.engine.get_step(self.session_id, entry.step)
+            status, text = (rec.summary_status, rec.summary) if rec is not None else ("pending", None)
+            if status == "ready" and text:
+                d = LedgerDecision("image", at=step, step=entry.step, state="summary", text=summary_text(entry.step, text))
+            elif status == "failed":
+                d = LedgerDecision("image", at=step, step=entry.step, state="failed",
+                                   text=unavailable_placeholder(entry.step))
+            else:
+                d = LedgerDecision("image", at=step, step=entry.step, state="pending", text=pending_placeholder(entry.step))
+            self.ledger.apply(d)
+            out.append(d)
+            if measure() <= limit:
+                break
+        return out
 
     def _last_app(self) -> str | None:
         last = self.engine.last_step_number(self.session_id)

@@ -301,7 +301,8 @@ class FlashLoop:
             if compressor is None:
                 return []
             try:
-                return compressor.on_turn(number, self._context_tokens, self.milestone_switch(number))
+                return compressor.on_turn(number, self._context_tokens, self.milestone_switch(number),
+                                          measure=lambda: self.meter.context_tokens(self.ledger.request(tail, [])))
             except Exception as exc:  # compression is an optimisation: never let it end a run
                 self._event(number, "compression_error", {"error": f"{type(exc).__name__}: {exc}"[:500]})
                 if self.on_notice:
