@@ -199,6 +199,7 @@ def run_pair_result(task: Task, mode: str, profile: Profile, model_kind: str, da
         "device_s": round(dev_meter.seconds, 2),
         "model_s": round(model_meter.seconds, 2),
         "wall_s": round(wall, 1),
+        "pair_wall_s": round(time.perf_counter() - t0, 1),
     }, result
 
 
@@ -453,6 +454,8 @@ def assemble(config: BenchConfig, tasks: list[Task], state: dict[str, Any], wall
         "context_budget_tokens": profile.memory.transcript.context_budget_tokens,
         "lens": lens_label(config.lens, config.model),
         "wall_s": round(wall_s, 1),
+        "jobs": config.jobs if config.devices is None else len(config.local_devices() or []) or 1,
+        "cpu_s": _cpu_total([*task_rows, *synthetic.values()]),
         "goals": GOALS,
         "recall": recall,
         "modes": modes,
@@ -479,6 +482,14 @@ def _fidelity_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "compression_levels": levels,
         "lens": sorted({str(r.get("lens", "mechanical")) for r in rows}),
     }
+
+
+def _cpu_total(rows: list[dict[str, Any]]) -> float | None:
+    """The rows' ``cpu_s`` summed; None when a row has none (run in this process)."""
+    values = [r.get("cpu_s") for r in rows]
+    if not values or any(not isinstance(v, int | float) for v in values):
+        return None
+    return round(sum(float(v) for v in values if v is not None), 1)
 
 
 def _mean(values: list[float]) -> float | None:
