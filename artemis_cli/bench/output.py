@@ -114,7 +114,7 @@ def results_table(results: dict[str, Any], width: int | None = None) -> Table:
 #: with the highest number go first; task, mode and ok always stay.
 TASK_COLUMNS: tuple[tuple[str, int], ...] = (
     ("task", 0), ("mode", 0), ("ok", 0), ("steps", 1), ("calls", 6), ("tok p50", 8), ("tok max", 3),
-    ("@200", 4), ("cache hit", 5), ("cached", 7), ("lens tok", 9), ("facts", 2),
+    ("@200", 4), ("cache hit", 5), ("cached", 7), ("lens tok", 9), ("facts", 2), ("wall s", 10),
 )
 
 
@@ -135,7 +135,8 @@ def task_table(results: dict[str, Any], width: int | None = None) -> Table:
                       fmt(t.get("prompt_tokens_p50"), "int"), fmt(t.get("prompt_tokens_max"), "int"),
                       fmt(t.get("steady_state_share_at_200"), "share"), fmt(t.get("cache_hit_call_share"), "share"),
                       fmt(t.get("cached_token_share"), "share"), fmt(t.get("lens_prompt_tokens"), "int"),
-                      f"{t.get('fidelity_answered', 0)}/{t.get('fidelity_facts', 0)}")
+                      f"{t.get('fidelity_answered', 0)}/{t.get('fidelity_facts', 0)}",
+                      fmt(t.get("pair_wall_s", t.get("wall_s")), "num"))
     return table.build(width)
 
 

@@ -76,6 +76,15 @@ class BenchConfig:
     #: ``--devices``: one worker process per entry ("sim", an adb serial, or "sim*N" expanded by
     #: :func:`artemis_cli.bench.parallel.parse_devices`); None runs the pairs here, one at a time
     devices: list[str] | None = None
+    #: ``--jobs``: without ``devices`` or Ray, run the pairs and the synthetic runs in this many
+    #: worker processes, each on its own simulated phone (1: all of it here, one at a time)
+    jobs: int = 1
+
+    def local_devices(self) -> list[str] | None:
+        """The device slots the pairs run on: ``devices``, else ``sim*jobs`` when ``jobs`` > 1."""
+        if self.devices is not None:
+            return self.devices
+        return [f"sim*{self.jobs}"] if self.jobs > 1 else None
 
     def check(self) -> None:
         bad = [m for m in self.modes if m not in MEMORY_MODES]
@@ -190,6 +199,7 @@ def run_pair_result(task: Task, mode: str, profile: Profile, model_kind: str, da
         "device_s": round(dev_meter.seconds, 2),
         "model_s": round(model_meter.seconds, 2),
         "wall_s": round(wall, 1),
+        "pair_wall_s": round(time.perf_counter() - t0, 1),
     }, result
 
 
@@ -227,6 +237,8 @@ class Progress:
     on_device_start: Callable[[str, str, str, int], None] | None = None
     on_device_step: Callable[[str, int], None] | None = None
     on_device_note: Callable[[str, str], None] | None = None
+    #: a synthetic run finished in a worker (``--jobs``): device, label, its row
+    on_synthetic_done: Callable[[str, str, dict[str, Any]], None] | None = None
 
 
 def state_key(config: BenchConfig) -> dict[str, Any]:
@@ -256,9 +268,11 @@ def run_bench(config: BenchConfig, progress: Progress | None = None, *, ray_addr
     pairs: dict[str, Any] = state["pairs"]
     t0 = time.perf_counter()
     extra: dict[str, Any] = {}
-    if config.devices or ray_address is not None:  # the pairs concurrently, through the one scheduler
+    if config.local_devices() or ray_address is not None:  # the pairs concurrently, through the one scheduler
         extra = run_suite_on_devices(config, tasks, state, progress, save=lambda: _save_state(config.state_path, state),
                                      ray_address=ray_address, devices_file=devices_file, **ray_options)
+        if config.devices is None and ray_address is None:  # --jobs: the worker sims are not named devices
+            extra = {k: v for k, v in extra.items() if k not in ("devices",)}
     else:
         for task in tasks:
             for mode in config.modes:
@@ -296,8 +310,9 @@ class _PairEvents(SchedulerEvents):
     """The scheduler's events as the bench's :class:`Progress` and state file want them."""
 
     def __init__(self, progress: Progress, pairs: dict[str, Any], save: Callable[[], None],
-                 meta: dict[str, tuple[str, str, int]]) -> None:
+                 meta: dict[str, tuple[str, str, int]], synthetic: dict[str, Any] | None = None) -> None:
         self.progress, self.pairs, self.save, self.meta = progress, pairs, save, meta
+        self.synthetic = synthetic if synthetic is not None else {}
 
     def start(self, item: Any, device: str) -> None:
         task_id, mode, max_steps = self.meta[item.key]
@@ -311,6 +326,12 @@ class _PairEvents(SchedulerEvents):
             self.progress.on_device_step(device, steps)
 
     def done(self, item: Any, device: str, row: dict[str, Any]) -> None:
+        if item.key.startswith(("overhead|", "recall|")):
+            self.synthetic[item.key] = {k: v for k, v in row.items() if k not in ("attempts", "requeued_from")}
+            self.save()
+            if self.progress.on_synthetic_done:
+                self.progress.on_synthetic_done(device, item.label, row)
+            return
         self.pairs[item.key] = row
         self.save()
         if self.progress.on_pair_done:
@@ -335,11 +356,12 @@ def run_suite_on_devices(config: BenchConfig, tasks: list[Task], state: dict[str
     ``unfinished`` (plus ``ray`` with Ray)."""
     from artemis_cli.bench.parallel import parse_devices
     from artemis_cli.bench.scheduler import WorkItem, run_items
-    from artemis_cli.bench.worker import pair_dir, run_pair_job, tasks_and_jobs
+    from artemis_cli.bench.worker import pair_dir, run_bench_job, tasks_and_jobs
 
     pairs: dict[str, Any] = state["pairs"]
     items: list[WorkItem] = []
     meta: dict[str, tuple[str, str, int]] = {}
+    cost: dict[str, float] = {}
     for task, job in tasks_and_jobs(config, tasks):  # a broken probe file fails here, no device busy yet
         key = f"{task.id}|{job.mode}"
         if key in pairs:
@@ -347,13 +369,31 @@ def run_suite_on_devices(config: BenchConfig, tasks: list[Task], state: dict[str
                 progress.on_pair_done(task.id, job.mode, None)  # resumed: kept from the earlier run
             continue
         meta[key] = (task.id, job.mode, task.max_steps)
+        cost[key] = _pair_cost(len(task.reference) or task.max_steps, job.mode)
         items.append(WorkItem(key, f"{task.id} · {job.mode}", job, pair_dir(config, task.id, job.mode),
                               files=(job.task_file,)))
-    events = _PairEvents(progress, pairs, save, meta)
-    slots = parse_devices(config.devices or []) if ray_address is None else None
+    if config.devices is None and ray_address is None:  # --jobs: the synthetic runs go to the workers too
+        from artemis_cli.bench.worker import SyntheticJob
+
+        profile = str(Path(config.profile).resolve()) if Path(config.profile).is_file() else config.profile
+        jobs = [SyntheticJob("overhead", m, profile, config.synthetic_steps)
+                for m in config.modes if m in config.synthetic_modes]
+        jobs.append(SyntheticJob("recall", "", profile, config.recall_steps))
+        for sj in jobs:
+            if sj.key in state["synthetic"]:
+                continue
+            label = (f"synthetic {sj.steps}-step run ({sj.mode})" if sj.kind == "overhead"
+                     else f"recall latency on a synthetic {sj.steps}-step session")
+            meta[sj.key] = (label, sj.mode, sj.steps if sj.kind == "overhead" else 1)
+            cost[sj.key] = float(sj.steps) if sj.kind == "overhead" else sj.steps / 25
+            work = config.work / (f"synthetic-{sj.mode}" if sj.kind == "overhead" else "recall-10k")
+            items.append(WorkItem(sj.key, label, sj, work))
+        items.sort(key=lambda it: -cost[it.key])  # the longest first: the workers finish together
+    events = _PairEvents(progress, pairs, save, meta, state["synthetic"])
+    slots = parse_devices(config.local_devices() or []) if ray_address is None else None
     if ray_address is not None and items and progress.on_phase:
         progress.on_phase("starting the device actors on the Ray cluster")
-    result = run_items(items, runner or run_pair_job, devices=slots, ray_address=ray_address,
+    result = run_items(items, runner or run_bench_job, devices=slots, ray_address=ray_address,
                        devices_file=devices_file, events=events, **ray_options)
     if result.interrupted:
         raise KeyboardInterrupt  # the finished pairs are in the state file: the same command resumes
@@ -372,6 +412,12 @@ def run_suite_on_devices(config: BenchConfig, tasks: list[Task], state: dict[str
     if ray_address is not None:
         extra["ray"] = result.backend or {"nodes": 0, "devices": []}
     return extra
+
+
+def _pair_cost(steps: int, mode: str) -> float:
+    """A rough cost of a pair in step-equivalents, to start the longest first: a naive pair
+    re-sends every screenshot (its cost grows with the square of its length)."""
+    return steps * (1 + steps / 150) if mode == "naive" else steps * (1.3 if mode == "legacy" else 1.0)
 
 
 def assemble(config: BenchConfig, tasks: list[Task], state: dict[str, Any], wall_s: float) -> dict[str, Any]:
@@ -408,6 +454,8 @@ def assemble(config: BenchConfig, tasks: list[Task], state: dict[str, Any], wall
         "context_budget_tokens": profile.memory.transcript.context_budget_tokens,
         "lens": lens_label(config.lens, config.model),
         "wall_s": round(wall_s, 1),
+        "jobs": config.jobs if config.devices is None else len(config.local_devices() or []) or 1,
+        "cpu_s": _cpu_total([*task_rows, *synthetic.values()]),
         "goals": GOALS,
         "recall": recall,
         "modes": modes,
@@ -434,6 +482,14 @@ def _fidelity_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "compression_levels": levels,
         "lens": sorted({str(r.get("lens", "mechanical")) for r in rows}),
     }
+
+
+def _cpu_total(rows: list[dict[str, Any]]) -> float | None:
+    """The rows' ``cpu_s`` summed; None when a row has none (run in this process)."""
+    values = [r.get("cpu_s") for r in rows]
+    if not values or any(not isinstance(v, int | float) for v in values):
+        return None
+    return round(sum(float(v) for v in values if v is not None), 1)
 
 
 def _mean(values: list[float]) -> float | None:

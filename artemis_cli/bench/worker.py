@@ -99,6 +99,39 @@ def run_pair_job(job: PairJob, device: str, work_dir: Path,
     return row
 
 
+@dataclass(frozen=True)
+class SyntheticJob:
+    """One of the bench's synthetic runs (``artemis_cli.bench.synthetic``) as a job: ``overhead``
+    (the long overhead run in ``mode``) or ``recall`` (the recall-latency session); ``steps`` is
+    its length. It runs on its own simulated phone, whatever the device slot."""
+
+    kind: str  # overhead | recall
+    mode: str
+    profile: str
+    steps: int
+
+    @property
+    def key(self) -> str:
+        """Its key in the state file's ``synthetic`` (as the one-process bench writes it)."""
+        return f"overhead|{self.mode}|{self.steps}" if self.kind == "overhead" else f"recall|{self.steps}"
+
+
+def run_bench_job(job: PairJob | SyntheticJob, device: str, work_dir: Path,
+                  on_step: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """The bench's runner for the scheduler: a pair (:func:`run_pair_job`) or a synthetic run."""
+    if not isinstance(job, SyntheticJob):
+        return run_pair_job(job, device, work_dir, on_step)
+    from artemis_cli.bench.synthetic import overhead_run, recall_latency
+    from artemis_cli.config.profile import load_profile
+
+    cpu0 = cpu_seconds()
+    if job.kind == "overhead":
+        row = overhead_run(job.mode, load_profile(job.profile), job.steps, Path(work_dir), on_step=on_step)
+    else:
+        row = recall_latency(job.steps, Path(work_dir))
+    return {**row, "device": device, "cpu_s": round(cpu_seconds() - cpu0, 3)}
+
+
 SIM_MODEL = "Artemis Sim"
 
 
@@ -148,5 +181,5 @@ def pair_dir(config: BenchConfig, task_id: str, mode: str) -> Path:
     return config.work / f"{task_id}-{mode}"
 
 
-__all__ = ["PairInterrupted", "PairJob", "cpu_seconds", "is_sim", "jobs_for", "pair_dir", "run_pair_job",
-           "tasks_and_jobs"]
+__all__ = ["PairInterrupted", "PairJob", "SyntheticJob", "cpu_seconds", "is_sim", "jobs_for", "pair_dir",
+           "run_bench_job", "run_pair_job", "tasks_and_jobs"]

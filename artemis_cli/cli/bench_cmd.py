@@ -20,6 +20,17 @@ def _split(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
+def default_jobs() -> int:
+    """``--jobs`` by default: the cores this process may use, at most 4."""
+    import os
+
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 4))
+
+
 @app.command("run")
 def run(
     suite: Annotated[Path, typer.Argument(help="Folder of frozen task files, e.g. tasks/bench.")],
@@ -33,6 +44,7 @@ def run(
     fresh: Annotated[bool, typer.Option("--fresh", help="Ignore finished pairs from an earlier run.")] = False,
     lens: Annotated[str, typer.Option("--lens", help="mechanical (default: step and chunk summaries from the mechanical lenses) | server (lens calls go to the fake server; its stub text is labelled stub-…).")] = "mechanical",
     devices: Annotated[str | None, typer.Option("--devices", help="Run the pairs concurrently, one worker process per device: a comma list of adb serials, sim (a fresh simulated phone per pair, with the task's world and seed) and sim*N (N of them), e.g. sim*2 or SERIAL,SERIAL. A device that drops has its pair re-queued once on another device.")] = None,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, max=64, help="Without --devices or --ray: run the pairs and the synthetic runs in N worker processes, each pair on its own simulated phone (default: the machine's cores, at most 4; 1: one at a time in this process).")] = None,
     ray_address: Annotated[str | None, typer.Option("--ray", metavar="ADDRESS", help=literal("Run the pairs on a Ray cluster, one actor per phone on the host that owns it: auto (the cluster this machine joined with `ray start`, or RAY_ADDRESS), local (start Ray here with this machine's phones) or the head's HOST:PORT. Needs pip install 'artemis-cli[ray]'; see docs/scale.md."))] = None,
     devices_file: Annotated[Path | None, typer.Option("--devices-file", help="With --ray: cluster.yaml naming each host's address, adb_port and phones (default: ask every node's adb server). See docs/scale.md.")] = None,
 ) -> None:
@@ -55,7 +67,8 @@ def run(
     check_output(out, option="--out")  # before the run, not after it
     config = BenchConfig(suite=suite, out=out, modes=_split(memory) or [], model=model, profile=profile,
                          tasks=_split(tasks), synthetic_steps=synthetic_steps, recall_steps=recall_steps, lens=lens,
-                         devices=_split(devices) if devices is not None else None)
+                         devices=_split(devices) if devices is not None else None,
+                         jobs=default_jobs() if jobs is None else jobs)
     if config.devices is not None and not config.devices:
         raise UsageError("--devices is empty", hint="e.g. --devices sim*2 or --devices SERIAL,SERIAL")
     config.check()
@@ -87,10 +100,11 @@ def run(
                 con.print(f"{where}{escape(task_id)} · {mode}: {ok} {row['steps']} steps in {row['wall_s']} s{again}")
 
         device_hooks: dict[str, Any] = {}
-        if config.devices or ray_address is not None:  # one line per device: device, current pair, step
+        slots = config.local_devices() if ray_address is None else None
+        if slots or ray_address is not None:  # one line per device: device, current pair, step
             from artemis_cli.bench.parallel import parse_devices
 
-            names = [d.name for d in parse_devices(config.devices)] if config.devices else []  # Ray: as they start
+            names = [d.name for d in parse_devices(slots)] if slots else []  # Ray: as they start
             if con.is_terminal:
                 bars.update(steps_bar, visible=False)
                 dev_bars = {n: bars.add_task(escape(f"{n} · idle"), total=1) for n in names}
@@ -115,7 +129,11 @@ def run(
             def dev_note(dev: str, text: str) -> None:
                 con.print(f"[yellow]{escape(dev)}: {escape(text)}[/yellow]")
 
-            device_hooks = {"on_device_start": dev_start, "on_device_step": dev_step, "on_device_note": dev_note}
+            def synthetic_done(dev: str, label: str, row: dict[str, Any]) -> None:
+                con.print(f"{escape(dev)}: {escape(label)}: done in {row.get('wall_s')} s")
+
+            device_hooks = {"on_device_start": dev_start, "on_device_step": dev_step, "on_device_note": dev_note,
+                            "on_synthetic_done": synthetic_done}
 
         def phase(text: str) -> None:
             bars.reset(steps_bar, total=synthetic_steps if "synthetic" in text and "recall" not in text else 1,

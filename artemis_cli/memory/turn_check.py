@@ -51,10 +51,12 @@ def recorded_request_hashes(engine: DataEngine, session_id: str, step: int) -> l
     return [c.request_hash or "" for c in recorded_turn_calls(engine, session_id, step)]
 
 
-def wire_hasher(spec: SessionSpec) -> Callable[[ModelRequest], str] | None:
+def wire_hasher(spec: SessionSpec) -> Callable[[ModelRequest, str | None], str] | None:
     """How the session's operator rendered its requests on the wire, when that is not a
-    one-to-one map of the request (an OpenAI-compatible operator); None otherwise."""
-    from artemis_cli.models.openai_wire import WireOptions, render_body, wire_hash
+    one-to-one map of the request (an OpenAI-compatible operator): the re-rendered body's hash
+    in the version of the recorded one (``v2:``, or the unprefixed v1 of older sessions); None
+    otherwise."""
+    from artemis_cli.models.openai_wire import WireOptions, render_body, wire_hash_as
     from artemis_cli.models.registry import OPENAI_PREFIX, wire_options
 
     name = str(spec.run.get("model") or "")
@@ -65,7 +67,7 @@ def wire_hasher(spec: SessionSpec) -> Callable[[ModelRequest], str] | None:
         options = wire_options(operator) if operator.provider == "openai" else WireOptions()
     else:
         return None
-    return lambda request: wire_hash(render_body(request, "", options))
+    return lambda request, recorded: wire_hash_as(render_body(request, "", options), recorded)
 
 
 def check_turn(engine: DataEngine, session_id: str, step: int) -> TurnCheck:
@@ -89,7 +91,7 @@ def check_turn(engine: DataEngine, session_id: str, step: int) -> TurnCheck:
         row: dict[str, Any] = {"call": i + 1, "rendered": digest, "recorded": call.request_hash if call else None,
                                "match": call is not None and call.request_hash == digest}
         if hasher is not None and call is not None:  # every OpenAI-compatible call records its wire hash
-            wire = hasher(request)
+            wire = hasher(request, call.wire_hash)
             row.update(wire_rendered=wire, wire_recorded=call.wire_hash)
             row["match"] = row["match"] and wire == call.wire_hash
         rows.append(row)

@@ -18,10 +18,11 @@ from typing import Any, Literal, Protocol
 Role = Literal["user", "model"]
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=1024)
 def image_sha256(png: bytes) -> str:
-    """SHA-256 of an image part. Cached: every request re-serialises the same few screenshots
-    (bytes objects cache their own hash, so a hit costs nothing like a digest)."""
+    """SHA-256 of an image part. Cached: every request re-serialises the same screenshots
+    (bytes objects cache their own hash, so a hit costs nothing like a digest); room for a
+    session that keeps hundreds (the naive bench mode), which 64 entries re-hashed every call."""
     return hashlib.sha256(png).hexdigest()
 
 

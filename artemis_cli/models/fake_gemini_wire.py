@@ -226,10 +226,16 @@ def reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+#: A JSON escape of a UTF-16 surrogate (valid UTF-8 holds none: only an escape can yield one; a
+#: pair is checked too, by the full re-encode, which accepts it).
+_SURROGATE_ESCAPE_RE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+
+
 def parse_body(model: str, version: str, raw: bytes) -> FakeRequest:
     try:
         body = json.loads(raw.decode("utf-8"), parse_constant=reject_constant)
-        json.dumps(body, ensure_ascii=False).encode("utf-8")  # lone surrogates ("\ud800") are not text
+        if _SURROGATE_ESCAPE_RE.search(raw):  # only a \uD800-\uDFFF escape can make one
+            json.dumps(body, ensure_ascii=False).encode("utf-8")  # lone surrogates ("\ud800") are not text
     except (UnicodeError, ValueError, RecursionError) as exc:  # ValueError: also huge integers
         raise BadRequest(f"Invalid JSON payload received. {str(exc)[:200]}") from None
     if not isinstance(body, dict):
@@ -281,8 +287,12 @@ def request_blocks(req: FakeRequest) -> list[tuple[bytes, int]]:
     """The ordered (hash, token weight) blocks of a request (see module docstring)."""
     blocks: list[tuple[bytes, int]] = []
 
-    def add(kind: str, serialised: str, weight: int) -> None:
-        blocks.append((hashlib.blake2b(f"{kind}\x00{serialised}".encode(), digest_size=16).digest(), weight))
+    def add(kind: str, serialised: str, weight: int, data: str | None = None) -> None:
+        digest = hashlib.blake2b(f"{kind}\x00{serialised}".encode(), digest_size=16)
+        if data is not None:  # an image's base64, hashed as it is (not copied into the JSON first)
+            digest.update(b"\x00")
+            digest.update(data.encode("utf-8", "surrogatepass"))
+        blocks.append((digest.digest(), weight))
 
     add("system", req.system, estimate_text_tokens(req.system))
     tools_json = compact_json(req.tools)
@@ -295,6 +305,11 @@ def request_blocks(req: FakeRequest) -> list[tuple[bytes, int]]:
             inline = part.get("inlineData") or part.get("inline_data")
             if inline is not None:
                 weight = image_tokens_for(inline, req.model, part.get("mediaResolution") or overall)
+                data = inline.get("data") if isinstance(inline, dict) else None
+                if isinstance(data, str):  # the part with its data hashed apart (the same blocks)
+                    key = "inlineData" if "inlineData" in part else "inline_data"
+                    add(role, compact_json({**part, key: {**inline, "data": None}}), weight, data)
+                    continue
             else:
                 weight = estimate_part_tokens(part)
             add(role, compact_json(part), weight)

@@ -35,7 +35,7 @@ import copy
 import os
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from google import genai
 from google.genai import errors as genai_errors
@@ -336,6 +336,10 @@ class GeminiModel:
             self._client = genai.Client(vertexai=False, api_key=key, http_options=http_options)
         except Exception as exc:
             raise ModelConfigError(f"Cannot create the Gemini client: {self._scrub(str(exc))}") from None
+        from artemis_cli.models.gemini_rest import rest_sender
+
+        #: each part converted once while the requests keep sending it (None: the SDK's own path)
+        self._rest = rest_sender(self._client)
 
     def __repr__(self) -> str:
         return f"GeminiModel(chain={self.chain!r}, timeout_s={self.timeout_s})"
@@ -349,6 +353,10 @@ class GeminiModel:
         sibling.chain = names
         sibling.name = names[0]
         sibling.label = f"gemini ({names[0]})"
+        if self._rest is not None:  # its own part cache: the roles send different parts
+            from artemis_cli.models.gemini_rest import rest_sender
+
+            sibling._rest = rest_sender(self._client)
         return sibling
 
     def lookup(self, timeout_s: float) -> Failure | None:
@@ -403,12 +411,19 @@ class GeminiModel:
 
     # -- the protocol --
 
+    def _contents(self, request: ModelRequest, model: str) -> Any:
+        """The request's contents for ``model``: REST dicts built once per part (the fast path),
+        else SDK contents for ``generate_content``."""
+        if self._rest is not None:
+            return self._rest.contents(request.messages, model)
+        return [to_sdk_content(m, model) for m in request.messages]
+
     def generate(self, request: ModelRequest) -> ModelResponse:
         self.gate(request, self.name)
         try:
             configs = {model: to_sdk_config(request, model) for model in self.chain}
             # per model: a fallback model must not be sent the signatures another model issued
-            contents = {self.chain[0]: [to_sdk_content(m, self.chain[0]) for m in request.messages]}
+            contents = {self.chain[0]: self._contents(request, self.chain[0])}
         except Exception as exc:
             raise ModelRequestError(f"Cannot build the Gemini request: {self._scrub(str(exc))}") from None
         attempts: list[CallAttempt] = []
@@ -428,7 +443,15 @@ class GeminiModel:
 
         def send(model: str) -> types.GenerateContentResponse:
             if model not in contents:  # a fallback: the same messages, signatures bound to it
-                contents[model] = [to_sdk_content(m, model) for m in request.messages]
+                contents[model] = self._contents(request, model)
+            if self._rest is not None:
+                from artemis_cli.models.gemini_rest import NeedsSdkPath
+
+                try:
+                    return cast(types.GenerateContentResponse, self._rest.send(model, contents[model], configs[model]))
+                except NeedsSdkPath:  # a continuation: generate_content follows it
+                    sdk = [to_sdk_content(m, model) for m in request.messages]
+                    return self._client.models.generate_content(model=model, contents=sdk, config=configs[model])
             return self._client.models.generate_content(model=model, contents=contents[model], config=configs[model])
 
         answered = send_along_chain(

@@ -29,10 +29,13 @@ a usable call raises ``ModelOutputError`` (``LENGTH``); no choices, ``NO_CHOICES
 from __future__ import annotations
 
 import base64
+import binascii
 import functools
 import hashlib
 import json
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,10 +73,48 @@ class WireOptions:
 # --- rendering: ours -> OpenAI -------------------------------------------------------------------
 
 
+DATA_URL_PREFIX = "data:image/png;base64,"
+#: The sha256 of the image behind each recent ``data:`` URL (by the URL: a str caches its own
+#: hash, so looking up the URL object a request holds costs no pass over its base64).
+_URL_DIGESTS: OrderedDict[str, str] = OrderedDict()
+_URL_DIGESTS_MAX = 1024
+_URL_DIGESTS_LOCK = threading.Lock()  # lens threads render too
+
+
 @functools.lru_cache(maxsize=32)
 def _data_url(png: bytes) -> str:
     """A PNG as a ``data:`` URL. Cached: each turn re-sends the same few screenshots."""
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    url = DATA_URL_PREFIX + base64.b64encode(png).decode("ascii")
+    _remember_digest(url, hashlib.sha256(png).hexdigest())
+    return url
+
+
+def _remember_digest(url: str, digest: str) -> None:
+    with _URL_DIGESTS_LOCK:
+        _URL_DIGESTS[url] = digest
+        _URL_DIGESTS.move_to_end(url)
+        while len(_URL_DIGESTS) > _URL_DIGESTS_MAX:
+            _URL_DIGESTS.popitem(last=False)
+
+
+def image_url_digest(url: str) -> str:
+    """``sha256:<hex>`` of the image a ``data:`` URL carries (its decoded bytes); any other URL
+    is hashed as it is (``url:<hex>``)."""
+    with _URL_DIGESTS_LOCK:
+        digest = _URL_DIGESTS.get(url)
+    if digest is not None:
+        return f"sha256:{digest}"
+    head, sep, data = url.partition(";base64,")
+    if sep and head.startswith("data:"):
+        try:
+            raw = base64.b64decode(data, validate=True)
+        except (ValueError, binascii.Error):
+            raw = None
+        if raw is not None:
+            digest = hashlib.sha256(raw).hexdigest()
+            _remember_digest(url, digest)
+            return f"sha256:{digest}"
+    return "url:" + hashlib.sha256(url.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def image_part(png: bytes, max_side: int | None) -> dict[str, Any]:
@@ -192,11 +233,45 @@ def render_body(request: ModelRequest, model: str, options: WireOptions) -> dict
     return body
 
 
+#: The version prefix of :func:`wire_hash`; a recorded hash without one is :func:`wire_hash_v1`.
+WIRE_HASH_VERSION = "v2"
+
+
 def wire_hash(body: dict[str, Any]) -> str:
-    """SHA-256 of a body's messages and tools (the model is not part of it: a fallback model is
-    sent the same conversation)."""
+    """``v2:`` + SHA-256 of a body's messages and tools with every image URL replaced by the
+    digest of its image (the model is not part of it: a fallback model is sent the same
+    conversation). Hashing the images' base64 again cost ~4 ms a call (:func:`wire_hash_v1`)."""
+    payload = {"messages": [_digested(m) for m in body.get("messages") or []], "tools": body.get("tools")}
+    return f"{WIRE_HASH_VERSION}:" + hashlib.sha256(_compact(payload).encode("utf-8")).hexdigest()
+
+
+def _digested(message: Any) -> Any:
+    """A message with each ``image_url`` part's URL replaced by its image's digest."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return message
+    parts = []
+    for part in content:
+        image = part.get("image_url") if isinstance(part, dict) and part.get("type") == "image_url" else None
+        if isinstance(image, dict) and isinstance(image.get("url"), str):
+            part = {**part, "image_url": {**image, "url": image_url_digest(image["url"])}}
+        parts.append(part)
+    return {**message, "content": parts}
+
+
+def wire_hash_v1(body: dict[str, Any]) -> str:
+    """The first wire hash (no prefix): SHA-256 of the messages and tools as sent, images'
+    base64 included. Sessions recorded before ``v2`` hold it; they are checked with it."""
     payload = {"messages": body.get("messages"), "tools": body.get("tools")}
     return hashlib.sha256(_compact(payload).encode("utf-8")).hexdigest()
+
+
+def wire_hash_as(body: dict[str, Any], recorded: str | None) -> str:
+    """``body``'s wire hash in the version of ``recorded`` (v1 when it has no version prefix),
+    so that a re-rendered turn is compared with what was recorded the way it was computed."""
+    if recorded is not None and ":" not in recorded:
+        return wire_hash_v1(body)
+    return wire_hash(body)
 
 
 # --- parsing: OpenAI -> ours ---------------------------------------------------------------------

@@ -264,3 +264,26 @@ def test_malformed_arguments_and_text_only_replies_do_not_end_the_run(demo: Task
     call_id = assistant["tool_calls"][0]["id"]
     assert any(m["role"] == "tool" and m["tool_call_id"] == call_id for m in second_turn)
     assert_every_step_re_renders_on_the_wire(engine, sid)
+
+
+def test_a_session_recorded_with_the_v1_wire_hash_still_checks(heuristic_run: tuple[DataEngine, str]) -> None:
+    """Rows written before the v2 hash hold the unprefixed v1 hash of the body with its base64
+    images: they are re-rendered and checked with v1; a wrong v1 hash still fails."""
+    from artemis_cli.memory.turn_check import recorded_turn_calls
+    from artemis_cli.models.openai_wire import WireOptions, render_body, wire_hash_v1
+
+    engine, sid = heuristic_run
+    calls = [c for c in engine.llm_calls(sid) if c.role == "operator"]
+    assert calls and all((c.wire_hash or "").startswith("v2:") for c in calls)
+    for step in engine.get_steps(sid):
+        check = check_turn(engine, sid, step.number)
+        for request, call in zip(check.requests, recorded_turn_calls(engine, sid, step.number), strict=True):
+            engine.db.execute("UPDATE llm_calls SET wire_hash = ? WHERE id = ?",
+                              [wire_hash_v1(render_body(request, "", WireOptions())), call.id])
+    engine.db.conn.commit()
+    assert all(not (c.wire_hash or "").startswith("v2:") for c in engine.llm_calls(sid) if c.role == "operator")
+    assert_every_step_re_renders_on_the_wire(engine, sid)
+    (row,) = [c for c in engine.llm_calls(sid) if c.role == "operator" and c.step == 2]
+    engine.db.execute("UPDATE llm_calls SET wire_hash = ? WHERE id = ?", ["1" * 64, row.id])
+    engine.db.conn.commit()
+    assert check_turn(engine, sid, 2).match is False
