@@ -123,7 +123,8 @@ def test_unknown_key_in_profile_names_file_and_line(tmp_path: Path) -> None:
         load_profile(str(path))
     assert str(info.value).splitlines()[0] == (
         f"{path}:4: memory.transcript.soft_ratoi: unknown key 'soft_ratoi' (did you mean 'soft_ratio'?); "
-        "allowed: context_budget_tokens, soft_ratio, hard_ratio, min_active_steps, image_scrub_depth, "
+        "allowed: context_budget_tokens, soft_ratio, hard_ratio, min_active_steps, reply_reserve_tokens, "
+        "emergency_interval_steps, image_scrub_depth, "
         "pending_grace_steps, xml_scrub_depth, image_scrub_batch, similarity_hint, similarity_max_distance"
     )
 
