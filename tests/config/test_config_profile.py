@@ -14,7 +14,8 @@ REPO = Path(__file__).resolve().parents[2]
 SPEC_13_MEMORY = {
     "runtime": {"max_concurrency": 2, "retry_limit": 3, "flush_timeout_s": 30},
     "transcript": {"context_budget_tokens": 80000, "soft_ratio": 0.7, "hard_ratio": 0.9,
-                   "min_active_steps": 5, "image_scrub_depth": 3, "pending_grace_steps": 3,
+                   "min_active_steps": 5, "reply_reserve_tokens": 1024, "emergency_interval_steps": 12,
+                   "image_scrub_depth": 3, "pending_grace_steps": 3,
                    "xml_scrub_depth": 1, "image_scrub_batch": 3, "similarity_hint": True,
                    "similarity_max_distance": 5},
     "chunking": {"max_steps": 12, "target_source_tokens": 2000, "max_chunks": 8, "max_eras": None,
