@@ -14,7 +14,8 @@ REPO = Path(__file__).resolve().parents[2]
 SPEC_13_MEMORY = {
     "runtime": {"max_concurrency": 2, "retry_limit": 3, "flush_timeout_s": 30},
     "transcript": {"context_budget_tokens": 80000, "soft_ratio": 0.7, "hard_ratio": 0.9,
-                   "min_active_steps": 5, "image_scrub_depth": 3, "pending_grace_steps": 3,
+                   "min_active_steps": 5, "reply_reserve_tokens": 1024, "emergency_interval_steps": 12,
+                   "image_scrub_depth": 3, "pending_grace_steps": 3,
                    "xml_scrub_depth": 1, "image_scrub_batch": 3, "similarity_hint": True,
                    "similarity_max_distance": 5},
     "chunking": {"max_steps": 12, "target_source_tokens": 2000, "max_chunks": 8, "max_eras": None,
@@ -123,7 +124,8 @@ def test_unknown_key_in_profile_names_file_and_line(tmp_path: Path) -> None:
         load_profile(str(path))
     assert str(info.value).splitlines()[0] == (
         f"{path}:4: memory.transcript.soft_ratoi: unknown key 'soft_ratoi' (did you mean 'soft_ratio'?); "
-        "allowed: context_budget_tokens, soft_ratio, hard_ratio, min_active_steps, image_scrub_depth, "
+        "allowed: context_budget_tokens, soft_ratio, hard_ratio, min_active_steps, reply_reserve_tokens, "
+        "emergency_interval_steps, image_scrub_depth, "
         "pending_grace_steps, xml_scrub_depth, image_scrub_batch, similarity_hint, similarity_max_distance"
     )
 
