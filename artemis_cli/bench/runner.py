@@ -454,7 +454,7 @@ def assemble(config: BenchConfig, tasks: list[Task], state: dict[str, Any], wall
         "context_budget_tokens": profile.memory.transcript.context_budget_tokens,
         "lens": lens_label(config.lens, config.model),
         "wall_s": round(wall_s, 1),
-        "jobs": config.jobs if config.devices is None else len(config.local_devices() or []) or 1,
+        "jobs": config.jobs if config.devices is None else _slot_count(config.devices),
         "cpu_s": _cpu_total([*task_rows, *synthetic.values()]),
         "goals": GOALS,
         "recall": recall,
@@ -482,6 +482,12 @@ def _fidelity_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "compression_levels": levels,
         "lens": sorted({str(r.get("lens", "mechanical")) for r in rows}),
     }
+
+
+def _slot_count(devices: list[str]) -> int:
+    from artemis_cli.bench.parallel import parse_devices
+
+    return max(1, len(parse_devices(devices)))
 
 
 def _cpu_total(rows: list[dict[str, Any]]) -> float | None:

@@ -116,7 +116,8 @@ def test_cli_run_on_an_openai_server_then_sessions_prompt_matches(data_home: Pat
         assert data["match"] is True and data["step"] == step
         (row,) = data["calls"]
         assert row["match"] is True and row["rendered"] == row["recorded"]
-        assert row["wire_rendered"] == row["wire_recorded"] and len(row["wire_recorded"]) == 64
+        assert row["wire_rendered"] == row["wire_recorded"] and row["wire_recorded"].startswith("v2:")
+        assert len(row["wire_recorded"]) == 3 + 64
 
     with DataEngine.open(data_home) as engine:
         recorded = [c for c in engine.llm_calls(sid) if c.role == "operator"]
