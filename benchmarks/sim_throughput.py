@@ -14,7 +14,9 @@ real runner (DataEngine in a temp dir) and reports:
   ``per_step`` counts: SQL statements the run's connection executed, PNG decodes, XML parses.
 
 ``--baseline FILE.json`` (an earlier ``--json`` output, e.g. of main before a change) prints the
-two side by side.
+two side by side. ``benchmarks/baselines/sim_throughput_main_50f1f04.json`` is main before issue
+26's per-step work, measured on a heavily loaded 2-core machine (``load_average_1m`` says how
+loaded): compare its counts (``per_step``) as they are, its times only with a run under like load.
 
 Usage: python benchmarks/sim_throughput.py [--task tasks/X.yaml] [--repeat N] [--json] [--baseline F]
 """

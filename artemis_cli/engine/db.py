@@ -61,6 +61,7 @@ from .rows import (
     encode,
     event_for_step,
     insert_row,
+    select_rows,
     validate_step,
 )
 from .storage import disk_full, is_disk_full, is_read_only, read_only, storage_errors, writes
@@ -214,7 +215,7 @@ class DataEngine:
         self.close()
 
     def _rows(self, sql: str, params: list[Any] | dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        return list(self.db.query(sql, params))
+        return select_rows(self.db.conn, sql, params)
 
     # --- sessions ------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .clock import now_iso, parse_iso, utc_now
 from .errors import SessionBusy, SessionTakenOver
+from .rows import select_rows
 from .transaction import write_transaction
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ def _row_to_owner(row: dict[str, Any]) -> LeaseOwner:
 
 
 def read_owner(db: Any, session_id: str) -> LeaseOwner | None:
-    rows = list(db.query("SELECT * FROM session_leases WHERE session_id = ?", [session_id]))
+    rows = select_rows(db.conn, "SELECT * FROM session_leases WHERE session_id = ?", [session_id])
     return _row_to_owner(rows[0]) if rows else None
 
 

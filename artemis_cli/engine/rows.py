@@ -42,6 +42,14 @@ def _insert_sql(table: str, columns: tuple[str, ...], ignore: bool) -> str:
     return f'{verb} INTO "{table}" ({names}) VALUES ({", ".join("?" * len(columns))})'
 
 
+def select_rows(conn: sqlite3.Connection, sql: str, params: Any = None) -> list[dict[str, Any]]:
+    """The rows of one SELECT as dicts, in one statement (sqlite-utils' ``query`` wraps each in a
+    savepoint: three statements, each a moment the GIL is handed to a busy background thread)."""
+    cursor = conn.execute(sql, params if params is not None else [])
+    names = [d[0] for d in cursor.description or ()]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
 def insert_row(conn: sqlite3.Connection, table: str, row: dict[str, Any], *, ignore: bool = False) -> int:
     """Insert one encoded row (values already SQL types: JSON columns dumped by :func:`encode`)
     with one prepared statement; returns its rowid. The write path's inserts: sqlite-utils'

@@ -17,6 +17,7 @@ from typing import Any
 
 from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.rows import select_rows
 from artemis_cli.engine.transaction import write_transaction
 from artemis_cli.errors import SessionNotFound, UsageError
 
@@ -148,17 +149,16 @@ def read_note(engine: DataEngine, session_id: str, key: str) -> Note | None:
 
 def list_notes(engine: DataEngine, session_id: str) -> list[Note]:
     """The newest version of every key, ordered by the step it was written at."""
-    with engine_lock(engine):
-        rows = list(
-            engine.db.query(
-                """
-                SELECT n.* FROM notes n
-                WHERE n.session_id = ? AND n.version = (
-                    SELECT max(version) FROM notes m WHERE m.session_id = n.session_id AND m.key = n.key)
-                ORDER BY n.step, n.id
-                """,
-                [session_id],
-            )
+    with engine_lock(engine):  # one statement: it runs every step (the recited notes)
+        rows = select_rows(
+            engine.db.conn,
+            """
+            SELECT n.* FROM notes n
+            WHERE n.session_id = ? AND n.version = (
+                SELECT max(version) FROM notes m WHERE m.session_id = n.session_id AND m.key = n.key)
+            ORDER BY n.step, n.id
+            """,
+            [session_id],
         )
     return [_note(r) for r in rows]
 

@@ -101,5 +101,7 @@ def test_dark_theme_changes_picture(phone: SimPhone) -> None:
 
 
 def test_screenshot_cache_returns_same_bytes(phone: SimPhone) -> None:
-    a = phone.screenshot()
-    assert phone.screenshot() is a
+    a = phone.screenshot()  # drawn now: it carries its picture (perception.screenshot)
+    b = phone.screenshot()  # the kept PNG of the same screen, as plain bytes
+    assert b == a and type(b) is bytes
+    assert phone.screenshot() is b  # not encoded again
