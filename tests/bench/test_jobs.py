@@ -39,7 +39,7 @@ def test_jobs_run_pairs_and_synthetic_runs_in_workers_longest_first(tmp_path: Pa
     # 530-step transcript pair, the 62-step naive and transcript pairs, the 50-step synthetic run
     order = ["bench-fact-recall|naive", "bench-fact-recall|transcript", "bench-shop-restock|naive",
              "bench-shop-restock|transcript", "synthetic 50-step run (transcript)|transcript"]
-    assert sorted(sum(started.values(), [])) == sorted(order)
+    assert sorted(run for runs in started.values() for run in runs) == sorted(order)
     firsts = {runs[0] for runs in started.values()}
     assert "bench-fact-recall|naive" in firsts or "bench-fact-recall|transcript" in firsts, started
     for runs in started.values():  # each worker took its items in queue order
