@@ -15,8 +15,9 @@ real runner (DataEngine in a temp dir) and reports:
 
 ``--baseline FILE.json`` (an earlier ``--json`` output, e.g. of main before a change) prints the
 two side by side. ``benchmarks/baselines/sim_throughput_main_50f1f04.json`` is main before issue
-26's per-step work, measured on a heavily loaded 2-core machine (``load_average_1m`` says how
-loaded): compare its counts (``per_step``) as they are, its times only with a run under like load.
+26's per-step work, measured by main's own benchmark on an idle 2-core machine
+(``load_average_1m``): it has the times and the split, not yet the per-step counts or CPU figures.
+Compare times only with a run under like load.
 
 Usage: python benchmarks/sim_throughput.py [--task tasks/X.yaml] [--repeat N] [--json] [--baseline F]
 """
@@ -193,7 +194,7 @@ def main() -> int:
 def _flat(figures: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in figures.items():
-        if key in ("targets", "baseline", "task"):
+        if key in ("targets", "baseline", "task", "note"):
             continue
         if isinstance(value, dict):
             out.update({f"{key}.{k}": v for k, v in value.items()})
