@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "benchmarks" / "fault_matrix.py"
@@ -60,8 +63,16 @@ def test_fault_matrix_subset_never_crashes(tmp_path: Path) -> None:
 # tests/hardening/test_clean_stops.py stops a run with SIGTERM and resumes it, and
 # tests/hardening/test_password_turns.py kills and resumes the one-character password run.
 ISSUE_11_SUBSET = ("resume_while_running", "gemini_malformed_x2", "gemini_safety", "gemini_invalid_key")
+# These four rows (38 s, and load-sensitive: under a heavy load the first run could end before the
+# second process started) run with ARTEMIS_BENCH_FULL=1 or as `benchmarks/fault_matrix.py --only …`;
+# the suite checks each of them in-process or at the CLI elsewhere:
+# resume_while_running: test_clean_stops.py::test_resume_while_the_run_is_alive_is_refused_before_the_device;
+# malformed x2, safety, invalid key: tests/operators/test_model_faults.py (asked again and succeeds,
+# refusals exit 1 saying refused, an invalid key through the CLI exits 2 with the fix).
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("ARTEMIS_BENCH_FULL"), reason="the issue-11 matrix rows: ARTEMIS_BENCH_FULL=1")
 def test_issue_11_rows_stop_cleanly_and_show_what_they_must() -> None:
     args = [sys.executable, str(SCRIPT), "--json"]
     for name in ISSUE_11_SUBSET:
