@@ -150,23 +150,16 @@ def _visible(value: str | None) -> bool | None:
     return value.strip().lower() != "false"
 
 
-def _display_id(raw: str | None, path: str, warnings: list[str]) -> int | None:
+def _int_attr(a: Any, name: str, path: str, warnings: list[str]) -> int | None:
+    """An optional integer attribute (``display-id``, ``drawing-order``); a malformed one is a
+    warning and None."""
+    raw = a.get(name)
     if raw is None:
         return None
     try:
         return int(str(raw).strip())
     except ValueError:
-        _warn(warnings, f"node {path}: malformed display-id {str(raw)[:20]!r}; ignored")
-        return None
-
-
-def _drawing_order(raw: str | None, path: str, warnings: list[str]) -> int | None:
-    if raw is None:
-        return None
-    try:
-        return int(str(raw).strip())
-    except ValueError:
-        _warn(warnings, f"node {path}: malformed drawing-order {str(raw)[:20]!r}; ignored")
+        _warn(warnings, f"node {path}: malformed {name} {str(raw)[:20]!r}; ignored")
         return None
 
 
@@ -202,8 +195,8 @@ def _node(elem: etree._Element, path: str, depth: int, warnings: list[str]) -> U
         visible_to_user=_visible(visible),
         naf=_bool(a.get("NAF")),
         hint=s("hint"),
-        display_id=_display_id(a.get("display-id"), path, warnings),
-        drawing_order=_drawing_order(a.get("drawing-order"), path, warnings),
+        display_id=_int_attr(a, "display-id", path, warnings),
+        drawing_order=_int_attr(a, "drawing-order", path, warnings),
         **(_window_attrs(a) if depth == 0 else {}),
     )
 
