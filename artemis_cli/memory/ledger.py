@@ -152,6 +152,8 @@ class TranscriptLedger:
     f_body: str = ""  # F zone after the task: compressed history
     decisions: list[LedgerDecision] = field(default_factory=list)  # bounded log, see _log
     _images: dict[tuple[str, str], bytes] = field(default_factory=dict)  # by (sha, marks digest)
+    #: decisions applied so far: a request rendered at the same version (and tail) is the same
+    applied: int = 0
 
     # -- S zone ------------------------------------------------------------------------------
 
@@ -202,6 +204,7 @@ class TranscriptLedger:
 
     def apply(self, d: LedgerDecision) -> None:
         """Apply one decision (live, or replayed from the DataEngine when rebuilding)."""
+        self.applied += 1
         self._log(d)
         if d.op == "turn":
             return

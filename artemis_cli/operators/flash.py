@@ -293,6 +293,15 @@ class FlashLoop:
 
         probe = self.ledger.request(tail, [])
         self._context_tokens = self.meter.context_tokens(probe)
+        measured = [self.ledger.applied, self._context_tokens]
+
+        def measure() -> int:
+            """This turn's request as the decisions so far left it (rendered again only after a
+            decision changed the ledger: the budget check asks after each of its steps)."""
+            if self.ledger.applied != measured[0]:
+                measured[:] = [self.ledger.applied, self.meter.context_tokens(self.ledger.request(tail, []))]
+            return measured[1]
+
         if number == self.decided_turn:
             return  # resumed mid-turn: this turn's decisions were taken and replayed already
         compressor = self.compressor
@@ -302,7 +311,7 @@ class FlashLoop:
                 return []
             try:
                 return compressor.on_turn(number, self._context_tokens, self.milestone_switch(number),
-                                          measure=lambda: self.meter.context_tokens(self.ledger.request(tail, [])))
+                                          measure=measure)
             except Exception as exc:  # compression is an optimisation: never let it end a run
                 self._event(number, "compression_error", {"error": f"{type(exc).__name__}: {exc}"[:500]})
                 if self.on_notice:
