@@ -36,11 +36,12 @@ from artemis_cli.memory.ledger_lines import recovery_line, verdict_phrase
 from artemis_cli.memory.restore import LEDGER_EVENT, entry_from_step
 from artemis_cli.memory.similarity import repeated_action, similar_step
 from artemis_cli.models.base import FunctionResponse, Message, Model, ModelRequest, ModelResponse
-from artemis_cli.operators.act import ActionResult, PlannedAction, execute
+from artemis_cli.operators.act import ActionResult, PlannedAction
 from artemis_cli.operators.compression import Compressor
 from artemis_cli.operators.memory_tools import MemoryTools
-from artemis_cli.operators.observe import Observation, carry_logs, observe, settle
-from artemis_cli.operators.outcome import ActionOutcome, assess
+from artemis_cli.operators.observe import Observation, carry_logs, observe
+from artemis_cli.operators.outcome import ActionOutcome, action_reply, assess
+from artemis_cli.operators.perform import Settling, perform
 from artemis_cli.operators.prompts import observation_text
 from artemis_cli.operators.recording import StepWriter, stated_intent
 from artemis_cli.operators.settling import (
@@ -50,12 +51,9 @@ from artemis_cli.operators.settling import (
     late_notice,
     late_payload,
     reassess,
-    shows_effect,
 )
 from artemis_cli.operators.turn import Generate, TurnResult, ordered_responses, run_turn
-from artemis_cli.operators.typing import probe_tree
 from artemis_cli.perception.marks import marks_of
-from artemis_cli.perception.types import UITree
 
 __all__ = ["FlashLoop", "LoopOutcome", "StepReport"]
 
@@ -346,6 +344,9 @@ class FlashLoop:
     def _watching(self) -> bool:
         return self.real_time and self.settle_max_s > 0
 
+    def _settling(self) -> Settling:
+        return Settling(floor_s=self.settle_s, max_s=self.settle_max_s, watch=self._watching())
+
     # -- the loop ----------------------------------------------------------------------------
 
     def run(self, start_step: int = 1, pending: list[FunctionResponse] | None = None) -> LoopOutcome:
@@ -410,44 +411,28 @@ class FlashLoop:
                 out.completion_tokens += r.usage.completion_tokens
 
             post: Observation | None = obs
-            judged: list[tuple[Observation, ActionOutcome]] = []
             if turn.action is None:
                 result = ActionResult("error", "the model produced no valid action: " + "; ".join(turn.problems))
                 action = PlannedAction("none", {})
+                outcome = assess(action, result, obs, post)
+                sent, result = result, ActionResult(outcome.status, outcome.detail, result.typing)
             else:
                 action = turn.action
-                size = (obs.space.width, obs.space.height)
 
-                def probe(size: tuple[int, int] = size) -> UITree | None:
-                    return probe_tree(self.device, size)
+                def take(n: int = number) -> Observation:
+                    return self.observe(n)
 
-                self.check_owner()  # the model's turn may have outlasted our lease
-                try:
-                    result = execute(action, self.device, real_time=self.real_time, pre=obs.tree, probe=probe)
-                except DeviceOffline as exc:
-                    # The action's effect is unknown: never re-send it; re-observe first.
-                    self._event(number, "device_fault", {"what": "action", "detail": str(exc)})
-                    result = ActionResult("error", f"connection dropped during the action; effect unknown ({exc})")
-                if result.status != "finished":
-                    def take(n: int = number) -> Observation:
-                        return self.observe(n)
+                def dropped(detail: str, n: int = number) -> None:
+                    # the action's effect is unknown: never re-send it; re-observe first
+                    self._event(n, "device_fault", {"what": "action", "detail": detail})
 
-                    def judge(seen: Observation, action: PlannedAction = action, result: ActionResult = result,
-                              pre: Observation = obs,
-                              judged: list[tuple[Observation, ActionOutcome]] = judged) -> bool:
-                        judged[:] = [(seen, assess(action, result, pre, seen))]
-                        return shows_effect(judged[0][1])
-
-                    try:
-                        post = settle(self.device, take, floor_s=self.settle_s,
-                                      max_s=self.settle_max_s, watch=self._watching(),
-                                      sleep=self._sleep, judge=judge).obs
-                    except DeviceOffline as exc:
-                        post = None
-                        out.stop_reason, out.stop_message = "device_offline", str(exc)
-            # what the action observably came to decides the step's status (SPEC §15)
-            outcome = judged[0][1] if judged and judged[0][0] is post else assess(action, result, obs, post)
-            sent, result = result, ActionResult(outcome.status, outcome.detail, result.typing)
+                # the lease is checked again just before the device is touched: the model's turn
+                # may have outlasted it
+                done = perform(action, self.device, obs, take, self._settling(), real_time=self.real_time,
+                               sleep=self._sleep, on_drop=dropped, before_send=self.check_owner)
+                post, sent, result, outcome = done.post, done.sent, done.result, done.outcome
+                if done.offline is not None:
+                    out.stop_reason, out.stop_message = "device_offline", done.offline
             verdict, sub_events, after = self.after_action(number, obs, post, action, turn, result)
             if sub_events and after is not None:
                 # sub-actions (Pro recovery) ran inside the step: what it came to is measured again,
@@ -515,20 +500,13 @@ class FlashLoop:
         short reason, quoted: ``progress "the switch reads ON"``)."""
         if turn.call is None:
             return []
-        reply: dict[str, Any] = {"status": outcome.status}
-        if outcome.screen_changed is not None and outcome.status != "finished":
-            reply["screen_changed"] = outcome.screen_changed
-        if intent:
-            reply["intended"] = intent
-        reply.update(outcome.reply_fields())
-        if outcome.detail:
-            reply["detail"] = outcome.detail
+        reply = action_reply(outcome, intent)
         judged = verdict_phrase(verdict, MAX_REPLY_REASON_CHARS)
         if judged:
             reply["validator"] = judged
-        action_reply = FunctionResponse(turn.call.name, reply, turn.call.call.id)
+        answered = FunctionResponse(turn.call.name, reply, turn.call.call.id)
         last_model = next(m for m in reversed(turn.messages) if m.role == "model")
-        return ordered_responses(last_model.function_calls(), [*turn.pending_replies, action_reply])
+        return ordered_responses(last_model.function_calls(), [*turn.pending_replies, answered])
 
     def _report(self, number: int, action: PlannedAction, result: ActionResult, turn: TurnResult) -> None:
         if not self.on_step:

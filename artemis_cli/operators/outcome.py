@@ -362,6 +362,21 @@ class ActionOutcome:
         }
 
 
+def action_reply(outcome: ActionOutcome, intent: str | None = None) -> dict[str, Any]:
+    """What an action came to, as its decider is answered (the operator's function reply, an MCP
+    client's tool answer): its status, whether the screen changed, what was intended (beside what
+    was seen, so the two can be compared), what was seen and, when it is not ``ok``, why."""
+    reply: dict[str, Any] = {"status": outcome.status}
+    if outcome.screen_changed is not None and outcome.status != "finished":
+        reply["screen_changed"] = outcome.screen_changed
+    if intent:
+        reply["intended"] = intent
+    reply.update(outcome.reply_fields())
+    if outcome.detail:
+        reply["detail"] = outcome.detail
+    return reply
+
+
 def assess(action: Any, result: Any, pre: Observation, post: Observation | None) -> ActionOutcome:
     """The outcome of ``action`` (a PlannedAction) that ``execute`` answered with ``result``."""
     if result.status == "finished":
