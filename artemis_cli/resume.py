@@ -91,10 +91,13 @@ def resume_session(
 
 def ensure_resumable(rec: SessionRecord) -> None:
     """A session that ended (succeeded or failed) has nothing left to resume: UsageError."""
-    if rec.status in ("succeeded", "failed"):
-        from artemis_cli.errors import UsageError
+    from artemis_cli.errors import UsageError
 
+    if rec.status in ("succeeded", "failed"):
         raise UsageError(f"session {rec.id} already ended ({rec.status}); there is nothing to resume")
+    if rec.loop == "mcp":  # an outside agent decided its steps: there is no model loop to go on with
+        raise UsageError(f"session {rec.id} was driven by an MCP client ({rec.model_label or 'unknown'})",
+                         hint=f"continue it with: artemis mcp --resume {rec.id}")
 
 
 def resume_model(rec: SessionRecord, engine: DataEngine, model: str | None = None,
@@ -192,6 +195,13 @@ def _restore_pro_state(loop: Any, engine: DataEngine, session_id: str, steps: li
     if plans:
         loop.plan = Plan.from_dict(plans[-1].payload["plan"])
     loop.stamps = {s.number: (s.subgoal_hash, s.milestone or "") for s in steps if s.subgoal_hash}
+
+
+def task_for_session(engine: DataEngine, session_id: str) -> Any:
+    """The task ``session_id`` ran (its file when it still exists, else the stored copy)."""
+    from artemis_cli.memory.restore import SessionSpec
+
+    return _task_for(SessionSpec.load(engine, session_id))
 
 
 def _task_for(spec: Any) -> Any:

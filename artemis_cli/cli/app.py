@@ -91,6 +91,9 @@ def _register() -> None:
     from artemis_cli.cli import test_cmd
 
     app.command("test")(test_cmd.test)
+    from artemis_cli.cli import mcp_cmd
+
+    app.command("mcp")(mcp_cmd.mcp)
     from artemis_cli.cli.helptext import prepare
 
     prepare(app)

@@ -14,7 +14,6 @@ it, node or adb the tests skip saying why.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
 import json
@@ -34,8 +33,8 @@ import pytest
 from adbd_support import ADB, AdbServer, ServedCli, serve_cli, stop_cli
 
 mcp = pytest.importorskip("mcp", reason="the MCP Python SDK is not installed (pip install -e '.[test]')")
-from mcp import ClientSession, StdioServerParameters  # noqa: E402
-from mcp.client.stdio import stdio_client  # noqa: E402
+from mcp import StdioServerParameters  # noqa: E402
+from mcp_support import McpClient  # noqa: E402
 
 MOBILE_MCP = os.environ.get("ARTEMIS_MOBILE_MCP", "")
 NODE = shutil.which("node")
@@ -48,65 +47,6 @@ pytestmark = [
 ]
 
 MODES = ["default", "legacy"]
-
-
-class McpClient:
-    """An MCP ClientSession on its own event loop thread, called synchronously from the tests."""
-
-    def __init__(self, params: StdioServerParameters, errlog: Any) -> None:
-        self._params, self._errlog = params, errlog
-        self._loop = asyncio.new_event_loop()
-        self._calls: asyncio.Queue[tuple[str, dict[str, Any], Future[Any]]] | None = None
-        self._ready: Future[None] = Future()
-        self._thread = threading.Thread(target=self._loop.run_until_complete, args=(self._main(),), daemon=True)
-        self._thread.start()
-        self._ready.result(timeout=60)
-
-    async def _main(self) -> None:
-        self._calls = asyncio.Queue()
-        try:
-            async with stdio_client(self._params, errlog=self._errlog) as (read, write), \
-                    ClientSession(read, write) as session:
-                await session.initialize()
-                self._ready.set_result(None)
-                while True:
-                    name, args, fut = await self._calls.get()
-                    if name == "":
-                        fut.set_result(None)
-                        return
-                    try:
-                        fut.set_result(await (session.list_tools() if name == "tools/list"
-                                              else session.call_tool(name, args)))
-                    except Exception as e:
-                        fut.set_exception(e)
-        except BaseException as e:
-            if not self._ready.done():
-                self._ready.set_exception(e)
-            raise
-
-    def _ask(self, name: str, args: dict[str, Any], timeout: float) -> Any:
-        fut: Future[Any] = Future()
-        assert self._calls is not None
-        self._loop.call_soon_threadsafe(self._calls.put_nowait, (name, args, fut))
-        return fut.result(timeout=timeout)
-
-    def tools(self) -> list[str]:
-        return [t.name for t in self._ask("tools/list", {}, 30).tools]
-
-    def call(self, tool: str, timeout: float = 60, **args: Any) -> Any:
-        return self._ask(tool, args, timeout)
-
-    def text(self, tool: str, **args: Any) -> str:
-        res = self.call(tool, **args)
-        body = "".join(c.text for c in res.content if c.type == "text")
-        assert not res.is_error, f"{tool}({args}) failed: {body}"
-        return body
-
-    def close(self) -> None:
-        try:
-            self._ask("", {}, 20)
-        finally:
-            self._thread.join(timeout=20)
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +70,7 @@ def mobile(request: pytest.FixtureRequest, served: ServedCli) -> Iterator[tuple[
     if request.param == "legacy":
         env["MOBILEMCP_LEGACY_ROBOT"] = "1"
     errlog = (home / "stderr.log").open("w")
-    client = McpClient(StdioServerParameters(command=MOBILE_MCP, env=env), errlog)
+    client = McpClient.stdio(StdioServerParameters(command=MOBILE_MCP, env=env), errlog)
     try:
         yield client, request.param
     finally:
@@ -205,7 +145,7 @@ def _start(cli: ServedCli, package: str) -> None:
 
 def test_tools_list_and_the_sim_is_an_available_device(mobile: tuple[McpClient, str], served: ServedCli) -> None:
     client, _ = mobile
-    tools = client.tools()
+    tools = [t.name for t in client.tools()]
     for name in ("mobile_list_available_devices", "mobile_list_apps", "mobile_launch_app",
                  "mobile_list_elements_on_screen", "mobile_click_on_screen_at_coordinates",
                  "mobile_type_keys", "mobile_swipe_on_screen", "mobile_take_screenshot", "mobile_get_device_logs"):

@@ -1,0 +1,119 @@
+"""``artemis mcp``: serve one phone to an MCP client (Claude Code, Cursor, VS Code, any agent),
+recording every action it takes as a step of an Artemis session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from artemis_cli.cli.console import err, escape
+
+
+def mcp(
+    device: Annotated[str | None, typer.Option(
+        "--device", "-d", help="Serial, 'sim' or 'sim:<world>'. Default: $ANDROID_SERIAL, the one attached "
+                               "device, else sim (as `artemis run --goal`); with --resume, the session's.")] = None,
+    backend: Annotated[str, typer.Option("--backend", help="Real devices: auto (u2, else adb) | adb | u2.")] = "auto",
+    goal: Annotated[str | None, typer.Option(
+        "--goal", "-g", help="What the session is for (its goal in `sessions list`, reports, replays).")] = None,
+    http: Annotated[int | None, typer.Option(
+        "--http", min=0, max=65535, help="Serve streamable HTTP on 127.0.0.1:PORT (/mcp) instead of stdio; "
+                                         "0 picks a free port.")] = None,
+    allow_app: Annotated[list[str] | None, typer.Option(
+        "--allow-app", help="Only operate this app (package; repeatable). In any other app only back and home "
+                            "are sent.")] = None,
+    read_only: Annotated[bool, typer.Option(
+        "--read-only", help="Offer observe and recall only: nothing is sent to the phone.")] = False,
+    resume: Annotated[str | None, typer.Option(
+        "--resume", help="Continue an interrupted MCP session (its id, a unique prefix, or 'latest') on the "
+                         "first tool call.")] = None,
+    profile: Annotated[str | None, typer.Option("--profile", "-p", help="flash | pro | path to a profile "
+                                                                        "(settle times, recall limits).")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Simulated phone seed.")] = 0,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
+) -> None:
+    """Serve a phone to an MCP client; every action it takes is a recorded, replayable step.
+
+    stdio by default (what Claude Code, Cursor and VS Code start); the session begins at the first
+    tool call and ends on `finish`, or is left `interrupted` when the client goes away (continue it
+    with `artemis mcp --resume ID`). Progress and errors go to stderr; stdout carries only MCP.
+    """
+    from artemis_cli.stopping import StopRequested, as_stop, catch_stop_signals
+
+    with catch_stop_signals():
+        try:
+            _mcp(device, backend, goal, http, tuple(allow_app or ()), read_only, resume, profile, seed, data_dir)
+        except KeyboardInterrupt as exc:
+            stop: StopRequested = as_stop(exc)
+            raise typer.Exit(stop.exit_code) from None
+
+
+def _mcp(device: str | None, backend: str, goal: str | None, http: int | None, allow_apps: tuple[str, ...],
+         read_only: bool, resume: str | None, profile: str | None, seed: int, data_dir: Path | None) -> None:
+    import anyio
+
+    from artemis_cli.config.profile import load_profile
+    from artemis_cli.device.select import resolve_device
+    from artemis_cli.engine.db import DataEngine
+    from artemis_cli.errors import UsageError
+    from artemis_cli.mcp_server.server import ArtemisMcp
+    from artemis_cli.mcp_server.session import MCP_LOOP, DrivenSession, Policy
+    from artemis_cli.paths import data_dir as resolve_data_dir
+
+    for package in allow_apps:
+        if not package.strip() or any(c.isspace() for c in package):
+            raise UsageError(f"--allow-app takes a package name, got {package!r}", hint="e.g. --allow-app com.android.settings")
+    engine = DataEngine.open(resolve_data_dir(data_dir))
+    try:
+        run: dict[str, Any] = {}
+        resume_id = None
+        if resume is not None:
+            rec = engine.get_session(resume)
+            if rec.loop != MCP_LOOP:
+                raise UsageError(f"session {rec.id} was not driven over MCP", hint=f"continue it with: artemis resume {rec.id}")
+            if rec.status in ("succeeded", "failed"):
+                raise UsageError(f"session {rec.id} already ended ({rec.status}); there is nothing to resume")
+            resume_id, run = rec.id, dict((rec.config or {}).get("run") or {})
+            goal = goal or rec.goal
+            profile = profile or rec.profile
+        prof = load_profile(profile or "flash")
+        sim = dict(run.get("sim") or {})
+        spec = device or run.get("device")
+        dev = resolve_device(spec, backend=run.get("backend", backend) if device is None else backend,  # type: ignore[arg-type]
+                             sim_seed=sim.pop("seed", seed), sim_world=sim.pop("world", None), sim_options=sim,
+                             notice=lambda text: err().print(f"[yellow]{escape(text)}[/]"))
+        try:
+            info = dev.info()
+            # how a new session of this server finds its device again (replay, resume)
+            run_config = {"device": spec if spec is not None else (info.serial if info.kind != "sim" else "sim"),
+                          "backend": backend, "sim": {"seed": seed} if info.kind == "sim" else {}}
+            session = DrivenSession(engine, dev, prof, goal=goal or "", policy=Policy(allow_apps, read_only),
+                                    run_config=run_config, resume_id=resume_id,
+                                    notice=lambda text: err().print(f"[yellow]{escape(text)}[/]"))
+            server = ArtemisMcp(session, on_notice=lambda text: err().print(escape(text)))
+            where = f"device {escape(info.serial)} ({info.kind}, {info.width}x{info.height}) · data {escape(str(engine.data_dir))}"
+            mode = " · read-only" if read_only else ""
+            mode += f" · apps {escape(', '.join(allow_apps))}" if allow_apps else ""
+            mode += f" · resuming {resume_id} at the first tool call" if resume_id else ""
+            reason = "the MCP client disconnected"
+            try:
+                if http is None:
+                    err().print(f"[bold]Artemis MCP server[/] on stdio · {where}{mode}", soft_wrap=True)
+                    anyio.run(server.serve_stdio)
+                else:
+                    def ready(url: str) -> None:
+                        err().print(f"[bold]Artemis MCP server[/] at {url} · {where}{mode}", soft_wrap=True)
+
+                    anyio.run(lambda: server.serve_http(http, on_ready=ready))
+                    reason = "the server stopped"
+            except KeyboardInterrupt:
+                reason = "the server was stopped"
+                raise
+            finally:
+                server.close(reason)
+        finally:
+            dev.close()
+    finally:
+        engine.close()

@@ -1,0 +1,1 @@
+"""``artemis mcp``: an MCP server whose every action is a recorded, verified, replayable step."""

@@ -1,0 +1,419 @@
+"""A session whose operator is an outside agent: every action an MCP client asks for is a step.
+
+``DrivenSession`` is the synchronous core of ``artemis mcp`` (no MCP here: ``mcp_server.server``
+wires it to the SDK). It owns one device and, from the first tool call on, one DataEngine session
+under its lease. Each action is planned on the screen the client last saw (its element indices,
+hit-tested), performed and judged exactly as Artemis's own operator's are (``operators.perform``),
+and written as a step with pre and post screenshots and UI XML (``operators.recording``). An
+action whose target the client picked on a screen that has changed since is not sent: the answer
+is the new screen. ``observe``, ``recall`` and ``note`` become events of the step they precede.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from artemis_cli.device.app_list import installed_packages
+from artemis_cli.device.protocol import Device
+from artemis_cli.engine.clock import now_iso
+from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.lease import Lease
+from artemis_cli.engine.records import EventRecord, SessionRecord
+from artemis_cli.errors import DeviceOffline, ScreenshotError, UsageError
+from artemis_cli.mcp_server.answers import StepAnswer, ViewAnswer, outcome_reply
+from artemis_cli.memory.mechanical import MechanicalLens
+from artemis_cli.memory.recall import Recall
+from artemis_cli.memory.service import StepMemoryService
+from artemis_cli.models.base import FunctionCall, FunctionResponse, Message, Part
+from artemis_cli.operators.act import PlannedAction, plan_action
+from artemis_cli.operators.memory_tools import MemoryTools
+from artemis_cli.operators.observe import Observation, observe
+from artemis_cli.operators.outcome import VISUAL_CHANGE_MIN, ui_signature
+from artemis_cli.operators.perform import Settling, perform
+from artemis_cli.operators.recording import StepTrace, StepWriter, action_key
+from artemis_cli.operators.tools import ToolCall, ToolCallError, validate_call
+from artemis_cli.operators.turn import TurnResult
+from artemis_cli.perception.dhash import dhash_hex, hamming
+
+#: The session's ``loop``: what decided its steps.
+MCP_LOOP = "mcp"
+#: Event kinds of the calls that are not actions (recorded on the step they precede).
+OBSERVE_EVENT, RECALL_EVENT, NOTE_EVENT = "mcp_observe", "mcp_recall", "mcp_note"
+#: An action refused before it was sent (the screen changed under it, an app not allowed…).
+REFUSED_EVENT = "mcp_refused"
+#: The client that connected (name, version), on session start and on each resume.
+CLIENT_EVENT = "mcp_client"
+#: Actions whose point or element the client picked on the screen it saw.
+_AIMED = ("tap", "double_tap", "long_press", "drag")
+#: Keys that leave an app not on the allow-list.
+_ESCAPE_KEYS = ("back", "home")
+
+
+class ToolRefused(Exception):
+    """A call that cannot be served (bad arguments, read-only, an app not allowed); the message is
+    the client's answer, nothing was sent to the device."""
+
+
+@dataclass(frozen=True)
+class ClientInfo:
+    name: str = "unknown-client"
+    version: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"MCP client {self.name}" + (f" {self.version}" if self.version else "")
+
+
+@dataclass
+class Policy:
+    """What the server lets a client do: ``allow_apps`` (empty: any app) and ``read_only``."""
+
+    allow_apps: tuple[str, ...] = ()
+    read_only: bool = False
+
+    def allows(self, package: str | None) -> bool:
+        return not self.allow_apps or (package is not None and package in self.allow_apps)
+
+
+@dataclass
+class DrivenSession:
+    engine: DataEngine
+    device: Device
+    profile: Any
+    goal: str = ""
+    policy: Policy = field(default_factory=Policy)
+    #: what ``sessions show`` and a resume need to find the device again
+    run_config: dict[str, Any] = field(default_factory=dict)
+    #: an interrupted MCP session to continue on the first tool call (``artemis mcp --resume``)
+    resume_id: str | None = None
+    real_time: bool = True
+    notice: Callable[[str], None] | None = None
+    session_id: str | None = None
+    #: the session closed last (the report resource shows it until the next one starts)
+    last_session_id: str | None = None
+    client: ClientInfo = field(default_factory=ClientInfo)
+    #: the screen the client last saw (its element list is what its indices refer to)
+    seen: Observation | None = None
+    _lease: Lease | None = None
+    _writer: StepWriter | None = None
+    _memory: MemoryTools | None = None
+    _service: StepMemoryService | None = None
+    _packages: list[str] | None = None
+    _t0: float = 0.0
+    _offset_base_ms: int = 0
+    _last_step: int = 0
+
+    # -- the session's life ------------------------------------------------------------------
+
+    @property
+    def screen(self) -> tuple[int, int]:
+        info = self.device.info()
+        return info.width, info.height
+
+    def start(self, client: ClientInfo) -> str:
+        """The session, created (or resumed) on the first tool call; its id."""
+        if self.session_id is not None:
+            return self.session_id
+        self.client = client
+        if self.resume_id is not None:
+            session_id, self.resume_id = self.resume_id, None
+            self._resume(session_id)
+        else:
+            self._create()
+        assert self.session_id is not None
+        self._event(None, CLIENT_EVENT, {"name": client.name, "version": client.version})
+        return self.session_id
+
+    def _create(self) -> None:
+        from artemis_cli.config.task import task_from_goal
+
+        info = self.device.info()
+        goal = self.goal or "driven by an MCP client (no goal given)"
+        task = task_from_goal(goal)
+        session_id = self.engine.new_session_id()
+        self.engine.create_session(SessionRecord(
+            id=session_id, task_id=task.id, goal=goal, profile=self.profile.name, loop=MCP_LOOP,
+            device_serial=info.serial, device_kind=info.kind, screen_width=info.width, screen_height=info.height,
+            models={"operator": f"mcp:{self.client.name}"}, model_label=self.client.label, status="running",
+            started_at=now_iso(),
+            config={"task": task.model_dump(mode="json", exclude={"reference"}), "reference_steps": 0,
+                    "profile": self.profile.model_dump(mode="json"), "max_steps": 0, "offline_model": False,
+                    "run": {**self.run_config, "mcp": {"allow_apps": list(self.policy.allow_apps),
+                                                       "read_only": self.policy.read_only}}},
+        ))
+        self._own(session_id)
+        self._t0 = time.monotonic()
+
+    def _resume(self, session_id: str) -> None:
+        from artemis_cli.engine.segments import RESUME_EVENT
+        from artemis_cli.memory.ledger_lines import action_phrase
+
+        rec = self.engine.get_session(session_id)
+        if rec.loop != MCP_LOOP:
+            raise UsageError(f"session {rec.id} was not driven over MCP", hint=f"continue it with: artemis resume {rec.id}")
+        if rec.status in ("succeeded", "failed"):
+            raise UsageError(f"session {rec.id} already ended ({rec.status}); there is nothing to resume")
+        self._own(rec.id)
+        steps = self.engine.get_steps(rec.id)
+        if self.device.info().kind == "sim":  # the simulated phone starts over: replay what was done
+            from artemis_cli.operators.fastforward import fast_forward
+            from artemis_cli.resume import task_for_session
+
+            distance = fast_forward(self.device, task_for_session(self.engine, rec.id), steps)
+            self._event(None, "fast_forward", {"steps": len(steps), "dhash_distance": distance})
+            if distance and self.notice:
+                self.notice(f"the restored simulated screen differs from the last recorded one by {distance} bits")
+        assert self._writer is not None
+        self._writer.history = [StepTrace(s.number, s.pre_dhash or "", s.offset_ms or 0, action_phrase(s),
+                                          action_key(s.action_type or "", s.action_args, s.target)) for s in steps]
+        self._last_step = steps[-1].number if steps else 0
+        started = datetime.fromisoformat(rec.started_at or now_iso())
+        self._offset_base_ms = int((datetime.now(UTC) - started).total_seconds() * 1000)
+        self._t0 = time.monotonic()
+        self.engine.update_session(rec.id, status="running", models={**(rec.models or {}),
+                                   "operator": f"mcp:{self.client.name}"}, model_label=self.client.label)
+        self._event(None, RESUME_EVENT, {"after_step": self._last_step, "device": self.device.info().serial,
+                                         "model": self.client.label})
+
+    def _own(self, session_id: str) -> None:
+        lease = self.engine.acquire_lease(session_id, "mcp")
+        self.session_id, self._lease = session_id, lease
+        recall = Recall(self.engine)
+        self._service = StepMemoryService(self.engine, MechanicalLens(),
+                                          on_ready=lambda step, text: recall.index_summary(session_id, step, text))
+        self._writer = StepWriter(self.engine, session_id, recall, self._service)
+        mem = self.profile.memory
+        self._memory = MemoryTools(self.engine, session_id, recall, enabled=mem.recall.enabled,
+                                   max_results=mem.recall.max_results, max_text_tokens=mem.recall.max_text_tokens)
+
+    def end(self, status: str, result: dict[str, Any]) -> None:
+        """Close the session: ``succeeded``/``failed`` on finish, ``interrupted`` when the client
+        went away (whole steps only: this runs between tool calls, never inside one)."""
+        from artemis_cli.runner import finish_session
+
+        if self.session_id is None:
+            return
+        session_id = self.session_id
+        try:
+            if self._service is not None:
+                self._service.flush(5.0)
+                self._service.close()
+            if self._lease is not None:
+                self._lease.check()  # taken over: the final write is not ours
+            finish_session(self.engine, session_id, status,
+                           {"steps": self.engine.last_step_number(session_id), "model": self.client.label,
+                            "model_label": self.client.label, "offline_model": False, **result})
+        finally:
+            if self._lease is not None:
+                self._lease.release()
+            self.last_session_id = session_id
+            self.session_id, self._lease, self._writer, self._memory, self._service = None, None, None, None, None
+            self.seen, self._last_step = None, 0
+
+    def interrupt(self, reason: str) -> None:
+        """The client went away (or the server was stopped): the session stays resumable."""
+        if self.session_id is None:
+            return
+        session_id = self.session_id
+        self.end("interrupted", {"stop_reason": reason,
+                                 "message": f"{reason} after step {self._last_step} — continue it with: "
+                                            f"artemis mcp --resume {session_id}"})
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _offset_ms(self, at: float | None = None) -> int:
+        return self._offset_base_ms + int(((at if at is not None else time.monotonic()) - self._t0) * 1000)
+
+    def _event(self, step: int | None, kind: str, payload: dict[str, Any]) -> None:
+        assert self.session_id is not None
+        if self._lease is not None:
+            self._lease.check()
+        self.engine.record_event(EventRecord(session_id=self.session_id, step=step, kind=kind, payload=payload))
+
+    def _look(self) -> Observation:
+        def problem(what: str, detail: str) -> None:
+            self._event(self._last_step + 1, "device_fault", {"what": what, "detail": detail})
+
+        return observe(self.device, self.screen, self.profile.coordinates, on_problem=problem, backoff_s=0.25,
+                       sleep=time.sleep)
+
+    def _current(self) -> Observation:
+        """The screen now: the one the client saw when nothing visible changed since (one cheap
+        screenshot tells), else a new observation."""
+        seen = self.seen
+        if seen is not None:
+            try:
+                if hamming(dhash_hex(self.device.screenshot()), seen.dhash) < VISUAL_CHANGE_MIN:
+                    return seen
+            except ScreenshotError:
+                pass
+        return self._look()
+
+    def packages(self) -> list[str]:
+        if self._packages is None:
+            self._packages = installed_packages(self.device)
+        return self._packages
+
+    def _sleep(self, seconds: float) -> None:
+        if self.real_time:
+            time.sleep(seconds)
+
+    # -- calls that are not actions ----------------------------------------------------------
+
+    def observe(self) -> ViewAnswer:
+        obs = self._current()
+        self.seen = obs
+        step = self._last_step + 1
+        self._event(step, OBSERVE_EVENT, {"dhash": obs.dhash, "foreground_app": obs.foreground,
+                                          "elements": len(obs.elements)})
+        return ViewAnswer(obs, step=step, session_id=self.session_id or "", notes=self._notes(),
+                          allow_apps=self.policy.allow_apps)
+
+    def _notes(self) -> list[str]:
+        return self._memory.recited() if self._memory is not None else []
+
+    def memory_call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """``recall`` (recall_history, or a saved note by ``note``) and ``note`` (save_note)."""
+        assert self._memory is not None
+        step = self._last_step + 1
+        if name == "note":
+            tool, kind = "save_note", NOTE_EVENT
+        elif args.get("note") is not None:
+            tool, kind, args = "read_note", RECALL_EVENT, {"key": args.get("note")}
+        else:
+            tool, kind = "recall_history", RECALL_EVENT
+        try:
+            call = validate_call(FunctionCall(tool, dict(args), None))
+        except ToolCallError as exc:
+            raise ToolRefused(str(exc)) from None
+        answer = self._memory.handler(step)(call)
+        logged = {k: v for k, v in call.args.items() if k != "content"}
+        self._event(step, kind, {"tool": tool, "args": logged,
+                                 **({"error": answer["error"]} if "error" in answer else {}),
+                                 **({"steps": answer.get("steps")} if "steps" in answer else {})})
+        return answer
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def act(self, name: str, args: dict[str, Any]) -> StepAnswer | ViewAnswer:
+        """Perform one action and record it as the next step; a ``ViewAnswer`` (the new screen,
+        nothing sent) when the client aimed at a screen that has changed since it saw it."""
+        assert self.session_id is not None and self._writer is not None
+        if self.policy.read_only:
+            raise ToolRefused(f"{name} is not available: this server is read-only (observe and recall only)")
+        call_id = f"mcp-{self._last_step + 1}"
+        try:
+            call = validate_call(FunctionCall(name, dict(args), call_id))
+        except ToolCallError as exc:
+            raise ToolRefused(str(exc)) from None
+        step_t0, started_at = time.monotonic(), now_iso()
+        pre = self._current()
+        number = self._last_step + 1
+        stale = self._stale(call, pre)
+        if stale is not None:
+            self.seen = pre
+            self._event(number, REFUSED_EVENT, {"tool": name, "args": _loggable(call), "why": stale})
+            return ViewAnswer(pre, step=number, session_id=self.session_id, notes=self._notes(),
+                              allow_apps=self.policy.allow_apps, refused=stale)
+        try:
+            try:
+                planned = plan_action(call, pre, self.packages() if name == "launch_app" else None)
+            except ToolCallError as exc:
+                raise ToolRefused(str(exc)) from None
+            self._check_allowed(planned, pre)
+        except ToolRefused as exc:  # nothing was sent; the refusal is kept with the step it preceded
+            self._event(number, REFUSED_EVENT, {"tool": name, "args": _loggable(call), "why": str(exc)})
+            raise
+        return self._step(number, call, planned, pre, step_t0, started_at)
+
+    def _stale(self, call: ToolCall, pre: Observation) -> str | None:
+        """Why the client's target may not be what it meant (the screen it picked it on is gone),
+        or None. Keys, launches, waits and untargeted scrolls/swipes aim at nothing on screen."""
+        a = call.args
+        aimed = call.name in _AIMED or "index" in a or (call.name == "swipe" and "x1" in a)
+        if not aimed or pre is self.seen:
+            return None
+        if self.seen is None:
+            return "not sent: you have not seen this screen yet; pick the target from the element list below"
+        if ui_signature(pre.tree) == ui_signature(self.seen.tree):
+            return None
+        return ("not sent: the screen changed since you last saw it, so the element or point you picked may "
+                "now be something else; the current screen follows — pick the target again")
+
+    def _check_allowed(self, planned: PlannedAction, pre: Observation) -> None:
+        policy = self.policy
+        if not policy.allow_apps:
+            return
+        allowed = ", ".join(policy.allow_apps)
+        if planned.type == "launch_app":
+            package = planned.args.get("package")
+            if not policy.allows(package):
+                raise ToolRefused(f"not sent: {package} is not an allowed app (--allow-app: {allowed})")
+            return
+        if planned.type in ("wait", "finish") or (planned.type == "press_key"
+                                                  and planned.args.get("key") in _ESCAPE_KEYS):
+            return
+        if not policy.allows(pre.foreground):
+            raise ToolRefused(f"not sent: {pre.foreground or 'an unknown app'} is in the foreground and is not an "
+                              f"allowed app (--allow-app: {allowed}); launch_app one that is, or press_key back/home")
+
+    def _step(self, number: int, call: ToolCall, planned: PlannedAction, pre: Observation, step_t0: float,
+              started_at: str) -> StepAnswer:
+        assert self._writer is not None and self.session_id is not None
+
+        def take() -> Observation:
+            return self._look()
+
+        def dropped(detail: str) -> None:
+            self._event(number, "device_fault", {"what": "action", "detail": detail})
+
+        # the client's next call reads this answer as the screen: always confirmed still (no early
+        # keep on a first sight of the effect, which the loops confirm at their next observation)
+        settling = Settling(floor_s=(self.profile.settle_ms or 0) / 1000, max_s=self.profile.settle_max_ms / 1000,
+                            watch=self.real_time and self.profile.settle_max_ms > 0, early=False)
+        lease = self._lease
+        done = perform(planned, self.device, pre, take, settling, real_time=self.real_time, sleep=self._sleep,
+                       on_drop=dropped, before_send=lease.check if lease is not None else None)
+        reply = outcome_reply(done.outcome, call.intent)
+        function_call = FunctionCall(call.name, dict(call.call.args), call.call.id)
+        turn = TurnResult(action=planned, call=call, messages=[Message("model", [Part(function_call=function_call)])],
+                          secrets=[planned.secret] if planned.secret else [])
+        view = ViewAnswer(pre, step=number, session_id=self.session_id, notes=self._notes(),
+                          allow_apps=self.policy.allow_apps)
+        if lease is not None:
+            lease.check()
+        self._writer.write(
+            number=number, started_at=started_at, offset_ms=self._offset_ms(step_t0), pre=pre, post=done.post,
+            action=planned, result=done.result, turn=turn, users=[], observation=view.text(),
+            replies_in=[], replies_out=[FunctionResponse(call.name, reply, call.call.id)], outcome=done.outcome,
+        )
+        self._last_step = number
+        self.seen = done.post
+        if done.post is None:
+            raise DeviceOffline(done.offline or "the device went away after the action")
+        return StepAnswer(number, planned, done.outcome, reply,
+                          ViewAnswer(done.post, step=number + 1, session_id=self.session_id, notes=self._notes(),
+                                     allow_apps=self.policy.allow_apps))
+
+    def finish(self, success: bool, answer: str) -> StepAnswer:
+        """The client's ``finish``: recorded as the last step, then the session is closed
+        (succeeded or failed as the client says: an MCP session has no success checks)."""
+        step = self.act("finish", {"success": success, "answer": answer})
+        assert isinstance(step, StepAnswer)
+        session_id = self.session_id
+        self.end("succeeded" if success else "failed",
+                 {"status": "succeeded" if success else "failed", "success": success, "answer": answer,
+                  "stop_reason": "finished",
+                  "message": f"the MCP client finished with success={str(success).lower()}"})
+        step.closed = session_id
+        return step
+
+
+def _loggable(call: ToolCall) -> dict[str, Any]:
+    """A refused call's arguments as an event keeps them: typed text left out (it may be a
+    password meant for a field the call never reached)."""
+    return {k: ("(text not kept)" if k == "text" else v) for k, v in call.args.items()}

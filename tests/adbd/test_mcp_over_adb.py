@@ -1,0 +1,70 @@
+"""`artemis mcp` on a phone reached over adb: `artemis sim serve` behind Debian's adb server (a
+private one, never 5037), driven by the MCP SDK's stdio client (issue 27). A tap where nothing
+changes answers ``no_change`` and text that does not land answers ``failed``, as on the simulated
+phone in-process; what the phone shows afterwards is read through adb, not from the answers."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from adbd_support import AdbServer, ServedCli, needs_adb, serve_cli, stop_cli
+
+pytest.importorskip("mcp", reason="the MCP Python SDK is not installed (pip install -e .)")
+from mcp import StdioServerParameters
+from mcp_support import McpClient
+
+from artemis_cli.engine.db import DataEngine
+
+pytestmark = needs_adb
+
+
+@pytest.fixture
+def served(adb_server: AdbServer) -> Iterator[ServedCli]:
+    cli = serve_cli(adb_server, "--no-popups")
+    try:
+        yield cli
+    finally:
+        stop_cli(cli)
+
+
+def _index(listing: str, needle: str) -> int:
+    line = next(line for line in listing.splitlines() if line.startswith("[") and needle in line)
+    return int(line[1:line.index("]")])
+
+
+def test_no_change_and_failed_over_adb(served: ServedCli, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANDROID_")}
+    env |= {"ANDROID_ADB_SERVER_PORT": str(served.adb.port), "COLUMNS": "300", "ARTEMIS_DEBUG": "1"}
+    data = tmp_path / "data"
+    params = StdioServerParameters(command=sys.executable, env=env, args=[
+        "-m", "artemis_cli", "mcp", "--device", served.serial, "--backend", "adb", "--data-dir", str(data)])
+    client = McpClient.stdio(params, sys.stderr)
+    try:
+        launched = client.call("launch_app", app="Contacts")
+        assert launched.structured_content["status"] == "ok", launched.content
+        listing = launched.content[0].text
+        form = client.call("tap", index=_index(listing, '"Create contact"')).content[0].text
+        title = _index(form, 'TextView "Create contact"')
+        still = client.call("tap", index=title)
+        assert still.structured_content["status"] == "no_change", still.content[0].text
+        lost = client.call("type_text", index=title, text="Ortega")
+        assert lost.structured_content["status"] == "failed", lost.content[0].text
+        typed = client.call("type_text", index=_index(form, "First name"), text="Sofia")
+        assert typed.structured_content["status"] == "ok", typed.content[0].text
+    finally:
+        client.close()  # no finish: the session is left interrupted, steps whole
+    dump = served.adb.text("exec-out", "uiautomator dump /dev/tty", serial=served.serial)
+    assert 'text="Sofia"' in dump and "Ortega" not in dump
+    with DataEngine.open_for_reading(data) as engine:
+        (rec,) = engine.list_sessions()
+        assert rec.device_kind == "adb" and rec.device_serial == served.serial
+        steps = engine.get_steps(rec.id)
+        assert [s.result_status for s in steps] == ["ok", "ok", "no_change", "failed", "ok"]
+        assert engine.get_session(rec.id).status == "interrupted"
+        # plain adb dumps carry no focus for a label: the text is typed, then checked, and did not land
+        assert steps[3].outcome is not None and steps[3].outcome["status"] == "failed"
+        assert "did not land" in steps[3].result_detail or "nothing was typed" in steps[3].result_detail
