@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from adbd_support import AdbServer, ServedCli, needs_adb, serve_cli, stop_cli
+from adbd_support import ServedCli, needs_adb
 
 pytest.importorskip("mcp", reason="the MCP Python SDK is not installed (pip install -e .)")
 from mcp import StdioServerParameters
@@ -22,21 +21,13 @@ from artemis_cli.engine.db import DataEngine
 pytestmark = needs_adb
 
 
-@pytest.fixture
-def served(adb_server: AdbServer) -> Iterator[ServedCli]:
-    cli = serve_cli(adb_server, "--no-popups")
-    try:
-        yield cli
-    finally:
-        stop_cli(cli)
-
-
 def _index(listing: str, needle: str) -> int:
     line = next(line for line in listing.splitlines() if line.startswith("[") and needle in line)
     return int(line[1:line.index("]")])
 
 
-def test_no_change_and_failed_over_adb(served: ServedCli, tmp_path: Path) -> None:
+def test_no_change_and_failed_over_adb(cli: ServedCli, tmp_path: Path) -> None:
+    served = cli  # `artemis sim serve --no-popups`, attached to a private adb server
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANDROID_")}
     env |= {"ANDROID_ADB_SERVER_PORT": str(served.adb.port), "COLUMNS": "300", "ARTEMIS_DEBUG": "1"}
     data = tmp_path / "data"

@@ -70,18 +70,12 @@ def test_a_client_gone_mid_call_leaves_whole_steps_and_resume_continues(tmp_path
 def test_a_stop_signal_leaves_the_session_interrupted_and_exits_143(tmp_path: Path) -> None:
     import os
     import signal
-    import subprocess
-    import sys
 
-    from test_mcp_server import server_env
+    from test_mcp_server import start_http_server
 
     data = tmp_path / "data"
-    proc = subprocess.Popen([sys.executable, "-m", "artemis_cli", "mcp", "--http", "0", "--device", "sim",
-                             "--data-dir", str(data)], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                            env=server_env())
+    url, proc = start_http_server(data)
     try:
-        assert proc.stderr is not None
-        url = proc.stderr.readline().split(" at ")[1].split()[0]
         from mcp_support import McpClient
 
         client = McpClient.http(url)

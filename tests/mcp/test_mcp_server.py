@@ -168,18 +168,26 @@ def test_stdio_client_drives_records_and_the_session_replays(tmp_path: Path) -> 
     check_recorded(data, session_id, "mcp")
 
 
-@pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen[str]]]:
-    data = tmp_path / "data"
+def start_http_server(data: Path) -> tuple[str, subprocess.Popen[str]]:
+    """`artemis mcp --http 0 --device sim` and the URL it says it serves."""
     proc = subprocess.Popen([sys.executable, "-m", "artemis_cli", "mcp", "--http", "0", "--device", "sim",
                              "--data-dir", str(data)], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
                             env=server_env())
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    m = re.search(r"at (http://127\.0\.0\.1:\d+/mcp)", line)
+    if not m:
+        proc.kill()
+        raise AssertionError(line + proc.communicate()[1])
+    return m.group(1), proc
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen[str]]]:
+    data = tmp_path / "data"
+    url, proc = start_http_server(data)
     try:
-        assert proc.stderr is not None
-        line = proc.stderr.readline()
-        m = re.search(r"at (http://127\.0\.0\.1:\d+/mcp)", line)
-        assert m, line + (proc.stderr.read() if proc.poll() is not None else "")
-        yield m.group(1), data, proc
+        yield url, data, proc
     finally:
         proc.terminate()
         try:
