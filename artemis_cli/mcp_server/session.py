@@ -23,7 +23,7 @@ from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.lease import Lease
 from artemis_cli.engine.records import EventRecord, SessionRecord
-from artemis_cli.errors import DeviceOffline, ScreenshotError, UsageError
+from artemis_cli.errors import DeviceOffline, UsageError
 from artemis_cli.mcp_server.answers import StepAnswer, ViewAnswer, outcome_reply
 from artemis_cli.memory.mechanical import MechanicalLens
 from artemis_cli.memory.recall import Recall
@@ -32,12 +32,11 @@ from artemis_cli.models.base import FunctionCall, FunctionResponse, Message, Par
 from artemis_cli.operators.act import PlannedAction, plan_action
 from artemis_cli.operators.memory_tools import MemoryTools
 from artemis_cli.operators.observe import Observation, observe
-from artemis_cli.operators.outcome import VISUAL_CHANGE_MIN, ui_signature
 from artemis_cli.operators.perform import Settling, perform
 from artemis_cli.operators.recording import StepTrace, StepWriter, action_key
 from artemis_cli.operators.tools import ToolCall, ToolCallError, validate_call
 from artemis_cli.operators.turn import TurnResult
-from artemis_cli.perception.dhash import dhash_hex, hamming
+from artemis_cli.perception.types import Target
 
 #: The session's ``loop``: what decided its steps.
 MCP_LOOP = "mcp"
@@ -120,8 +119,8 @@ class DrivenSession:
             return self.session_id
         self.client = client
         if self.resume_id is not None:
-            session_id, self.resume_id = self.resume_id, None
-            self._resume(session_id)
+            self._resume(self.resume_id)  # refused (another owner, say): the next call tries again
+            self.resume_id = None
         else:
             self._create()
         assert self.session_id is not None
@@ -241,18 +240,6 @@ class DrivenSession:
         return observe(self.device, self.screen, self.profile.coordinates, on_problem=problem, backoff_s=0.25,
                        sleep=time.sleep)
 
-    def _current(self) -> Observation:
-        """The screen now: the one the client saw when nothing visible changed since (one cheap
-        screenshot tells), else a new observation."""
-        seen = self.seen
-        if seen is not None:
-            try:
-                if hamming(dhash_hex(self.device.screenshot()), seen.dhash) < VISUAL_CHANGE_MIN:
-                    return seen
-            except ScreenshotError:
-                pass
-        return self._look()
-
     def packages(self) -> list[str]:
         if self._packages is None:
             self._packages = installed_packages(self.device)
@@ -265,7 +252,7 @@ class DrivenSession:
     # -- calls that are not actions ----------------------------------------------------------
 
     def observe(self) -> ViewAnswer:
-        obs = self._current()
+        obs = self._look()
         self.seen = obs
         step = self._last_step + 1
         self._event(step, OBSERVE_EVENT, {"dhash": obs.dhash, "foreground_app": obs.foreground,
@@ -311,38 +298,50 @@ class DrivenSession:
         except ToolCallError as exc:
             raise ToolRefused(str(exc)) from None
         step_t0, started_at = time.monotonic(), now_iso()
-        pre = self._current()
+        pre = self._look()  # the screen now: time passed while the client's model thought
         number = self._last_step + 1
-        stale = self._stale(call, pre)
-        if stale is not None:
+        packages = self.packages() if name == "launch_app" else None
+        try:
+            try:
+                stale = self._stale(call, pre)
+                planned = None if stale else plan_action(call, pre, packages)
+            except ToolCallError as exc:
+                raise ToolRefused(str(exc)) from None
+            if planned is not None:
+                self._check_allowed(planned, pre)
+        except ToolRefused as exc:  # nothing was sent; the refusal is kept with the step it preceded
+            self._event(number, REFUSED_EVENT, {"tool": name, "args": _loggable(call), "why": str(exc)})
+            raise
+        if planned is None:
             self.seen = pre
             self._event(number, REFUSED_EVENT, {"tool": name, "args": _loggable(call), "why": stale})
             return ViewAnswer(pre, step=number, session_id=self.session_id, notes=self._notes(),
                               allow_apps=self.policy.allow_apps, refused=stale)
-        try:
-            try:
-                planned = plan_action(call, pre, self.packages() if name == "launch_app" else None)
-            except ToolCallError as exc:
-                raise ToolRefused(str(exc)) from None
-            self._check_allowed(planned, pre)
-        except ToolRefused as exc:  # nothing was sent; the refusal is kept with the step it preceded
-            self._event(number, REFUSED_EVENT, {"tool": name, "args": _loggable(call), "why": str(exc)})
-            raise
         return self._step(number, call, planned, pre, step_t0, started_at)
 
     def _stale(self, call: ToolCall, pre: Observation) -> str | None:
-        """Why the client's target may not be what it meant (the screen it picked it on is gone),
-        or None. Keys, launches, waits and untargeted scrolls/swipes aim at nothing on screen."""
+        """Why the client's target may not be what it meant, or None. An element index or a point
+        is resolved on the screen the client saw and on the screen now: unless both reach the same
+        element (class, id, bounds; its text when it has no id) it is not sent — a screen that only
+        changed elsewhere (a clock, a progress bar) does not stop it. Keys, launches, waits and
+        untargeted scrolls and swipes aim at nothing on screen. A ToolCallError (an index that does
+        not exist) is the client's to correct."""
         a = call.args
         aimed = call.name in _AIMED or "index" in a or (call.name == "swipe" and "x1" in a)
-        if not aimed or pre is self.seen:
+        if not aimed:
             return None
         if self.seen is None:
-            return "not sent: you have not seen this screen yet; pick the target from the element list below"
-        if ui_signature(pre.tree) == ui_signature(self.seen.tree):
+            return "you have not seen this screen yet; pick the target from the element list below"
+        meant = plan_action(call, self.seen)
+        try:
+            now = plan_action(call, pre)
+        except ToolCallError:
+            now = None
+        if now is not None and all(_same(x, y) for x, y in ((meant.target, now.target),
+                                                            (meant.target_end, now.target_end))):
             return None
-        return ("not sent: the screen changed since you last saw it, so the element or point you picked may "
-                "now be something else; the current screen follows — pick the target again")
+        return ("the screen changed since you last saw it and what you picked is now something else (or gone); "
+                "the current screen follows — pick the target again")
 
     def _check_allowed(self, planned: PlannedAction, pre: Observation) -> None:
         policy = self.policy
@@ -411,6 +410,14 @@ class DrivenSession:
                   "message": f"the MCP client finished with success={str(success).lower()}"})
         step.closed = session_id
         return step
+
+
+def _same(meant: Target | None, now: Target | None) -> bool:
+    """Whether two hit-test results name the same element."""
+    if meant is None or now is None:
+        return meant is now
+    same = (meant.class_name, meant.resource_id, meant.bounds) == (now.class_name, now.resource_id, now.bounds)
+    return same and (bool(meant.resource_id) or (meant.text, meant.content_desc) == (now.text, now.content_desc))
 
 
 def _loggable(call: ToolCall) -> dict[str, Any]:

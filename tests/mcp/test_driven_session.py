@@ -74,6 +74,17 @@ def test_an_aimed_action_on_a_screen_that_changed_is_not_sent(engine: DataEngine
     assert isinstance(done, StepAnswer) and done.outcome.status == "ok" and done.number == 1
 
 
+def test_a_change_elsewhere_on_the_screen_does_not_stop_the_action(engine: DataEngine) -> None:
+    session, phone = driven(engine)
+    session.act("launch_app", {"app": "Contacts"})
+    listing = session.observe()
+    phone.apps["com.android.contacts"].contacts[3].first_name = "Dora"  # another row changes meanwhile
+    phone.invalidate()
+    done = session.act("tap", {"index": index(listing, "Create contact")})
+    assert isinstance(done, StepAnswer) and done.outcome.status == "ok", done
+    assert '"Dora Evans"' in (engine.get_step(session.session_id or "", 2).meta or {})["observation"]
+
+
 def test_a_point_on_a_screen_the_client_never_saw_is_not_sent(engine: DataEngine) -> None:
     session, _ = driven(engine)
     refused = session.act("tap", {"x": 135, "y": 476})
