@@ -44,6 +44,12 @@ def prompt(
 
     engine = DataEngine.open_for_reading(resolve(data_dir))
     rec = engine.get_session(session)
+    if rec.loop == "mcp":  # an outside agent decided its steps: Artemis sent no model a prompt
+        from artemis_cli.errors import UsageError
+
+        raise UsageError(f"session {rec.id} was driven by an MCP client ({rec.model_label or 'unknown'}): "
+                         "Artemis sent no model a prompt to re-render",
+                         hint=f"its steps: artemis sessions show {rec.id}")
     from artemis_cli.memory.turn_check import check_turn
 
     check = check_turn(engine, rec.id, step)

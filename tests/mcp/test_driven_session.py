@@ -161,3 +161,5 @@ def test_artemis_resume_points_an_mcp_session_at_artemis_mcp(engine: DataEngine)
     # the one-line error and hint the CLI prints (exit 2) come from this UsageError (cli.app.main)
     assert isinstance(res.exception, UsageError) and res.exception.exit_code == 2
     assert res.exception.hint == f"continue it with: artemis mcp --resume {sid}"
+    res = CliRunner().invoke(app, ["sessions", "prompt", sid, "--step", "1", "--data-dir", str(engine.data_dir)])
+    assert isinstance(res.exception, UsageError) and "no model a prompt" in str(res.exception)
