@@ -25,7 +25,7 @@ a selector chosen on the step's recorded pre-step screen (:mod:`.maestro_select`
 content-desc, text, id + text, then one of those with ``index``, each kept only when it finds the
 recorded element alone), else a ``point`` (percentages); ``type_text`` -> ``inputText`` (a field
 typed into by index is tapped first; password text -> ``${PASSWORD}``, a Maestro env var: the text
-is never stored); ``press_key`` back -> ``back``, home/enter/delete/tab -> ``pressKey``; ``swipe``
+is never stored; a step whose typed-text check sent nothing keeps only its tap); ``press_key`` back -> ``back``, home/enter/delete/tab -> ``pressKey``; ``swipe``
 -> ``swipe`` with start/end percentages.  Actions Maestro cannot express (``finish``, ``wait``,
 other keys) are comments only.
 
@@ -50,6 +50,7 @@ from artemis_cli.errors import HierarchyParseError
 from artemis_cli.export.maestro_select import choose_selector, matches, regex_literal
 from artemis_cli.memory.ledger_lines import action_phrase
 from artemis_cli.operators.tools import MAX_SCROLLS
+from artemis_cli.operators.typing import NOTHING_TYPED
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.structure import TreeStructure
 from artemis_cli.perception.types import Target, UITree
@@ -208,6 +209,11 @@ def _step(engine: DataEngine, step: StepRecord, size: tuple[int, int], app_id: s
         secret = bool(a.get("redacted") or (step.target or {}).get("password"))
         if "index" in a and step.x is not None:
             out.commands.append({"tapOn": _selector(step, _tree(engine, step, size), size)})
+        if step.result_status == "failed" and NOTHING_TYPED in (step.result_detail or ""):
+            # the typed-text check sent no text (the field never took focus): typing it in the flow
+            # would put it wherever the focus is
+            out.comment = f"{NOTHING_TYPED} in the recorded step: no inputText"
+            return out
         if a.get("clear"):
             out.commands.append({"eraseText": 200})
         out.commands.append({"inputText": PASSWORD_VAR if secret else str(a.get("text", ""))})

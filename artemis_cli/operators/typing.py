@@ -72,6 +72,10 @@ def probe_tree(device: Device, screen: tuple[int, int], retries: int = 2) -> UIT
     return None
 
 
+#: How a type_text that sent no text says so (its detail); then only the focusing tap, if any, ran.
+NOTHING_TYPED = "nothing was typed"
+
+
 def focus_problem(pre: UITree | None, now: UITree, target: Target) -> tuple[str | None, UINode | None]:
     """(why typing now would miss the field, the field's node) after the focusing tap."""
     node = find_field(now, target, focused=False)
@@ -83,18 +87,18 @@ def focus_problem(pre: UITree | None, now: UITree, target: Target) -> tuple[str 
         if not over:
             return None, node
         return (f"a new window appeared over the field after the focusing tap: {window_phrase(over[-1])}; "
-                "nothing was typed"), node
+                + NOTHING_TYPED), node
     if opened:
         return (f"a new window appeared after the focusing tap: {window_phrase(opened[-1])}; "
-                "nothing was typed"), node
+                + NOTHING_TYPED), node
     other = next((n for n in now.nodes if n.focused and is_edit(n)), None)
     if other is not None:
-        return f"the tap focused another field, {field_label(other)}; nothing was typed", node
+        return f"the tap focused another field, {field_label(other)}; {NOTHING_TYPED}", node
     if node is None:
-        return "the field is no longer on the screen after the focusing tap; nothing was typed", None
+        return f"the field is no longer on the screen after the focusing tap; {NOTHING_TYPED}", None
     if not is_edit(node) and not any(n.focused for n in now.nodes):
         return None, node  # not a text field the dump tracks focus for (web content): type, then check
-    return f"{field_label(node)} did not take focus; nothing was typed", node
+    return f"{field_label(node)} did not take focus; {NOTHING_TYPED}", node
 
 
 def type_into(action: object, device: Device, *, pre: UITree | None, probe: Probe | None) -> tuple[str, str, TypingTrace]:
@@ -117,7 +121,7 @@ def type_into(action: object, device: Device, *, pre: UITree | None, probe: Prob
             if node is not None:
                 trace.before = field_text(node)
     elif probe is not None and node is None and target.label_source == "none":
-        return "failed", "no text field is focused; nothing was typed (give the field's index)", trace
+        return "failed", f"no text field is focused; {NOTHING_TYPED} (give the field's index)", trace
     if args.get("clear"):
         device.clear_text(len(node.text) if node is not None else len(target.text))
         trace.cleared = True

@@ -156,6 +156,9 @@ def check_recorded(data: Path, session_id: str, client_name: str) -> None:
     for s in steps:
         if s["action"]["type"] == "tap":  # each tap is its own tapOn (a type_text's focusing tap is one too)
             assert sections[str(s["number"])].count("- tapOn:") == 1, (s["number"], flow.read_text())
+    # the type_text that typed nothing (its field never took focus) keeps its tap and types nothing
+    assert "- inputText" not in sections["5"] and "- tapOn:" in sections["5"], sections["5"]
+    assert "- inputText: Sofia" in sections["4"]
 
 
 def test_stdio_client_drives_records_and_the_session_replays(tmp_path: Path) -> None:
