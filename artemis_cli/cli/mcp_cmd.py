@@ -22,7 +22,7 @@ def mcp(
         "--http", min=0, max=65535, help="Serve streamable HTTP on 127.0.0.1:PORT (/mcp) instead of stdio; "
                                          "0 picks a free port.")] = None,
     allow_app: Annotated[list[str] | None, typer.Option(
-        "--allow-app", help="Only operate this app (package; repeatable). In any other app only back and home "
+        "--allow-app", metavar="PKG", help="Only operate this app (package; repeatable). In any other app only back and home "
                             "are sent.")] = None,
     read_only: Annotated[bool, typer.Option(
         "--read-only", help="Offer observe and recall only: nothing is sent to the phone.")] = False,
