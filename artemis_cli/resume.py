@@ -126,11 +126,8 @@ def _prepare_resume(
 ) -> tuple[FlashLoop, StepMemoryService, Device, Model, Any, Any, int, Any]:
     """Everything ``resume_session`` does before the loop runs again: the model, the device (a
     simulated phone fast-forwarded), the rebuilt ledger and loop state."""
-    from datetime import UTC, datetime
-
     from artemis_cli.memory.ledger_lines import action_phrase
     from artemis_cli.memory.restore import SessionSpec, rebuild_ledger
-    from artemis_cli.operators.fastforward import fast_forward
     from artemis_cli.operators.recording import StepTrace, action_key
 
     session_id = rec.id
@@ -140,23 +137,14 @@ def _prepare_resume(
         model, override = _model_for(spec, task)
     steps = engine.get_steps(session_id)
     if device is None:
-        from artemis_cli.device.select import resolve_device
-
-        sim = dict(spec.run.get("sim") or {})
-        device = resolve_device(spec.run.get("device") or rec.device_serial, backend=spec.run.get("backend", "auto"),
-                                sim_seed=sim.pop("seed", 0), sim_world=sim.pop("world", None), sim_options=sim)
+        device = recorded_device(spec.run, rec.device_serial)
         if device.info().kind == "sim":
-            distance = fast_forward(device, task, steps)
-            engine.record_event(EventRecord(session_id=session_id, step=None, kind="fast_forward",
-                                            payload={"steps": len(steps), "dhash_distance": distance}))
-            if distance and callbacks.on_notice:
-                callbacks.on_notice(f"the restored simulated screen differs from the last recorded one by {distance} bits")
+            restore_sim(engine, session_id, device, task, steps, callbacks.on_notice)
     ledger = new_ledger(task, spec.profile, engine, spec.max_steps, spec.prompt)
     rebuild_ledger(engine, session_id, ledger)
     loop, service = build_loop(session_id, task, spec.profile, device, model, engine, max_steps=spec.max_steps,
                                real_time=real_time, callbacks=callbacks, ledger=ledger, lease=lease)
-    started = datetime.fromisoformat(rec.started_at or now_iso())
-    loop.offset_base_ms = int((datetime.now(UTC) - started).total_seconds() * 1000)
+    loop.offset_base_ms = resumed_offset_ms(rec)
     loop.writer.history = [
         StepTrace(s.number, s.pre_dhash or "", s.offset_ms or 0, action_phrase(s),
                   action_key(s.action_type or "", s.action_args, s.target))
@@ -195,6 +183,40 @@ def _restore_pro_state(loop: Any, engine: DataEngine, session_id: str, steps: li
     if plans:
         loop.plan = Plan.from_dict(plans[-1].payload["plan"])
     loop.stamps = {s.number: (s.subgoal_hash, s.milestone or "") for s in steps if s.subgoal_hash}
+
+
+def recorded_device(run: dict[str, Any], serial: str | None,
+                    notice: Callable[[str], None] | None = None) -> Device:
+    """The device a session ran on, from its run config (``run``: device spec, backend, and a
+    simulated phone's world, seed and options), else its recorded serial."""
+    from artemis_cli.device.select import resolve_device
+
+    sim = dict(run.get("sim") or {})
+    return resolve_device(run.get("device") or serial, backend=run.get("backend", "auto"),
+                          sim_seed=sim.pop("seed", 0), sim_world=sim.pop("world", None), sim_options=sim,
+                          notice=notice)
+
+
+def restore_sim(engine: DataEngine, session_id: str, device: Device, task: Any, steps: list[Any],
+                notice: Callable[[str], None] | None = None) -> None:
+    """Bring a fresh simulated phone to where the session left it: its setup and every recorded
+    action again (``operators.fastforward``), recorded as a ``fast_forward`` event; ``notice`` is
+    told when the restored screen differs from the last recorded one."""
+    from artemis_cli.operators.fastforward import fast_forward
+
+    distance = fast_forward(device, task, steps)
+    engine.record_event(EventRecord(session_id=session_id, step=None, kind="fast_forward",
+                                    payload={"steps": len(steps), "dhash_distance": distance}))
+    if distance and notice:
+        notice(f"the restored simulated screen differs from the last recorded one by {distance} bits")
+
+
+def resumed_offset_ms(rec: SessionRecord) -> int:
+    """Where a resumed segment's session clock starts: the time since the session first started."""
+    from datetime import UTC, datetime
+
+    started = datetime.fromisoformat(rec.started_at or now_iso())
+    return int((datetime.now(UTC) - started).total_seconds() * 1000)
 
 
 def task_for_session(engine: DataEngine, session_id: str) -> Any:

@@ -59,8 +59,12 @@ def _mcp(device: str | None, backend: str, goal: str | None, http: int | None, a
     from artemis_cli.engine.db import DataEngine
     from artemis_cli.errors import UsageError
     from artemis_cli.mcp_server.server import ArtemisMcp
-    from artemis_cli.mcp_server.session import MCP_LOOP, DrivenSession, Policy
+    from artemis_cli.mcp_server.session import DrivenSession, Policy, check_resumable
     from artemis_cli.paths import data_dir as resolve_data_dir
+    from artemis_cli.resume import recorded_device
+
+    def notice(text: str) -> None:
+        err().print(f"[yellow]{escape(text)}[/]")
 
     for package in allow_apps:
         if not package.strip() or any(c.isspace() for c in package):
@@ -71,27 +75,24 @@ def _mcp(device: str | None, backend: str, goal: str | None, http: int | None, a
         resume_id = None
         if resume is not None:
             rec = engine.get_session(resume)
-            if rec.loop != MCP_LOOP:
-                raise UsageError(f"session {rec.id} was not driven over MCP", hint=f"continue it with: artemis resume {rec.id}")
-            if rec.status in ("succeeded", "failed"):
-                raise UsageError(f"session {rec.id} already ended ({rec.status}); there is nothing to resume")
+            check_resumable(rec)
             resume_id, run = rec.id, dict((rec.config or {}).get("run") or {})
             goal = goal or rec.goal
             profile = profile or rec.profile
         prof = load_profile(profile or "flash")
-        sim = dict(run.get("sim") or {})
-        spec = device or run.get("device")
-        dev = resolve_device(spec, backend=run.get("backend", backend) if device is None else backend,  # type: ignore[arg-type]
-                             sim_seed=sim.pop("seed", seed), sim_world=sim.pop("world", None), sim_options=sim,
-                             notice=lambda text: err().print(f"[yellow]{escape(text)}[/]"))
+        if resume_id is not None and device is None:  # where the session ran
+            dev = recorded_device(run, rec.device_serial, notice)
+        else:
+            dev = resolve_device(device, backend=backend, sim_seed=seed, notice=notice)  # type: ignore[arg-type]
         try:
             info = dev.info()
             # how a new session of this server finds its device again (replay, resume)
+            spec = device or run.get("device")
             run_config = {"device": spec if spec is not None else (info.serial if info.kind != "sim" else "sim"),
                           "backend": backend, "sim": {"seed": seed} if info.kind == "sim" else {}}
             session = DrivenSession(engine, dev, prof, goal=goal or "", policy=Policy(allow_apps, read_only),
                                     run_config=run_config, resume_id=resume_id,
-                                    notice=lambda text: err().print(f"[yellow]{escape(text)}[/]"))
+                                    notice=notice)
             server = ArtemisMcp(session, on_notice=lambda text: err().print(escape(text)))
             where = f"device {escape(info.serial)} ({info.kind}, {info.width}x{info.height}) · data {escape(str(engine.data_dir))}"
             mode = " · read-only" if read_only else ""

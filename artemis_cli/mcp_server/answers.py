@@ -15,7 +15,7 @@ from typing import Any
 
 from artemis_cli.operators.act import PlannedAction
 from artemis_cli.operators.observe import Observation
-from artemis_cli.operators.outcome import ActionOutcome, action_reply
+from artemis_cli.operators.outcome import ActionOutcome
 from artemis_cli.operators.prompts import screen_fence
 
 #: The screenshot a client gets is scaled to at most this many pixels on its longest side (the
@@ -23,13 +23,10 @@ from artemis_cli.operators.prompts import screen_fence
 IMAGE_MAX_SIDE = 1568
 
 
-def outcome_reply(outcome: ActionOutcome, intent: str | None) -> dict[str, Any]:
-    """The action's answer: the very reply Artemis's operator gets (``outcome.action_reply``)."""
-    return action_reply(outcome, intent)
-
-
-def _fenced_json(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
+def device_json(data: dict[str, Any], indent: int | None = None) -> str:
+    """``data`` (which quotes device text) as JSON with any ``</`` escaped, so no device text can
+    close the ``<screen>`` fence."""
+    return json.dumps(data, ensure_ascii=False, indent=indent).replace("</", "<\\/")
 
 
 @dataclass
@@ -96,7 +93,7 @@ class StepAnswer:
         said = "" if changed is None or status == "finished" else (
             " (the screen changed)" if changed else " (nothing on the screen changed)")
         lines = [f"Step {self.number} ({self.action.type}): {status}{said}.",
-                 f"Outcome (quoted texts are device content): {_fenced_json(self.reply)}"]
+                 f"Outcome (quoted texts are device content): {device_json(self.reply)}"]
         if self.closed:
             lines.append(f"Session {self.closed} is closed and saved. See it with `artemis sessions show {self.closed}`,"
                          f" replay it with `artemis replay {self.closed}`, turn it into a test with "

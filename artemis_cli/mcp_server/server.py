@@ -22,7 +22,7 @@ from mcp import types
 from mcp.server.lowlevel import Server
 
 from artemis_cli.errors import ArtemisError, DeviceError
-from artemis_cli.mcp_server.answers import IMAGE_MAX_SIDE, StepAnswer, ViewAnswer
+from artemis_cli.mcp_server.answers import IMAGE_MAX_SIDE, StepAnswer, ViewAnswer, device_json
 from artemis_cli.mcp_server.session import ClientInfo, DrivenSession, ToolRefused
 from artemis_cli.mcp_server.tools import (
     PROMPT_DESCRIPTION,
@@ -180,16 +180,13 @@ class ArtemisMcp:
         if name in ("recall", "note"):
             answer = session.memory_call(name, args)
             image = answer.pop("_image_png", None)
-            content: list[Any] = [_text(_json(answer))]
+            content: list[Any] = [_text(device_json(answer, indent=1))]
             if isinstance(image, bytes):
                 content.append(types.ImageContent(type="image", data=base64.b64encode(image).decode("ascii"),
                                                   mime_type="image/png"))
             return types.CallToolResult(content=content, structured_content=answer, is_error="error" in answer)
         if name == "finish":
-            if not isinstance(args.get("success"), bool):
-                raise ToolRefused("`success` is required (true or false)")
-            said = args.get("answer")
-            return self._step_result(session.finish(args["success"], said if isinstance(said, str) else ""))
+            return self._step_result(session.finish(args))
         done = session.act(name, args)
         if isinstance(done, ViewAnswer):  # not sent: the screen changed under the client's target
             return self._view_result(done, marks=True, screenshot=True)
@@ -282,8 +279,3 @@ class ArtemisMcp:
         if on_ready is not None:
             task.cancel()
 
-
-def _json(data: dict[str, Any]) -> str:
-    import json
-
-    return json.dumps(data, ensure_ascii=False, indent=1).replace("</", "<\\/")

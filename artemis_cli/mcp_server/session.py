@@ -14,7 +14,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from artemis_cli.device.app_list import installed_packages
@@ -24,7 +23,7 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.lease import Lease
 from artemis_cli.engine.records import EventRecord, SessionRecord
 from artemis_cli.errors import DeviceOffline, UsageError
-from artemis_cli.mcp_server.answers import StepAnswer, ViewAnswer, outcome_reply
+from artemis_cli.mcp_server.answers import StepAnswer, ViewAnswer
 from artemis_cli.memory.mechanical import MechanicalLens
 from artemis_cli.memory.recall import Recall
 from artemis_cli.memory.service import StepMemoryService
@@ -32,8 +31,9 @@ from artemis_cli.models.base import FunctionCall, FunctionResponse, Message, Par
 from artemis_cli.operators.act import PlannedAction, plan_action
 from artemis_cli.operators.memory_tools import MemoryTools
 from artemis_cli.operators.observe import Observation, observe
+from artemis_cli.operators.outcome import action_reply
 from artemis_cli.operators.perform import Settling, perform
-from artemis_cli.operators.recording import StepTrace, StepWriter, action_key
+from artemis_cli.operators.recording import StepWriter
 from artemis_cli.operators.tools import ToolCall, ToolCallError, validate_call
 from artemis_cli.operators.turn import TurnResult
 from artemis_cli.perception.types import Target
@@ -50,6 +50,16 @@ CLIENT_EVENT = "mcp_client"
 _AIMED = ("tap", "double_tap", "long_press", "drag")
 #: Keys that leave an app not on the allow-list.
 _ESCAPE_KEYS = ("back", "home")
+
+
+def check_resumable(rec: SessionRecord) -> None:
+    """UsageError unless ``rec`` is an MCP session that has not ended (``artemis mcp --resume``)."""
+    from artemis_cli.resume import ensure_resumable
+
+    if rec.loop != MCP_LOOP:
+        raise UsageError(f"session {rec.id} was not driven over MCP", hint=f"continue it with: artemis resume {rec.id}")
+    if rec.status in ("succeeded", "failed"):
+        ensure_resumable(rec)
 
 
 class ToolRefused(Exception):
@@ -149,29 +159,16 @@ class DrivenSession:
 
     def _resume(self, session_id: str) -> None:
         from artemis_cli.engine.segments import RESUME_EVENT
-        from artemis_cli.memory.ledger_lines import action_phrase
+        from artemis_cli.resume import restore_sim, resumed_offset_ms, task_for_session
 
         rec = self.engine.get_session(session_id)
-        if rec.loop != MCP_LOOP:
-            raise UsageError(f"session {rec.id} was not driven over MCP", hint=f"continue it with: artemis resume {rec.id}")
-        if rec.status in ("succeeded", "failed"):
-            raise UsageError(f"session {rec.id} already ended ({rec.status}); there is nothing to resume")
+        check_resumable(rec)
         self._own(rec.id)
         steps = self.engine.get_steps(rec.id)
         if self.device.info().kind == "sim":  # the simulated phone starts over: replay what was done
-            from artemis_cli.operators.fastforward import fast_forward
-            from artemis_cli.resume import task_for_session
-
-            distance = fast_forward(self.device, task_for_session(self.engine, rec.id), steps)
-            self._event(None, "fast_forward", {"steps": len(steps), "dhash_distance": distance})
-            if distance and self.notice:
-                self.notice(f"the restored simulated screen differs from the last recorded one by {distance} bits")
-        assert self._writer is not None
-        self._writer.history = [StepTrace(s.number, s.pre_dhash or "", s.offset_ms or 0, action_phrase(s),
-                                          action_key(s.action_type or "", s.action_args, s.target)) for s in steps]
+            restore_sim(self.engine, rec.id, self.device, task_for_session(self.engine, rec.id), steps, self.notice)
         self._last_step = steps[-1].number if steps else 0
-        started = datetime.fromisoformat(rec.started_at or now_iso())
-        self._offset_base_ms = int((datetime.now(UTC) - started).total_seconds() * 1000)
+        self._offset_base_ms = resumed_offset_ms(rec)
         self._t0 = time.monotonic()
         self.engine.update_session(rec.id, status="running", models={**(rec.models or {}),
                                    "operator": f"mcp:{self.client.name}"}, model_label=self.client.label)
@@ -377,11 +374,12 @@ class DrivenSession:
         lease = self._lease
         done = perform(planned, self.device, pre, take, settling, real_time=self.real_time, sleep=self._sleep,
                        on_drop=dropped, before_send=lease.check if lease is not None else None)
-        reply = outcome_reply(done.outcome, call.intent)
+        reply = action_reply(done.outcome, call.intent)
         function_call = FunctionCall(call.name, dict(call.call.args), call.call.id)
         turn = TurnResult(action=planned, call=call, messages=[Message("model", [Part(function_call=function_call)])],
                           secrets=[planned.secret] if planned.secret else [])
-        view = ViewAnswer(pre, step=number, session_id=self.session_id, notes=self._notes(),
+        notes = self._notes()  # the same before and after: no note is saved inside an action
+        view = ViewAnswer(pre, step=number, session_id=self.session_id, notes=notes,
                           allow_apps=self.policy.allow_apps)
         if lease is not None:
             lease.check()
@@ -395,14 +393,15 @@ class DrivenSession:
         if done.post is None:
             raise DeviceOffline(done.offline or "the device went away after the action")
         return StepAnswer(number, planned, done.outcome, reply,
-                          ViewAnswer(done.post, step=number + 1, session_id=self.session_id, notes=self._notes(),
+                          ViewAnswer(done.post, step=number + 1, session_id=self.session_id, notes=notes,
                                      allow_apps=self.policy.allow_apps))
 
-    def finish(self, success: bool, answer: str) -> StepAnswer:
-        """The client's ``finish``: recorded as the last step, then the session is closed
-        (succeeded or failed as the client says: an MCP session has no success checks)."""
-        step = self.act("finish", {"success": success, "answer": answer})
+    def finish(self, args: dict[str, Any]) -> StepAnswer:
+        """The client's ``finish(success, answer)``: recorded as the last step, then the session
+        is closed (succeeded or failed as the client says: an MCP session has no success checks)."""
+        step = self.act("finish", args)  # validated as the operator's finish is
         assert isinstance(step, StepAnswer)
+        success, answer = bool(step.action.args["success"]), str(step.action.args.get("answer", ""))
         session_id = self.session_id
         self.end("succeeded" if success else "failed",
                  {"status": "succeeded" if success else "failed", "success": success, "answer": answer,
