@@ -4,6 +4,7 @@ tests: over stdio (the server is a subprocess the SDK starts) or streamable HTTP
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -105,3 +106,11 @@ class McpClient:
             self.ask("", None, 20)
         finally:
             self._thread.join(timeout=20)
+
+
+def index_of(listing: str, label: str, cls: str | None = None) -> int:
+    """The index of the element list line labelled (or hinted) ``label``, of class ``cls``."""
+    for m in re.finditer(r'^\[(\d+)\] (\S+) (?:"([^"]*)"|hint="([^"]*)")', listing, re.M):
+        if label in (m.group(3), m.group(4)) and (cls is None or m.group(2) == cls):
+            return int(m.group(1))
+    raise AssertionError(f"no element {label!r} in:\n{listing}")

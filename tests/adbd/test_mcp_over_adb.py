@@ -14,16 +14,11 @@ from adbd_support import ServedCli, needs_adb
 
 pytest.importorskip("mcp", reason="the MCP Python SDK is not installed (pip install -e .)")
 from mcp import StdioServerParameters
-from mcp_support import McpClient
+from mcp_support import McpClient, index_of
 
 from artemis_cli.engine.db import DataEngine
 
 pytestmark = needs_adb
-
-
-def _index(listing: str, needle: str) -> int:
-    line = next(line for line in listing.splitlines() if line.startswith("[") and needle in line)
-    return int(line[1:line.index("]")])
 
 
 def test_no_change_and_failed_over_adb(cli: ServedCli, tmp_path: Path) -> None:
@@ -38,13 +33,13 @@ def test_no_change_and_failed_over_adb(cli: ServedCli, tmp_path: Path) -> None:
         launched = client.call("launch_app", app="Contacts")
         assert launched.structured_content["status"] == "ok", launched.content
         listing = launched.content[0].text
-        form = client.call("tap", index=_index(listing, '"Create contact"')).content[0].text
-        title = _index(form, 'TextView "Create contact"')
+        form = client.call("tap", index=index_of(listing, "Create contact", "ImageButton")).content[0].text
+        title = index_of(form, "Create contact", "TextView")
         still = client.call("tap", index=title)
         assert still.structured_content["status"] == "no_change", still.content[0].text
         lost = client.call("type_text", index=title, text="Ortega")
         assert lost.structured_content["status"] == "failed", lost.content[0].text
-        typed = client.call("type_text", index=_index(form, "First name"), text="Sofia")
+        typed = client.call("type_text", index=index_of(form, "First name"), text="Sofia")
         assert typed.structured_content["status"] == "ok", typed.content[0].text
     finally:
         client.close()  # no finish: the session is left interrupted, steps whole

@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-from test_mcp_server import answer, index_of, stdio_client
+from mcp_support import index_of
+from test_mcp_server import answer, stdio_client
 
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.segments import INTERRUPTED_EVENT, RESUME_EVENT

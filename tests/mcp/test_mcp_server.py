@@ -24,7 +24,7 @@ import pytest
 
 mcp = pytest.importorskip("mcp", reason="the MCP Python SDK is not installed (pip install -e .)")
 from mcp import StdioServerParameters  # noqa: E402
-from mcp_support import McpClient  # noqa: E402
+from mcp_support import McpClient, index_of  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from artemis_cli.cli.app import app  # noqa: E402
@@ -44,14 +44,6 @@ def stdio_client(data: Path, *args: str, errlog: Any = None) -> McpClient:
     params = StdioServerParameters(command=sys.executable, args=["-m", "artemis_cli", "mcp", "--data-dir", str(data),
                                                                 *args], env=server_env())
     return McpClient.stdio(params, errlog if errlog is not None else sys.stderr)
-
-
-def index_of(listing: str, label: str, cls: str | None = None) -> int:
-    """The index of the element list line labelled (or hinted) ``label``, of class ``cls``."""
-    for m in re.finditer(r'^\[(\d+)\] (\S+) (?:"([^"]*)"|hint="([^"]*)")', listing, re.M):
-        if label in (m.group(3), m.group(4)) and (cls is None or m.group(2) == cls):
-            return int(m.group(1))
-    raise AssertionError(f"no element {label!r} in:\n{listing}")
 
 
 def answer(result: Any) -> str:
