@@ -525,12 +525,6 @@ def run_task(
         raise ValueError(f"lenses must be one of {LENS_CHOICES}, got {lenses!r}")
     info = device.info()
     steps_budget = max_steps or profile.max_steps or task.max_steps
-    if model.offline and (profile.screenshot.max_side is not None or profile.screenshot.marks):
-        # an offline model (heuristic, in-process scripted) never looks at the screenshot: send it
-        # as recorded instead of paying ~20 ms a step to scale and mark it; the session's stored
-        # profile says so, so every re-render (resume, sessions prompt) matches
-        shot = profile.screenshot.model_copy(update={"max_side": None, "marks": False})
-        profile = profile.model_copy(update={"screenshot": shot})
     from artemis_cli.models.registry import check_role_models
 
     check_role_models(model, profile, lenses=lenses == "auto")

@@ -14,6 +14,8 @@ from artemis_cli.cli.console import escape, out
 
 def render_request_text(request: Any) -> str:
     """A readable dump of a request: zones in order, images and calls named, not inlined."""
+    from artemis_cli.perception.png import png_size
+
     lines = ["=== SYSTEM ===", request.system, "=== TOOLS ===", ", ".join(t.name for t in request.tools)]
     for i, m in enumerate(request.messages):
         lines.append(f"=== [{i}] {m.role} ===")
@@ -22,7 +24,8 @@ def render_request_text(request: Any) -> str:
             if p.text is not None:
                 lines.append(("(thought) " if p.thought else "") + p.text)
             elif "image_sha256" in d:
-                lines.append(f"[image {d['image_sha256'][:12]}]")
+                size = png_size(p.image_png or b"")
+                lines.append(f"[image {d['image_sha256'][:12]}" + (f" {size[0]}x{size[1]}]" if size else "]"))
             elif p.function_call is not None:
                 lines.append(f"[call {p.function_call.name} {json.dumps(p.function_call.args, ensure_ascii=False)}]")
             elif p.function_response is not None:

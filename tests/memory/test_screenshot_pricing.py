@@ -174,15 +174,3 @@ def test_without_batching_the_scrub_edge_breaks_the_prefix_every_turn(engine: Da
     rebilled = [step for step, (req, log) in enumerate(zip(requests, logs, strict=True), start=1)
                 if any(index >= log.shared_blocks for index, _ in _operator_images(req)[:-1])]
     assert len(rebilled) >= 6, rebilled
-
-
-def test_an_offline_model_is_sent_the_recorded_screenshot_and_the_session_says_so(engine: DataEngine) -> None:
-    from artemis_cli.memory.restore import SessionSpec
-    from artemis_cli.models.scripted import ScriptedModel
-
-    profile = load_profile("flash")
-    task = Task.model_validate({"id": "offline", "goal": "Toggle Wi-Fi", "max_steps": 6})
-    result = run_task(task, profile, SimPhone(seed=3, popups=False), ScriptedModel(_chore(3)), engine, real_time=False)
-    spec = SessionSpec.load(engine, result.session_id)
-    assert spec.profile.screenshot.max_side is None  # re-renders (resume) scale nothing either
-    assert profile.screenshot.max_side == 1152  # the caller's profile is untouched
