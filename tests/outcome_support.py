@@ -48,9 +48,9 @@ def index_of(obs: Observation, rid: str = "", text: str = "", desc: str = "") ->
     raise AssertionError(f"no element rid={rid!r} text={text!r} desc={desc!r} in\n{obs.element_list}")
 
 
-def act(device: Device, name: str, **args: Any) -> Acted:
+def act(device: Device, name: str, packages: list[str] | None = None, **args: Any) -> Acted:
     pre = look(device)
-    action = plan_action(validate_call(FunctionCall(name, args)), pre, [])
+    action = plan_action(validate_call(FunctionCall(name, args)), pre, packages or [])
     size = (pre.space.width, pre.space.height)
     result = execute(action, device, real_time=False, pre=pre.tree, probe=lambda: probe_tree(device, size))
     post = look(device)
@@ -116,3 +116,24 @@ def check_gestures(device: Device, phone: SimPhone) -> None:
         "Ideas", "Groceries", "Meeting notes"]
     assert moved.action.target.content_desc == "Ideas" and moved.action.target_end is not None
     assert moved.action.target_end.content_desc == "Groceries"
+
+
+def check_links_stops_and_keys(device: Device, phone: SimPhone) -> None:
+    """open_url, stop_app and the keys beyond back/home on ``device`` (the sim, or the sim behind
+    its adbd): each answered by what was observed after it."""
+    phone.do_launch("com.android.launcher3")
+    opened = act(device, "open_url", url="artemis-shop://catalog")
+    assert (opened.outcome.status, opened.post.foreground) == ("ok", "com.artemis.shop"), opened.outcome
+    assert opened.action.phrase() == "open artemis-shop://catalog"
+    stopped = act(device, "stop_app", packages=phone.packages(), package="com.artemis.shop")
+    assert stopped.outcome.status == "ok" and "com.artemis.shop stopped" in stopped.outcome.notes, stopped.outcome
+    assert phone.foreground == "com.android.launcher3" and phone.am.pid("com.artemis.shop") is None
+    nowhere = act(device, "open_url", url="https://example.com/page")
+    assert nowhere.outcome.status == "failed" and "no app on the phone opens" in nowhere.outcome.detail
+    assert nowhere.post.foreground == "com.android.launcher3"
+    phone.do_launch("com.android.settings")
+    escaped = act(device, "press_key", key="escape")  # no view takes ESCAPE: it falls back to BACK
+    assert escaped.outcome.status == "ok" and escaped.post.foreground == "com.android.launcher3", escaped.outcome
+    for key in ("tab", "search", "menu", "volume_up", "volume_down"):
+        pressed = act(device, "press_key", key=key)
+        assert pressed.outcome.status != "error", (key, pressed.outcome)

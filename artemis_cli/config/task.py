@@ -144,10 +144,12 @@ EnvName = Annotated[str, AfterValidator(_check_env_name)]
 Coordinate = Annotated[int, Strict(), Field(ge=0)]
 Point = Annotated[tuple[Coordinate, Coordinate], Field(strict=False), BeforeValidator(_check_point)]
 Direction = Literal["up", "down", "left", "right"]
-KeyName = Literal["back", "home", "enter", "recents", "delete"]
+#: the keys a reference step may press (device.protocol.KEY_NAMES; a test keeps them equal)
+KeyName = Literal["back", "home", "enter", "recents", "delete", "tab", "escape", "search", "menu", "volume_up",
+                  "volume_down"]
 
-ACTIONS = ("tap", "double_tap", "long_press", "type", "swipe", "scroll", "drag", "key", "launch", "wait", "note",
-           "finish")
+ACTIONS = ("tap", "double_tap", "long_press", "type", "swipe", "scroll", "drag", "key", "launch", "open_url", "stop",
+           "wait", "note", "finish")
 CHECK_KINDS = ("shell", "visible", "not_visible", "app", "answer", "finished")
 COMPARATORS = ("equals", "contains", "matches")
 
@@ -279,6 +281,8 @@ class ReferenceAction(StrictModel):
     drag: DragSpec | None = None
     key: KeyName | None = None
     launch: NonEmpty | None = None
+    open_url: NonEmpty | None = None
+    stop: NonEmpty | None = None
     wait: float | None = Field(default=None, ge=0, le=3600)
     note: NoteSpec | None = None
     finish: FinishSpec | None = None

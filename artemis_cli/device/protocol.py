@@ -6,8 +6,10 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 DeviceKind = Literal["sim", "adb", "u2"]
-KeyName = Literal["back", "home", "enter", "recents", "delete", "tab", "menu", "search"]
-KEY_NAMES: tuple[str, ...] = ("back", "home", "enter", "recents", "delete", "tab", "menu", "search")
+KeyName = Literal["back", "home", "enter", "recents", "delete", "tab", "escape", "search", "menu", "volume_up",
+                  "volume_down"]
+KEY_NAMES: tuple[str, ...] = ("back", "home", "enter", "recents", "delete", "tab", "escape", "search", "menu",
+                              "volume_up", "volume_down")
 
 # Android KEYCODE_* values for the names above (input keyevent N).
 KEYCODE_MOVE_END = 123  # the cursor to the end of the focused field's text
@@ -19,6 +21,9 @@ KEYCODES: dict[str, int] = {
     "enter": 66,
     "delete": 67,
     "tab": 61,
+    "escape": 111,
+    "volume_up": 24,
+    "volume_down": 25,
     "recents": 187,
 }
 

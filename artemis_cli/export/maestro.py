@@ -25,9 +25,10 @@ a selector chosen on the step's recorded pre-step screen (:mod:`.maestro_select`
 content-desc, text, id + text, then one of those with ``index``, each kept only when it finds the
 recorded element alone), else a ``point`` (percentages); ``type_text`` -> ``inputText`` (a field
 typed into by index is tapped first; password text -> ``${PASSWORD}``, a Maestro env var: the text
-is never stored; a step whose typed-text check sent nothing keeps only its tap); ``press_key`` back -> ``back``, home/enter/delete/tab -> ``pressKey``; ``swipe``
--> ``swipe`` with start/end percentages.  Actions Maestro cannot express (``finish``, ``wait``,
-other keys) are comments only.
+is never stored; a step whose typed-text check sent nothing keeps only its tap); ``press_key`` back -> ``back``,
+home/enter/delete/tab/volume_up/volume_down -> ``pressKey``; ``open_url`` -> ``openLink``; ``stop_app`` ->
+``stopApp``; ``swipe`` -> ``swipe`` with start/end percentages.  Actions Maestro cannot express
+(``finish``, ``wait``, other keys) are comments only.
 
 **Pop-ups.**  A step that dismissed a pop-up (:func:`dismissed_popup`) may find none on replay: its
 ``tapOn`` is ``optional: true``; a back press that closed one runs only while the pop-up's text
@@ -59,7 +60,8 @@ from artemis_cli.perception.windows import Layer, order_windows
 __all__ = ["MaestroFlow", "MaestroStep", "dismissed_popup", "export_maestro", "maestro_flow", "setup_commands"]
 
 PASSWORD_VAR = "${PASSWORD}"
-_KEYS = {"home": "Home", "enter": "Enter", "delete": "Backspace", "tab": "Tab"}
+_KEYS = {"home": "Home", "enter": "Enter", "delete": "Backspace", "tab": "Tab", "volume_up": "Volume Up",
+         "volume_down": "Volume Down"}
 #: The scripted model's thought when it dismissed a pop-up: ``[script k/n popup]``.
 _POPUP_MARKER = re.compile(r"\[script \d+/\d+ popup\]")
 #: Labels of buttons that dismiss a pop-up rather than act in the app.
@@ -199,6 +201,10 @@ def _step(engine: DataEngine, step: StepRecord, size: tuple[int, int], app_id: s
     out.popup = dismissed_popup(step, app_id)
     if t == "launch_app":
         out.commands.append({"launchApp": {"appId": a.get("package") or a.get("app"), "stopApp": False}})
+    elif t == "open_url":
+        out.commands.append({"openLink": str(a.get("url", ""))})
+    elif t == "stop_app":
+        out.commands.append({"stopApp": a.get("package") or a.get("app")})
     elif t in ("tap", "double_tap", "long_press"):
         sel = _selector(step, _tree(engine, step, size), size)
         if out.popup:

@@ -297,7 +297,7 @@ class DrivenSession:
         step_t0, started_at = time.monotonic(), now_iso()
         pre = self._look()  # the screen now: time passed while the client's model thought
         number = self._last_step + 1
-        packages = self.packages() if name == "launch_app" else None
+        packages = self.packages() if name in ("launch_app", "stop_app") else None
         try:
             try:
                 stale = self._stale(call, pre)
@@ -345,11 +345,14 @@ class DrivenSession:
         if not policy.allow_apps:
             return
         allowed = ", ".join(policy.allow_apps)
-        if planned.type == "launch_app":
+        if planned.type in ("launch_app", "stop_app"):
             package = planned.args.get("package")
             if not policy.allows(package):
                 raise ToolRefused(f"not sent: {package} is not an allowed app (--allow-app: {allowed})")
             return
+        if planned.type == "open_url":  # whichever app handles the link would come to the front
+            raise ToolRefused(f"not sent: a link may open any app, and only some may be operated (--allow-app: "
+                              f"{allowed}); use launch_app")
         if planned.type in ("wait", "finish") or (planned.type == "press_key"
                                                   and planned.args.get("key") in _ESCAPE_KEYS):
             return

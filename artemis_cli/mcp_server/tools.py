@@ -18,7 +18,7 @@ from artemis_cli.operators.tools import tool_declarations
 
 #: The operator's action tools an MCP client gets, in this order.
 ACTION_TOOLS = ("tap", "double_tap", "long_press", "type_text", "scroll", "swipe", "drag", "press_key", "launch_app",
-                "wait", "finish")
+                "open_url", "stop_app", "wait", "finish")
 #: What a ``--read-only`` server offers.
 READ_ONLY_TOOLS = ("observe", "recall")
 
@@ -62,7 +62,9 @@ _NOTE = McpTool(
     "Save a note under a key, kept with the session: exact values you will need later (names, numbers, "
     "addresses, codes) as soon as you see them. Every observation recites your notes; `recall` with "
     "`note` reads one back in full. Saving under a key again replaces it.",
-    {"type": "object", "properties": {"key": {"type": "string"}, "content": {"type": "string"}},
+    {"type": "object", "properties": {
+        "key": {"type": "string", "description": "A short name for the note."},
+        "content": {"type": "string", "description": "What to remember."}},
      "required": ["key", "content"]},
 )
 

@@ -211,6 +211,10 @@ def action_phrase(step: StepRecord) -> str:
         if app and package and app != package:
             return f"launch {quote(str(app))} ({_flat(str(package), MAX_QUOTED_CHARS)})"
         return f"launch {_flat(str(package), MAX_QUOTED_CHARS)}"
+    if kind == "open_url":
+        return f"open {quote(str(args.get('url', '')))}"
+    if kind == "stop_app":
+        return f"stop {_flat(str(args.get('package') or args.get('app') or ''), MAX_QUOTED_CHARS)}"
     if kind == "wait":
         return f"wait {args.get('seconds')}s"
     if kind == "finish":

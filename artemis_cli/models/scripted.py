@@ -240,6 +240,10 @@ class ScriptPlayer:
             return FunctionCall("press_key", {"key": str(value)})
         if kind == "launch":
             return FunctionCall("launch_app", {"app": str(value)})
+        if kind == "open_url":
+            return FunctionCall("open_url", {"url": str(value)})
+        if kind == "stop":
+            return FunctionCall("stop_app", {"package": str(value)})
         if kind == "wait":
             return FunctionCall("wait", {"seconds": float(value)})
         if kind == "note":

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from artemis_cli.device.apps import resolve_app
+from artemis_cli.device.intents import open_url, stop_app
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.records import ResultStatus
-from artemis_cli.errors import DeviceError, DeviceOffline, ScreenshotError
+from artemis_cli.errors import DeviceError, DeviceOffline, ScreenshotError, ShellError
 from artemis_cli.operators.observe import Observation
 from artemis_cli.operators.outcome import VISUAL_CHANGE_MIN
 from artemis_cli.operators.tools import MAX_SCROLLS, ToolCall, ToolCallError
@@ -67,6 +68,10 @@ class PlannedAction:
             return f"press {self.args.get('key')}"
         if self.type == "launch_app":
             return f"launch {self.args.get('package') or self.args.get('app')}"
+        if self.type == "open_url":
+            return f"open {self.args.get('url')}"
+        if self.type == "stop_app":
+            return f"stop {self.args.get('package') or self.args.get('app')}"
         if self.type == "wait":
             return f"wait {self.args.get('seconds')}s"
         if self.type == "finish":
@@ -200,7 +205,7 @@ def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = N
             planned.args["text"] = REDACTED
             planned.args["redacted"] = True
         return planned
-    if name == "launch_app":
+    if name in ("launch_app", "stop_app"):
         package, how = resolve_package(a["app"], packages or [], labels)
         return PlannedAction(name, {"app": a["app"], "package": package, "resolved_by": how})
     return PlannedAction(name, dict(a))
@@ -272,6 +277,14 @@ def execute(
             device.key(action.args["key"])
         elif t == "launch_app":
             device.launch(action.args["package"])
+        elif t == "open_url":
+            try:
+                open_url(device, action.args["url"])
+            except ShellError as exc:  # nothing handles it: the model's to correct, not the phone's
+                return ActionResult("failed", str(exc))
+        elif t == "stop_app":
+            if not stop_app(device, action.args["package"]):
+                return ActionResult("failed", f"{action.args['package']} still runs after a force-stop")
         elif t == "wait":
             if real_time:
                 time.sleep(float(action.args["seconds"]))

@@ -431,6 +431,14 @@ def assess(action: Any, result: Any, pre: Observation, post: Observation | None)
             out.detail = f"{package} is not in the foreground ({post.foreground} is)"
         elif out.app_before == out.app_after == package and not out.screen_changed:
             notes.append(f"{package} was already in the foreground")
+    elif action.type == "stop_app" and result.status == "ok":  # seen gone: pidof found no process
+        package = action.args.get("package")
+        if post.foreground and package and post.foreground == package:
+            out.status, out.detail = "failed", f"{package} is still in the foreground"
+        else:
+            notes.append(f"{package} stopped")
+    elif result.status == "failed":
+        out.status, out.detail = "failed", result.detail
     elif not out.screen_changed:
         out.status, out.detail = "no_change", "no visible change"
     _app_fault(out, action, pre, post)

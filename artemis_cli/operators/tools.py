@@ -9,19 +9,24 @@ raises ``ToolCallError`` whose message is sent back to the model so it can corre
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from artemis_cli.device.intents import url_problem
 from artemis_cli.device.protocol import KEY_NAMES
 from artemis_cli.memory.recall_args import RECALL_HISTORY_DESCRIPTION, RECALL_HISTORY_PARAMETERS
 from artemis_cli.models.base import FunctionCall, ToolDecl
 
 ACTION_TOOLS = (
-    "tap", "double_tap", "long_press", "scroll", "swipe", "drag", "type_text", "press_key", "launch_app", "wait", "finish",
+    "tap", "double_tap", "long_press", "scroll", "swipe", "drag", "type_text", "press_key", "launch_app", "open_url",
+    "stop_app", "wait", "finish",
 )
 MEMORY_TOOLS = ("save_note", "read_note", "recall_history")
 DIRECTIONS = ("up", "down", "left", "right")
+#: the keys press_key offers (every backend presses them: device.protocol.KEYCODES)
+TOOL_KEYS = KEY_NAMES
 MAX_WAIT_S = 10.0
 #: Swipes a ``scroll`` with ``to_end`` makes at most before it gives up on the content stopping.
 MAX_SCROLLS = 10
@@ -59,10 +64,11 @@ def _obj(properties: dict[str, Any], required: list[str] | None = None) -> dict[
 
 
 _POINT = {
-    "index": {"type": "integer", "description": "Element index from the current element list."},
-    "x": {"type": "number", "description": "X coordinate (only when no element fits)."},
-    "y": {"type": "number", "description": "Y coordinate (only when no element fits)."},
+    "index": {"type": "integer", "description": "Element index from the current element list (preferred)."},
+    "x": {"type": "number", "description": "X coordinate, with y, only when no listed element fits."},
+    "y": {"type": "number", "description": "Y coordinate, with x, only when no listed element fits."},
 }
+_DIRECTION = {"type": "string", "enum": list(DIRECTIONS)}
 
 
 def takes_intent(name: str) -> bool:
@@ -94,13 +100,15 @@ def _declarations(coordinates: str) -> list[ToolDecl]:
         else "Coordinates are normalised to a 0-1000 grid on both axes."
     )
     return [
-        ToolDecl("tap", f"Tap an element by index (preferred) or a point. {space}", _obj(dict(_POINT))),
+        ToolDecl("tap", f"Tap an element: give `index` (preferred), or x and y. {space}", _obj(dict(_POINT))),
         ToolDecl(
             "double_tap",
-            f"Tap twice quickly on an element by index or a point (zoom a photo or map, select a word). {space}",
+            "Tap twice quickly (zoom a photo or map, select a word): give `index` (preferred), or x and "
+            f"y. {space}",
             _obj(dict(_POINT)),
         ),
-        ToolDecl("long_press", f"Long-press an element by index or a point. {space}", _obj(dict(_POINT))),
+        ToolDecl("long_press", f"Long-press an element: give `index` (preferred), or x and y. {space}",
+                 _obj(dict(_POINT))),
         ToolDecl(
             "scroll",
             "Scroll content to see more of it. `direction` is where the content you want is: 'down' "
@@ -109,7 +117,7 @@ def _declarations(coordinates: str) -> list[ToolDecl]:
             f"`to_end: true` keeps scrolling until the content stops moving (at most {MAX_SCROLLS} swipes).",
             _obj(
                 {
-                    "direction": {"type": "string", "enum": list(DIRECTIONS)},
+                    "direction": {**_DIRECTION, "description": "Where the content you want to see is."},
                     "index": {"type": "integer", "description": "Scrollable element to scroll inside."},
                     "to_end": {"type": "boolean", "description": "Scroll until the content stops moving."},
                 },
@@ -120,16 +128,16 @@ def _declarations(coordinates: str) -> list[ToolDecl]:
             "swipe",
             "Move the finger quickly across the screen (pages, carousels, dismissing a card, pulling "
             "down the notification shade). `direction` is the way the FINGER moves, the opposite of "
-            "`scroll`'s: 'up' reveals what is below. To see more of a list, use `scroll`. Optionally "
-            f"inside element `index`, or give x1,y1,x2,y2 explicitly. {space}",
+            "`scroll`'s: 'up' reveals what is below. To see more of a list, use `scroll`. Give "
+            f"`direction` (optionally inside element `index`), or all of x1, y1, x2, y2. {space}",
             _obj(
                 {
-                    "direction": {"type": "string", "enum": list(DIRECTIONS)},
-                    "index": {"type": "integer"},
-                    "x1": {"type": "number"},
-                    "y1": {"type": "number"},
-                    "x2": {"type": "number"},
-                    "y2": {"type": "number"},
+                    "direction": {**_DIRECTION, "description": "The way the finger moves."},
+                    "index": {"type": "integer", "description": "Element to swipe inside (with direction)."},
+                    "x1": {"type": "number", "description": "Start X (without direction)."},
+                    "y1": {"type": "number", "description": "Start Y (without direction)."},
+                    "x2": {"type": "number", "description": "End X (without direction)."},
+                    "y2": {"type": "number", "description": "End Y (without direction)."},
                 }
             ),
         ),
@@ -141,60 +149,86 @@ def _declarations(coordinates: str) -> list[ToolDecl]:
             _obj(
                 {
                     "index": {"type": "integer", "description": "Element to drag."},
-                    "x1": {"type": "number"},
-                    "y1": {"type": "number"},
+                    "x1": {"type": "number", "description": "Start X, when no element fits."},
+                    "y1": {"type": "number", "description": "Start Y, when no element fits."},
                     "to_index": {"type": "integer", "description": "Element to drop it on."},
-                    "x2": {"type": "number"},
-                    "y2": {"type": "number"},
+                    "x2": {"type": "number", "description": "Drop X, when no element fits."},
+                    "y2": {"type": "number", "description": "Drop Y, when no element fits."},
                 }
             ),
         ),
         ToolDecl(
             "type_text",
-            "Type text. With `index` the field is tapped first; `clear` empties it first; "
-            "`submit` presses enter afterwards.",
+            "Type text into a text field. With `index` the field is tapped first, else the focused "
+            "field takes it; `clear` empties it first; `submit` presses enter afterwards.",
             _obj(
                 {
-                    "text": {"type": "string"},
-                    "index": {"type": "integer"},
-                    "clear": {"type": "boolean"},
-                    "submit": {"type": "boolean"},
+                    "text": {"type": "string", "description": "The text to type."},
+                    "index": {"type": "integer", "description": "Text field to type into."},
+                    "clear": {"type": "boolean", "description": "Empty the field first."},
+                    "submit": {"type": "boolean", "description": "Press enter after typing."},
                 },
                 ["text"],
             ),
         ),
         ToolDecl(
             "press_key",
-            "Press a device key.",
-            _obj({"key": {"type": "string", "enum": ["back", "home", "enter", "recents", "delete"]}}, ["key"]),
+            "Press a device key: back, home, enter, recents (the app switcher), delete (backspace), "
+            "tab, escape, search, menu, volume_up, volume_down.",
+            _obj({"key": {"type": "string", "enum": list(TOOL_KEYS), "description": "The key to press."}}, ["key"]),
         ),
         ToolDecl(
             "launch_app",
             "Open an app by the name a person calls it (\"Messages\", \"Play Store\") or by package "
-            "(com.example.app). When nothing installed matches, the error names the closest installed "
-            "packages: launch one of those by package.",
-            _obj({"app": {"type": "string"}}, ["app"]),
+            "(com.example.app). When nothing installed matches, the error lists the apps that can be "
+            "opened: launch one of those.",
+            _obj({"app": {"type": "string", "description": "App name or package."}}, ["app"]),
+        ),
+        ToolDecl(
+            "open_url",
+            "Open a link in the app that handles it (a VIEW intent): a web page, or an app's own "
+            "link (myapp://…). Fails when no app on the phone opens it.",
+            _obj({"url": {"type": "string", "description": "The URL, with its scheme (https://…)."}}, ["url"]),
+        ),
+        ToolDecl(
+            "stop_app",
+            "Force-stop an app (it closes; its next launch starts fresh). Use it to restart an app "
+            "that is stuck, not to leave one: press_key home does that.",
+            _obj({"package": {"type": "string", "description": "App name or package to stop."}}, ["package"]),
         ),
         ToolDecl(
             "wait",
             f"Wait for the screen to settle (at most {MAX_WAIT_S:g} seconds).",
-            _obj({"seconds": {"type": "number"}}, ["seconds"]),
+            _obj({"seconds": {"type": "number", "description": f"Seconds to wait, 0 to {MAX_WAIT_S:g}."}},
+                 ["seconds"]),
         ),
         ToolDecl(
             "finish",
             "End the task. `success` says whether the goal is met; `answer` carries any requested "
             "information or the reason for giving up.",
-            _obj({"success": {"type": "boolean"}, "answer": {"type": "string"}}, ["success"]),
+            _obj(
+                {
+                    "success": {"type": "boolean", "description": "Whether the goal is met."},
+                    "answer": {"type": "string", "description": "Requested information, or why you give up."},
+                },
+                ["success"],
+            ),
         ),
         ToolDecl(
             "save_note",
             "Save a note under a key for later steps (does not end the turn).",
-            _obj({"key": {"type": "string"}, "content": {"type": "string"}}, ["key", "content"]),
+            _obj(
+                {
+                    "key": {"type": "string", "description": "A short name for the note."},
+                    "content": {"type": "string", "description": "What to remember."},
+                },
+                ["key", "content"],
+            ),
         ),
         ToolDecl(
             "read_note",
             "Read a note saved earlier (does not end the turn).",
-            _obj({"key": {"type": "string"}}, ["key"]),
+            _obj({"key": {"type": "string", "description": "The note's key."}}, ["key"]),
         ),
         ToolDecl("recall_history", RECALL_HISTORY_DESCRIPTION, copy.deepcopy(RECALL_HISTORY_PARAMETERS)),
     ]
@@ -266,6 +300,24 @@ def intent_text(value: Any) -> str | None:
     return text if len(text) <= MAX_INTENT_CHARS else text[:MAX_INTENT_CHARS] + "…"
 
 
+@functools.cache
+def accepted_args(name: str) -> frozenset[str]:
+    """The argument names tool ``name`` takes (its declared properties; ``intent`` for actions)."""
+    decl = next(d for d in tool_declarations() if d.name == name)
+    return frozenset(decl.parameters.get("properties", {}))
+
+
+def _refuse_unknown_args(name: str, args: dict[str, Any]) -> None:
+    """A call naming an argument the tool does not take is refused (a model that sends
+    ``{"element": 3}`` learns at once that nothing was tapped, rather than have it ignored).
+    ``intent`` is never refused: it only describes the call (a tool without it drops it)."""
+    extra = sorted(str(k) for k in args if k not in accepted_args(name) and k != "intent")
+    if extra:
+        what = ", ".join(f"`{k[:40]}`" for k in extra[:5])
+        takes = ", ".join(sorted(accepted_args(name))) or "no arguments"
+        raise ToolCallError(f"{name} takes no {what}; its arguments are: {takes}")
+
+
 def validate_call(call: FunctionCall) -> ToolCall:
     """Check a call's name and argument types; return it normalised or raise ToolCallError.
     An action's ``intent`` is taken out of its args into ``ToolCall.intent``."""
@@ -275,6 +327,7 @@ def validate_call(call: FunctionCall) -> ToolCall:
     known = ACTION_TOOLS + MEMORY_TOOLS
     if name not in known:
         raise ToolCallError(f"unknown tool {name!r}; available tools: {', '.join(known)}")
+    _refuse_unknown_args(name, args)
     out: dict[str, Any]
     if name in ("tap", "double_tap", "long_press"):
         out = _point_args(args)
@@ -312,14 +365,25 @@ def validate_call(call: FunctionCall) -> ToolCall:
             out["index"] = index
     elif name == "press_key":
         key = _str(args, "key")
-        if key not in KEY_NAMES:
-            raise ToolCallError(f"`key` must be one of back, home, enter, recents, delete; got {key!r}")
+        if key not in TOOL_KEYS:
+            raise ToolCallError(f"`key` must be one of {', '.join(TOOL_KEYS)}; got {key!r}")
         out = {"key": key}
     elif name == "launch_app":
         app = (_str(args, "app") or "").strip()
         if not app:
             raise ToolCallError("`app` must name an app")
         out = {"app": app}
+    elif name == "open_url":
+        url = (_str(args, "url") or "").strip()
+        problem = url_problem(url)
+        if problem:
+            raise ToolCallError(f"`url`: {problem}")
+        out = {"url": url}
+    elif name == "stop_app":
+        package = (_str(args, "package") or "").strip()
+        if not package:
+            raise ToolCallError("`package` must name an app")
+        out = {"app": package}
     elif name == "wait":
         seconds = _num(args, "seconds")
         if seconds is None or seconds < 0:

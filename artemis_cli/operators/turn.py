@@ -134,7 +134,7 @@ def run_turn(
         for fc in calls:
             try:
                 tc = validate_call(fc)
-                planned = plan_action(tc, obs, packages() if tc.name == "launch_app" else None) if tc.is_action else None
+                planned = plan_action(tc, obs, packages() if tc.name in ("launch_app", "stop_app") else None) if tc.is_action else None
                 if planned is not None and planned.secret:
                     result.secrets.append(planned.secret)
                 valid.append((tc, planned))

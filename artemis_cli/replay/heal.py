@@ -72,6 +72,10 @@ def plan_action(rec: StepRecord, rec_size: tuple[int, int], size: tuple[int, int
         return {"key": str(args.get("key", ""))}
     if t == "launch_app":
         return {"launch": str(args.get("app", ""))}
+    if t == "open_url":
+        return {"open_url": str(args.get("url", ""))}
+    if t == "stop_app":
+        return {"stop": str(args.get("package") or args.get("app", ""))}
     if t == "wait":
         return {"wait": float(args.get("seconds", 0) or 0)}
     if t == "finish":

@@ -503,7 +503,8 @@ class Replayer:
                 notes.append(f"the action failed: {result.detail}")
             if not check.ok or failed:
                 status = "diverged"
-            elif rec.action_type in _NO_DEVICE_ACTION or rec.action_type in ("press_key", "launch_app", *_STROKES):
+            elif rec.action_type in _NO_DEVICE_ACTION or rec.action_type in ("press_key", "launch_app", "open_url", "stop_app",
+                                                                                         *_STROKES):
                 status = "matched" if dist is None or dist <= DHASH_MATCH_MAX else "retargeted"
             else:
                 m = loc.match

@@ -31,6 +31,9 @@ SETTINGS_ACTIONS: dict[str, str | None] = {
     "android.settings.BLUETOOTH_SETTINGS": "connected", "android.settings.DISPLAY_SETTINGS": "display",
     "android.settings.DEVICE_INFO_SETTINGS": "about",
 }
+#: URL schemes the sim's apps open from a VIEW intent (the sim has no browser: https:// resolves
+#: to nothing, as on a phone with no browser installed)
+URL_SCHEMES: dict[str, str] = {"artemis-shop": "com.artemis.shop"}
 
 KEYCODE_NAMES: dict[str, int] = {
     "HOME": 3, "BACK": 4, "DPAD_UP": 19, "DPAD_DOWN": 20, "DPAD_LEFT": 21, "DPAD_RIGHT": 22, "DPAD_CENTER": 23,
@@ -47,7 +50,7 @@ KEYCODE_NAMES.update({str(d): 7 + d for d in range(10)})
 KEYCODE_NAMES.update({chr(ord("A") + i): 29 + i for i in range(26)})
 KEY_POWER, KEY_SLEEP, KEY_WAKEUP = 26, 223, 224
 _CODE_ACTION: dict[int, str] = {3: "home", 4: "back", 66: "enter", 67: "delete", 61: "tab", 82: "menu",
-                                84: "search", 187: "recents"}
+                                84: "search", 187: "recents", 111: "escape", 24: "volume_up", 25: "volume_down"}
 _CODE_CHAR: dict[int, str] = {62: " ", 55: ",", 56: ".", 69: "-", 77: "@", 81: "+"}
 _CODE_CHAR.update({7 + d: str(d) for d in range(10)})
 _CODE_CHAR.update({29 + i: chr(ord("a") + i) for i in range(26)})
@@ -252,7 +255,7 @@ class DeviceCommands:
         return self._start(rest)
 
     def _start(self, rest: list[str]) -> ShellResult:
-        comp = action = ""
+        comp = action = data = ""
         cats: list[str] = []
         positional: list[str] = []
         stop = wait = False
@@ -270,6 +273,8 @@ class DeviceCommands:
             elif a in ("-d", "-t", "-f", "--user", "-p") and i + 1 < len(rest):
                 if a == "-p":
                     positional.append(rest[i + 1])
+                elif a == "-d":
+                    data = rest[i + 1]
                 i += 2
             elif a in ("-e", "--es", "--ei", "--ez", "--el", "--ef") and i + 2 < len(rest):
                 i += 3
@@ -291,8 +296,12 @@ class DeviceCommands:
             pkg, screen = "com.android.settings", SETTINGS_ACTIONS[action]
         if not pkg and "android.intent.category.HOME" in cats:
             pkg = "com.android.launcher3"
+        if not pkg and data and action == "android.intent.action.VIEW":
+            handler = URL_SCHEMES.get(data.partition(":")[0].lower())
+            pkg = handler if handler and self.phone.has_package(handler) else ""
         act = short_name(pkg, act) if act else launch_activity(pkg)
-        parts = ([f"act={action}"] if action else []) + ([f"cat=[{','.join(cats)}]"] if cats else [])
+        parts = ([f"act={action}"] if action else []) + ([f"dat={_safe_uri(data)}"] if data else []) + (
+            [f"cat=[{','.join(cats)}]"] if cats else [])
         if pkg:
             parts.append(f"cmp={pkg}/{act}")
         head = "Starting: Intent { " + " ".join(parts) + " }\n"
@@ -390,6 +399,21 @@ class DeviceCommands:
         drops and the device comes back a few seconds later."""
         self.phone.reboot()
         return out("")
+
+
+def _safe_uri(data: str) -> str:
+    """How ``am`` prints an intent's data (``Uri.toSafeString``): a web URL as scheme://host/...,
+    a phone number or address with its characters hidden, any other scheme whole."""
+    scheme, sep, rest = data.partition(":")
+    low = scheme.lower()
+    if not sep:
+        return data
+    if low in ("tel", "sip", "sms", "smsto", "mailto", "nfc"):
+        return f"{scheme}:" + "".join("x" if c.isalnum() else c for c in rest)
+    if low in ("http", "https", "ftp", "rtsp"):
+        host = rest.removeprefix("//").split("/", 1)[0]
+        return f"{scheme}://{host}/..."
+    return data
 
 
 def _failed(head: str, message: str, wait: bool) -> ShellResult:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from adbd_support import SimDevice, needs_adb
-from outcome_support import check_gestures, look
+from outcome_support import check_gestures, check_links_stops_and_keys, look
 
 from artemis_cli.device.adb import AdbDevice
 from artemis_cli.device.adb_output import parse_input_shown
@@ -38,6 +38,16 @@ def test_gestures_over_uiautomator2(sim_device: SimDevice) -> None:
     dev = U2Device(sim_device.serial, port=sim_device.adb.port)
     try:
         check_gestures(dev, sim_device.phone)
+    finally:
+        dev.close()
+
+
+def test_links_stops_and_keys_over_adb_and_u2(sim_device: SimDevice) -> None:
+    check_links_stops_and_keys(AdbDevice(sim_device.serial, port=sim_device.adb.port, sleep=lambda s: None),
+                               sim_device.phone)
+    dev = U2Device(sim_device.serial, port=sim_device.adb.port)
+    try:
+        check_links_stops_and_keys(dev, sim_device.phone)
     finally:
         dev.close()
 

@@ -17,7 +17,7 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.models.fake_openai import FakeOpenAIServer, heuristic_policy
 
 REPO = Path(__file__).resolve().parents[2]
-SMALL_WINDOW = "extends: flash\nscreenshot: {max_side: 768}\nmemory:\n  transcript: {min_active_steps: 4}\n"
+SMALL_WINDOW = "extends: flash\nscreenshot: {max_side: 768}\nmemory:\n  transcript: {min_active_steps: 2}\n"
 
 
 def invoke(*args: str) -> object:

@@ -103,7 +103,7 @@ def test_several_errors_are_all_reported_in_file_order() -> None:
     assert lines[0].startswith(f"{path}:1: id: must be a slug")
     assert lines[2] == f"{path}:3: max_steps: must be ≥ 1 (got 0)"
     assert lines[4] == f"{path}:7: inject[1].at_step: required key is missing"
-    assert lines[5] == f"{path}:9: reference[0].key: must be one of 'back', 'home', 'enter', 'recents' or 'delete' (got 'menu')"
+    assert lines[5] == f"{path}:9: reference[0].key: must be one of 'back', 'home', 'enter', 'recents', 'delete', 'tab', 'escape', 'search', 'menu', 'volume_up' or 'volume_down' (got 'power')"
     assert lines[6] == f"{path}:10: reference[1].wait: must be ≥ 0 (got -1)"
     assert (exc.line, exc.field) == (1, "id")
 
@@ -204,7 +204,7 @@ def test_reference_action_in_python() -> None:
 
 
 def test_errors_follow_file_order_not_schema_order(tmp_path: Path) -> None:
-    path = write(tmp_path, "reference: [{key: menu}]\nmax_steps: 0\ngoal: ''\n")
+    path = write(tmp_path, "reference: [{key: power}]\nmax_steps: 0\ngoal: ''\n")
     exc = error_of(path)
     assert [field for _, field, _ in exc.errors] == ["reference[0].key", "max_steps", "goal"]  # type: ignore[attr-defined]
     assert (exc.line, exc.field) == (1, "reference[0].key")

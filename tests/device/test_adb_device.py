@@ -192,12 +192,14 @@ def test_gestures_and_keys_send_input_commands(fake_adb: StartFake) -> None:
     dev.swipe(1, 2, 3, 4, 250)
     dev.key("back")
     dev.key("recents")
+    dev.key("escape")
+    dev.key("volume_up")
     assert shell.commands == [
         "input tap 10 20", "input swipe 5 6 5 6 900", "input swipe 1 2 3 4 250",
-        "input keyevent 4", "input keyevent 187",
+        "input keyevent 4", "input keyevent 187", "input keyevent 111", "input keyevent 24",
     ]
     with pytest.raises(UsageError, match="allowed: back, home, enter"):
-        dev.key("volume_up")
+        dev.key("power")
 
 
 def test_refused_input_is_shell_error(fake_adb: StartFake) -> None:

@@ -32,7 +32,7 @@ from artemis_cli.engine.db import DataEngine  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n"
 EXPECTED_TOOLS = ["observe", "tap", "double_tap", "long_press", "type_text", "scroll", "swipe", "drag", "press_key",
-                  "launch_app", "wait", "finish", "recall", "note"]
+                  "launch_app", "open_url", "stop_app", "wait", "finish", "recall", "note"]
 
 
 def server_env() -> dict[str, str]:

@@ -53,7 +53,7 @@ def test_valid_calls_are_normalised(name: str, args: dict, expected: dict) -> No
         ("swipe", {"direction": "sideways"}, "`direction` must be one of"),
         ("type_text", {}, "`text` is required"),
         ("type_text", {"text": 5}, "`text` must be a string"),
-        ("press_key", {"key": "volume_up"}, "`key` must be one of"),
+        ("press_key", {"key": "power"}, "`key` must be one of"),
         ("finish", {}, "`success` is required"),
         ("finish", {"success": "yes"}, "must be true or false"),
         ("launch_app", {"app": "  "}, "must name an app"),

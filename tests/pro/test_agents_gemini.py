@@ -177,7 +177,7 @@ def test_failure_analyzer_returns_validated_recovery_actions(serve: ServeFn) -> 
 
 def test_failure_analyzer_refuses_bad_actions_then_falls_back_to_none(serve: ServeFn) -> None:
     bad_tool = {"actions": [{"tool": "finish", "args": {"success": True}}]}
-    bad_args = {"actions": [{"tool": "press_key", "args": {"key": "volume_up"}}]}
+    bad_args = {"actions": [{"tool": "press_key", "args": {"key": "power"}}]}
     srv, model = serve(Replies(json.dumps(bad_tool), json.dumps(bad_args)))
     analyzer = FailureAnalyzer(model)
     assert analyzer.recover("", "", None) == []

@@ -25,7 +25,8 @@ log = logging.getLogger(__name__)
 MAX_HEADER = 64 * 1024
 MAX_BODY = 16 * 1024 * 1024
 _KEY_NAMES = {"home": "home", "back": "back", "enter": "enter", "delete": "delete", "del": "delete",
-              "recent": "recents", "recents": "recents", "menu": "menu", "search": "search"}
+              "recent": "recents", "recents": "recents", "menu": "menu", "search": "search", "tab": "tab",
+              "escape": "escape"}
 _KEY_CODES = {"left": 21, "right": 22, "up": 19, "down": 20, "center": 23, "volume_up": 24, "volume_down": 25,
               "volume_mute": 164, "camera": 27, "power": 26}
 
