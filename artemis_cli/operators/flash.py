@@ -40,7 +40,7 @@ from artemis_cli.operators.act import ActionResult, PlannedAction
 from artemis_cli.operators.compression import Compressor
 from artemis_cli.operators.memory_tools import MemoryTools
 from artemis_cli.operators.observe import Observation, carry_logs, observe
-from artemis_cli.operators.outcome import ActionOutcome, action_reply, assess
+from artemis_cli.operators.outcome import ActionOutcome, action_reply, assess, screen_fingerprint
 from artemis_cli.operators.perform import Settling, perform
 from artemis_cli.operators.prompts import observation_text
 from artemis_cli.operators.recording import StepWriter, stated_intent
@@ -241,8 +241,9 @@ class FlashLoop:
         history = self.writer.history
         if self.similarity_hint:
             hint = similar_step(
-                [(h.step, h.dhash, h.offset_ms, h.phrase) for h in history],
+                [(h.step, h.dhash, h.offset_ms, h.phrase, h.key, h.screen, h.progress) for h in history],
                 obs.dhash,
+                current_screen=screen_fingerprint(obs),
                 current_step=number,
                 max_distance=self.similarity_max_distance,
             )

@@ -25,6 +25,7 @@ so ledgers, recall, reports and the model's function responses all read the same
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -132,6 +133,14 @@ def ui_signature(tree: UITree) -> tuple[tuple[Any, ...], ...]:
          tuple(n.bounds.as_list()))
         for n in _in_drawing_order(tree)
     )
+
+
+def screen_fingerprint(obs: Observation) -> str:
+    """A short digest of :func:`ui_signature` (what the dump says is on screen, the ticking clock
+    aside): equal for the same screen in the same state, "" when the dump is not known."""
+    if not _tree_known(obs):
+        return ""
+    return hashlib.blake2b(repr(ui_signature(obs.tree)).encode("utf-8"), digest_size=8).hexdigest()
 
 
 def _tree_known(obs: Observation) -> bool:

@@ -23,7 +23,7 @@ from artemis_cli.memory.similarity import SCAN_STEPS
 from artemis_cli.models.base import FunctionCall, FunctionResponse, Message, Part
 from artemis_cli.operators.act import REDACTED, ActionResult, PlannedAction
 from artemis_cli.operators.observe import Observation
-from artemis_cli.operators.outcome import ActionOutcome
+from artemis_cli.operators.outcome import ActionOutcome, screen_fingerprint
 from artemis_cli.operators.turn import TurnResult, model_text
 from artemis_cli.perception.dhash import hamming
 from artemis_cli.perception.marks import Mark, marks_to_json
@@ -114,6 +114,10 @@ class StepTrace:
     offset_ms: int
     phrase: str
     key: str
+    screen: str = ""  # outcome.screen_fingerprint of the screen it started on ("" unknown)
+    #: it changed something that stays (typed text that landed, a switch or box it turned): a
+    #: return to an earlier screen after such a step is routine work, not a loop
+    progress: bool = False
 
 
 @dataclass
@@ -213,8 +217,10 @@ class StepWriter:
         self.last_pre_sha = stored.pre_screenshot
         self.recall.index_step(stored, screen=screen_text_of(pre.tree, pre.elements))
         self.history.append(
-            StepTrace(number, pre.dhash, offset_ms, action.phrase(), action_key(action.type, record.action_args,
-                                                                                  record.target))
+            StepTrace(number, pre.dhash, offset_ms, action.phrase(),
+                      action_key(action.type, record.action_args, record.target), screen_fingerprint(pre),
+                      progress=outcome is not None and outcome.status == "ok"
+                      and (action.type == "type_text" or bool(outcome.states)))
         )
         if len(self.history) > HISTORY_STEPS:  # older traces are never looked at again (DB has them)
             del self.history[: len(self.history) - HISTORY_STEPS]

@@ -15,33 +15,78 @@ def flip(h: str, bits: int) -> str:
 FAR = flip(BASE, 40)
 
 
-def hist(*items: tuple[int, str]) -> list[tuple[int, str, int, str]]:
-    return [(step, dh, step * 10_000, f"action {step}") for step, dh in items]
+Row = tuple[int, str, int, str, str, str, bool]
+
+
+def hist(*items: tuple[int, str], key: str = "k") -> list[Row]:
+    """Recorded steps, every one the same action (key ``key``), their screens' UI unknown, none
+    making lasting progress."""
+    return [(step, dh, step * 10_000, f"action {step}", key, "", False) for step, dh in items]
 
 
 def test_hint_render_is_pinned() -> None:
-    hint = SimilarityHint(step=7, offset_ms=65_000, action='tap Button "Save" (id save) @(10,20)', distance=2)
+    hint = SimilarityHint(step=7, offset_ms=65_000, action='tap Button "Save" (id save) @(10,20)', distance=2,
+                          via="press back")
     assert hint.render() == (
-        'This screen closely resembles step 7 (T+01:05), where you tap Button "Save" (id save) @(10,20).'
+        'This screen closely resembles step 7 (T+01:05), reached the same way (press back); '
+        'there you tap Button "Save" (id save) @(10,20).'
     )
 
 
 def test_older_step_within_distance_gives_hint() -> None:
     history = hist((1, FAR), (2, flip(BASE, 2)), (3, FAR), (4, FAR), (5, FAR), (6, FAR), (7, FAR))
     hint = similar_step(history, BASE, current_step=8)
-    assert hint == SimilarityHint(step=2, offset_ms=20_000, action="action 2", distance=2)
+    assert hint == SimilarityHint(step=2, offset_ms=20_000, action="action 2", distance=2, via="action 7")
+
+
+def test_a_screen_reached_another_way_is_no_loop() -> None:
+    """The same screen again, but the step before it did something else, or on another screen:
+    a task passing a page twice (Settings after each setting), not a cycle."""
+    same_way = hist((1, FAR), (2, BASE), (3, FAR), (4, FAR), (5, FAR), (6, FAR), (7, FAR))
+    assert similar_step(same_way, BASE, current_step=8) is not None
+    other_action = [*same_way[:6], (7, FAR, 70_000, "action 7", "other", "", False)]
+    assert similar_step(other_action, BASE, current_step=8) is None
+    other_screen = [(1, flip(FAR, 20), 10_000, "action 1", "k", "", False), *same_way[1:]]
+    assert similar_step(other_screen, BASE, current_step=8) is None
+    assert similar_step(same_way[1:], BASE, current_step=8) is None  # nothing led to step 2
+
+
+def test_alike_screens_holding_other_things_are_no_loop() -> None:
+    """Where the UI is known, "the same screen" is the same UI: the alarm list with one more alarm,
+    reached by the same OK on a dialog holding another time, is routine work, not a loop."""
+    def steps(lead: str, match: str) -> list[Row]:
+        rows = [(s, FAR, s * 10_000, f"action {s}", "k", f"ui{s}", False) for s in range(1, 8)]
+        rows[0] = (1, FAR, 10_000, "action 1", "k", lead, False)
+        rows[1] = (2, BASE, 20_000, "action 2", "k", match, False)
+        rows[6] = (7, FAR, 70_000, "action 7", "k", "dialog", False)
+        return rows
+    assert similar_step(steps("dialog", "list"), BASE, current_step=8, current_screen="list") is not None
+    assert similar_step(steps("dialog", "list"), BASE, current_step=8, current_screen="longer list") is None
+    assert similar_step(steps("dialog 8:00", "list"), BASE, current_step=8, current_screen="list") is None
+    assert similar_step(steps("", "list"), BASE, current_step=8, current_screen="") is not None  # unknown: dHash
+
+
+def test_a_return_after_progress_is_routine_work() -> None:
+    """Typed text that landed or a switch turned since the older step: the next alarm, not a loop."""
+    rows = hist((1, FAR), (2, BASE), (3, FAR), (4, FAR), (5, FAR), (6, FAR), (7, FAR))
+    assert similar_step(rows, BASE, current_step=8) is not None
+    rows[3] = (4, FAR, 40_000, "type 'Tom'", "k", "", True)
+    assert similar_step(rows, BASE, current_step=8) is None
 
 
 def test_closest_wins_then_most_recent() -> None:
-    history = hist((1, flip(BASE, 4)), (2, flip(BASE, 1)), (3, flip(BASE, 1)), (4, FAR), (5, FAR), (6, FAR), (7, FAR))
-    hint = similar_step(history, BASE, current_step=8)
-    assert hint is not None and hint.step == 3 and hint.distance == 1
+    closest = hist((1, FAR), (2, flip(BASE, 1)), (3, FAR), (4, flip(BASE, 4)), (5, FAR), (6, FAR), (7, FAR))
+    hint = similar_step(closest, BASE, current_step=8)
+    assert hint is not None and hint.step == 2 and hint.distance == 1
+    tie = hist((1, FAR), (2, flip(BASE, 1)), (3, FAR), (4, flip(BASE, 1)), (5, FAR), (6, FAR), (7, FAR))
+    hint = similar_step(tie, BASE, current_step=8)
+    assert hint is not None and hint.step == 4 and hint.distance == 1
 
 
 def test_threshold_boundary() -> None:
     filler = [(s, FAR) for s in range(3, 10)]
-    at = hist((2, flip(BASE, 5)), *filler)
-    over = hist((2, flip(BASE, 6)), *filler)
+    at = hist((1, FAR), (2, flip(BASE, 5)), *filler)
+    over = hist((1, FAR), (2, flip(BASE, 6)), *filler)
     assert similar_step(at, BASE, current_step=10) is not None
     assert similar_step(over, BASE, current_step=10) is None
     assert similar_step(over, BASE, current_step=10, max_distance=6) is not None
@@ -53,7 +98,7 @@ def test_recent_steps_never_hint_and_silence_older_matches() -> None:
     # a recent step matches as closely as an older one: silent
     assert similar_step(hist((1, BASE), (2, FAR), (6, BASE), (7, FAR)), BASE, current_step=8) is None
     # step 4 is just outside the last 3 (5, 6, 7): it may hint
-    assert similar_step(hist((4, BASE), (5, FAR), (6, FAR), (7, FAR)), BASE, current_step=8) is not None
+    assert similar_step(hist((3, FAR), (4, BASE), (5, FAR), (6, FAR), (7, FAR)), BASE, current_step=8) is not None
     # any recent match silences the hint, even when an older step matches more closely (SPEC §10.5:
     # "Silent when a recent step matches")
     assert similar_step(hist((1, BASE), (6, flip(BASE, 3)), (7, FAR)), BASE, current_step=8) is None
@@ -61,15 +106,16 @@ def test_recent_steps_never_hint_and_silence_older_matches() -> None:
     assert similar_step(hist((1, BASE), (2, FAR), (3, FAR), (4, FAR), (5, FAR), (6, FAR), (7, flip(BASE, 4))), BASE,
                         current_step=8) is None
     # a recent step just outside the distance does not silence it
-    hint = similar_step(hist((1, BASE), (5, FAR), (6, FAR), (7, flip(BASE, 6))), BASE, current_step=8)
-    assert hint is not None and hint.step == 1 and hint.distance == 0
+    hint = similar_step(hist((1, flip(BASE, 6)), (2, BASE), (5, FAR), (6, FAR), (7, flip(BASE, 6))), BASE,
+                        current_step=8)
+    assert hint is not None and hint.step == 2 and hint.distance == 0
 
 
 def test_scan_cap() -> None:
-    history = hist((1, BASE), *[(s, FAR) for s in range(2, 601)])
-    assert similar_step(history, BASE, current_step=601) is None  # step 1 is 600 back
-    assert similar_step(history, BASE, current_step=501) is not None  # exactly 500 back
-    assert similar_step(history, BASE, current_step=601, scan=600) is not None
+    history = hist((1, FAR), (2, BASE), *[(s, FAR) for s in range(3, 602)])
+    assert similar_step(history, BASE, current_step=602) is None  # step 2 is 600 back
+    assert similar_step(history, BASE, current_step=502) is not None  # exactly 500 back
+    assert similar_step(history, BASE, current_step=602, scan=600) is not None
 
 
 def test_ignores_future_missing_and_malformed_hashes() -> None:

@@ -11,23 +11,28 @@ from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone
 
-PATH = [
+PATH = [  # the screen each step starts on, then its action
     {"launch": "com.android.settings"},  # 1: launcher
-    {"tap": {"text": "Network & internet"}},  # 2: settings
-    {"key": "back"},  # 3: network & internet
-    {"key": "home"},  # 4: settings again (2 steps after step 2: a recent match, silent)
-    {"launch": "com.artemis.notes"},  # 5: launcher again, 4 steps after step 1
-    {"key": "home"},  # 6: notes
-    {"finish": {"success": True}},  # 7: launcher, again recent (step 5): silent
+    {"key": "home"},  # 2: settings
+    {"launch": "com.artemis.notes"},  # 3: launcher (step 1 is recent: silent)
+    {"key": "home"},  # 4: notes
+    {"launch": "com.android.deskclock"},  # 5: launcher again, reached by home as at 3 (recent: silent)
+    {"key": "home"},  # 6: clock
+    {"launch": "com.android.contacts"},  # 7: launcher (5 is recent: silent)
+    {"key": "home"},  # 8: contacts
+    {"launch": "com.android.settings"},  # 9: launcher (7 is recent: silent)
+    {"tap": {"text": "Network & internet"}},  # 10: settings, reached by launching it from the launcher as at 2
+    {"finish": {"success": True}},  # 11: network & internet
 ]
 
 
-def test_hint_appears_when_returning_to_a_screen_seen_more_than_three_steps_ago(tmp_path: Path) -> None:
+def test_hint_appears_when_a_screen_is_reached_again_the_same_way(tmp_path: Path) -> None:
     engine = DataEngine.open(tmp_path)
-    result = run_task(task_from_goal("wander", max_steps=10), load_profile("flash"), SimPhone(popups=False),
+    result = run_task(task_from_goal("wander", max_steps=12), load_profile("flash"), SimPhone(popups=False),
                       ScriptedModel(PATH), engine, real_time=False)
     assert result.success
     tails = {s.number: s.meta["observation"] for s in engine.get_steps(result.session_id)}
-    assert "This screen closely resembles step 1 (T+00:00), where you launch com.android.settings." in tails[5]
-    for n in (1, 2, 3, 4, 6, 7):
+    assert ("This screen closely resembles step 2 (T+00:00), reached the same way (launch com.android.settings); "
+            "there you press home.") in tails[10]
+    for n in (1, 2, 3, 4, 5, 6, 7, 8, 9, 11):
         assert "closely resembles" not in tails[n], n

@@ -34,7 +34,8 @@ def _ids(paths: list[Path]) -> list[str]:
     return [p.stem for p in paths]
 
 
-def _play(task: Task, script: list[dict[str, Any]], data_dir: Path) -> RunResult:
+def _play(task: Task, script: list[dict[str, Any]], data_dir: Path,
+          tails: list[str] | None = None) -> RunResult:
     sim = task.sim
     assert sim is not None, f"{task.id}: every shipped task pins its simulated phone (sim: …)"
     # the phone `artemis run` builds for the task: permission prompts and the lock screen included
@@ -42,9 +43,12 @@ def _play(task: Task, script: list[dict[str, Any]], data_dir: Path) -> RunResult
                      locked=sim.locked)
     engine = DataEngine.open(data_dir)
     try:
-        return run_task(
+        result = run_task(
             task, load_profile(task.profile), phone, ScriptedModel(script), engine, real_time=False
         )
+        if tails is not None:  # what each step's request told the model about its screen
+            tails.extend(str(s.meta.get("observation", "")) for s in engine.get_steps(result.session_id))
+        return result
     finally:
         engine.close()
 
@@ -119,11 +123,14 @@ def test_password_only_typed_into_the_shop_password_field(path: Path) -> None:
 @pytest.mark.parametrize("path", TASK_FILES, ids=_ids(TASK_FILES))
 def test_reference_solves_the_task(path: Path, tmp_path: Path) -> None:
     task = load_task(path)
-    result = _play(task, reference_script(task), tmp_path)
+    tails: list[str] = []
+    result = _play(task, reference_script(task), tmp_path, tails)
     failed = [f"{c.check}: {c.detail}" for c in result.checks if not c.passed]
     assert result.success, (result.message, failed)
     assert result.exit_code == 0
     assert result.steps <= task.max_steps
+    # a solution that never loops is never told it is looping (issue 34 item 5)
+    assert [n for n, tail in enumerate(tails, 1) if "closely resembles" in tail] == []
 
 
 @pytest.mark.parametrize("path", TASK_FILES, ids=_ids(TASK_FILES))
