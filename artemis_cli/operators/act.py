@@ -25,7 +25,8 @@ from artemis_cli.operators.tools import MAX_SCROLLS, ToolCall, ToolCallError
 from artemis_cli.operators.typing import Probe, TypingTrace, type_into
 from artemis_cli.perception.dhash import dhash_hex, hamming
 from artemis_cli.perception.hittest import hit_test, target_for_element
-from artemis_cli.perception.types import Element, Target, UITree
+from artemis_cli.perception.structure import is_edit, short_class
+from artemis_cli.perception.types import Element, Target, UINode, UITree
 
 REDACTED = "••••••"
 
@@ -193,6 +194,8 @@ def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = N
         )
     if name == "type_text":
         field: Element | None = _element(obs, a["index"]) if "index" in a else obs.focused_element()
+        if "index" in a and field is not None:
+            _refuse_non_field(obs, field)
         target = Target()
         fx: int | None = None
         fy: int | None = None
@@ -209,6 +212,29 @@ def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = N
         package, how = resolve_package(a["app"], packages or [], labels)
         return PlannedAction(name, {"app": a["app"], "package": package, "resolved_by": how})
     return PlannedAction(name, dict(a))
+
+
+def _takes_text(node: UINode) -> bool:
+    """Whether typing into ``node`` can work: a text field, one whose class says so (a search
+    box's ``SearchAutoComplete``), the view that has the input focus, or a bare ``View`` (web,
+    Flutter or game content whose dump may not name its fields)."""
+    short = short_class(node.class_name)
+    return (is_edit(node) or "EditText" in short or "AutoComplete" in short or node.focused
+            or node.class_name == "android.view.View")
+
+
+def _refuse_non_field(obs: Observation, field: Element) -> None:
+    """A type_text aimed at an element that is no text field and holds none (a row, a label, a
+    button) is refused before anything is sent: tapping it would open what it opens."""
+    node = field.node
+    if _takes_text(node):
+        return
+    inside = node.path + "."
+    if any(n.path.startswith(inside) and _takes_text(n) for n in obs.tree.nodes):
+        return  # a field inside it (a text input layout): the tap focuses it
+    kind = short_class(node.class_name) or "element"
+    raise ToolCallError(f"[{field.index}] is a {kind}, not a text field; nothing was sent. Give type_text "
+                        "the index of a field (edit among its flags), or tap this element if you meant to open it")
 
 
 def resolve_package(app: str, packages: list[str], labels: Mapping[str, str] | None = None) -> tuple[str, str]:

@@ -407,7 +407,9 @@ def assess(action: Any, result: Any, pre: Observation, post: Observation | None)
         out.windows_closed = [window_phrase(w) for w in closed]
         out.states, own = _state_changes(pre.tree, post.tree, action.target)
         if out.ui_changed:
-            out.text = _without_secret(text_changes(pre.tree, post.tree), getattr(action, "secret", None))
+            app_changed = bool(pre.foreground and post.foreground and pre.foreground != post.foreground)
+            out.text = _without_secret(text_changes(pre.tree, post.tree, app_changed=app_changed),
+                                       getattr(action, "secret", None))
     else:
         out.screen_changed = out.dhash_distance > 0
         own = None

@@ -134,3 +134,24 @@ def test_sessions_rm_needs_confirmation_and_a_real_session(tmp_path: Path, recor
     assert _cli(data, "sessions", "rm", run.session_id).exit_code != 0  # not a terminal, no --yes
     assert engine.get_session(run.session_id).id == run.session_id
     assert _cli(data, "sessions", "rm", "nope", "--yes").exit_code != 0
+
+
+def test_maestro_keeps_the_tap_of_a_type_text_that_typed_nothing(tmp_path: Path) -> None:
+    """A type_text whose field never took focus (the pop-up storm opens a window after the
+    focusing tap: "nothing was typed") is exported as its tap alone, never as inputText (the
+    flow would type it wherever the focus happens to be)."""
+    from outcome_support import record_storm
+
+    from artemis_cli.operators.typing import NOTHING_TYPED
+
+    with DataEngine.open(tmp_path / "data") as engine:
+        run = record_storm(engine, seed=21)
+        lost = [s.number for s in engine.get_steps(run.session_id)
+                if s.action_type == "type_text" and NOTHING_TYPED in (s.result_detail or "")]
+        assert lost, "seed 21 opens the pop-up after a focusing tap"
+        flow = maestro_flow(engine, run.session_id)
+    for step in (s for s in flow.steps if s.step in lost):
+        names = [c if isinstance(c, str) else next(iter(c)) for c in step.commands]
+        assert names == ["tapOn"], (step.step, step.commands)
+    typed = [s for s in flow.steps if any(isinstance(c, dict) and "inputText" in c for c in s.commands)]
+    assert typed  # the type_texts that did type are exported as text

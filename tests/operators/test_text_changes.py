@@ -5,20 +5,32 @@ lines only when short."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
-from outcome_support import act, tap, type_into
+import pytest
+from outcome_support import act, look, tap, type_into
 
+from artemis_cli.cli.prompt_cmd import render_request_text
 from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.ledger_lines import ledger_line
+from artemis_cli.memory.turn_check import check_turn
 from artemis_cli.models.fake_gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.models.scripted import script_policy
 from artemis_cli.operators.outcome import ActionOutcome
-from artemis_cli.perception.text_changes import MAX_ITEM_CHARS, MAX_ITEMS, TextChanges
-from artemis_cli.runner import run_task
+from artemis_cli.perception.hierarchy import parse_hierarchy
+from artemis_cli.perception.text_changes import (
+    MAX_ITEM_CHARS,
+    MAX_ITEMS,
+    TextChanges,
+    screen_texts,
+    text_changes,
+)
+from artemis_cli.runner import RunResult, run_task
 from artemis_cli.sim.phone import SimPhone
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,3 +143,90 @@ def test_a_new_screen_is_said_to_be_replaced_not_listed_text_by_text() -> None:
     reply = done.outcome.reply_fields()
     assert "text_appeared" not in reply and "text_disappeared" not in reply
     assert TextChanges.from_dict(done.outcome.to_dict()["text"]).replaced  # stored, read back
+
+
+# --- issue 34 item 5: each text once, and none for a screen replaced by another ------------------
+
+
+def _reply_after(engine: DataEngine, session_id: str, step: int) -> tuple[dict[str, Any], str]:
+    """The function response to step ``step`` as the model reads it in the next turn's request,
+    and that request as ``sessions prompt --show`` prints it."""
+    check = check_turn(engine, session_id, step + 1)
+    assert check.match, check.rows
+    text = render_request_text(check.requests[0])
+    replies = [line for line in text.splitlines() if line.startswith("[response ")]
+    reply = replies[step - 1]
+    return cast(dict[str, Any], json.loads(reply[reply.index("{"):-1])), text
+
+
+@pytest.mark.parametrize(("task", "step", "title"), [
+    ("contacts-add.yaml", 2, "Create contact"),  # the contact list, then the editor
+    ("notes-new.yaml", 2, "New note"),  # the note list, then the editor
+])
+def test_a_list_replaced_by_its_editor_lists_no_text(
+        engine: DataEngine, record_task: Callable[[DataEngine, str], RunResult], task: str, step: int,
+        title: str) -> None:
+    result = record_task(engine, task)
+    tapped = engine.get_step(result.session_id, step)
+    outcome = tapped.outcome or {}
+    assert outcome["status"] == "ok" and outcome["screen_changed"]
+    assert outcome["text"] == {"appeared": [], "appeared_more": 0, "disappeared": [], "disappeared_more": 0,
+                               "replaced": True}
+    reply, request = _reply_after(engine, result.session_id, step)
+    assert reply["status"] == "ok"
+    assert "text_appeared" not in reply and "text_disappeared" not in reply, reply
+    assert "text appeared" not in reply.get("observed", "") and "text gone" not in reply.get("observed", "")
+    screen = request[request.index("# CURRENT OBSERVATION"):]
+    assert f'TextView "{title}"' in screen  # the editor: the element list shows it whole
+
+
+def test_a_row_and_its_child_with_the_same_text_are_read_once() -> None:
+    phone = SimPhone(seed=31, popups=False)
+    phone.launch("com.android.contacts")
+    texts = [t for _, t in screen_texts(look(phone).tree)]
+    assert texts.count("Alice Anderson") == 1, texts  # the row's desc and its name's text
+    type_into(phone, "Ben", "search_field", submit=True)
+    found = type_into(phone, "David", "search_field", clear=True, submit=True)  # one row for another
+    assert found.outcome.text.appeared == ["David Evans"] and found.outcome.text.disappeared == ["Ben Brooks"]
+    assert found.outcome.summary.endswith('text appeared "David Evans"; text gone "Ben Brooks"')
+
+
+def test_bare_punctuation_is_not_screen_text_and_a_dialog_is_named_not_read() -> None:
+    """The time picker's ":" is nothing to read; the dialog that opened is named by its window
+    note (its text is in the element list), and when it closes only what changed behind it is
+    listed: the new alarm, not the dialog's buttons."""
+    phone = SimPhone(popups=False)
+    phone.launch("com.android.deskclock")
+    opened = tap(phone, desc="Add alarm")
+    assert ":" in [n.text for n in opened.post.tree.nodes]
+    assert ":" not in [t for _, t in screen_texts(opened.post.tree)]
+    assert opened.outcome.summary == 'new window "Set alarm" (com.android.deskclock)'
+    assert not opened.outcome.text and not opened.outcome.text.replaced
+    saved = tap(phone, text="OK")
+    assert saved.outcome.notes[0] == 'window "Set alarm" (com.android.deskclock) closed'
+    gone = saved.outcome.text.disappeared
+    assert not gone, gone  # "Set alarm", "Cancel", "OK", … are the closed window's
+    assert saved.outcome.text.appeared and saved.outcome.text.appeared[0].endswith(("AM", "PM"))
+
+
+def _one_window(activity: str, rows: list[str]) -> str:
+    nodes = "".join(
+        f'<node index="{k}" text="{row}" class="android.widget.TextView" package="com.example.app" '
+        f'resource-id="com.example.app:id/title" bounds="[0,{200 + 100 * k}][1080,{300 + 100 * k}]" />'
+        for k, row in enumerate(rows))
+    return ("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">"
+            f'<node index="0" text="" class="android.widget.FrameLayout" package="com.example.app" '
+            f'bounds="[0,0][1080,2400]" window-title="{activity}" window-type="BASE_APPLICATION">{nodes}</node>'
+            "</hierarchy>")
+
+
+def test_another_activity_in_front_is_another_screen_even_built_alike() -> None:
+    """A dump of the active window (``uiautomator dump`` over adb) names its activity: another one
+    is another screen, however alike the two are built."""
+    rows = ["Inbox", "Sent", "Drafts", "Spam"]
+    same = text_changes(parse_hierarchy(_one_window("com.example.app/.ListActivity", rows)),
+                        parse_hierarchy(_one_window("com.example.app/.ListActivity", [*rows, "Trash"])))
+    assert same.appeared == ["Trash"] and not same.replaced
+    other = text_changes(parse_hierarchy(_one_window("com.example.app/.ListActivity", rows)),
+                         parse_hierarchy(_one_window("com.example.app/.FolderActivity", [*rows, "Trash"])))
+    assert other.replaced and not other
