@@ -14,6 +14,7 @@ success:                        # checked after the run, never shown to the mode
   - answer: {contains: Wi-Fi}   # the finish answer: equals: / contains: / matches: (regex)
   - finished: {success: false}  # how the model called finish (false: the task must be refused)
 inject: [{at_step: 5, text: Use the quick settings panel instead}]
+secrets: {shop_password: the demo account's password}   # name -> one-line description (below)
 reference: [...]                # see below
 sim: {world: default, seed: 0, popups: true, faults: null, latency: off, packages: null}   # faults e.g. "drop:0.1,garbage_xml:0.2": artemis_cli/sim/faults.py; latency off/pixel/fast: artemis_cli/sim/latency.py; packages: a real phone's `pm list packages` output, relative to this file
                                 # shop_password_env: NAME — the Shop's password is $NAME (default artemis123)
@@ -43,6 +44,13 @@ block): written for the simulated phone, so ``artemis run`` uses the simulated p
 the usual choice ($ANDROID_SERIAL, the one attached device, else the simulated phone); a task
 with neither ``device`` nor ``sim:`` is ``any``.
 
+``secrets`` names the credentials the task needs, each with a one-line description. The model
+is told the names and descriptions (never a value) and types one with ``type_text(secret=NAME)``;
+the value comes from ``$ARTEMIS_SECRET_<NAME>`` (NAME upper-cased: ``ARTEMIS_SECRET_SHOP_PASSWORD``),
+else ``$ARTEMIS_SECRET``, else a hidden prompt on a terminal — a missing one is a usage error before
+the session starts — and no record ever holds it (``artemis_cli.operators.secrets``). Non-secret
+facts a task needs (a username) belong in its goal. Names are identifiers (letters, digits, ``_``).
+
 Unknown keys are errors everywhere.  Field paths in errors are dotted with 0-based indices:
 ``success[1].equals``, ``reference[3].tap.text``.
 
@@ -50,7 +58,9 @@ Reference actions (what the scripted model plays; one single-key mapping per lis
 
 - ``tap: SELECTOR`` / ``long_press: SELECTOR``
 - ``type: {text: "hello", into: SELECTOR?, clear: false, submit: false}`` — ``into`` focuses a
-  field first; ``clear`` empties it; ``submit`` presses enter afterwards.
+  field first; ``clear`` empties it; ``submit`` presses enter afterwards. ``secret: NAME`` instead
+  of ``text`` types one of the task's ``secrets`` (``type: {secret: shop_password, into: {id:
+  password}, submit: true}``): a reference never holds a password.
 - ``swipe: up|down|left|right`` or ``swipe: {direction: up, on: SELECTOR?}`` or
   ``swipe: {from: [x, y], to: [x, y]}`` — the direction is the finger's movement (``up`` reveals
   content further down), ``on`` swipes inside that element instead of the whole screen.
@@ -122,6 +132,28 @@ def _check_env_name(value: str) -> str:
     return value
 
 
+_SECRET_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: The longest one-line description a secret may have.
+SECRET_DESCRIPTION_CHARS = 200
+
+
+def _check_secret_name(value: str) -> str:
+    if not _SECRET_NAME.match(value):
+        raise fail(f"a secret's name must be an identifier such as shop_password: letters, digits and '_', "
+                   f"not starting with a digit (got {value!r})")
+    return value
+
+
+def _check_one_line(value: str) -> str:
+    if not value.strip():
+        raise fail("a secret needs a one-line description of what it is (e.g. the demo account's password)")
+    if "\n" in value.strip() or "\r" in value:
+        raise fail("a secret's description must be one line")
+    if len(value) > SECRET_DESCRIPTION_CHARS:
+        raise fail(f"a secret's description must be at most {SECRET_DESCRIPTION_CHARS} characters (got {len(value)})")
+    return value.strip()
+
+
 def _check_point(value: Any) -> Any:
     if not (isinstance(value, list | tuple) and len(value) == 2):
         raise fail(f"must be a point [x, y] (got {show(value)})")
@@ -141,6 +173,8 @@ Label = Annotated[str, BeforeValidator(_int_as_text), AfterValidator(_check_not_
 Slug = Annotated[str, AfterValidator(_check_slug)]
 Package = Annotated[str, AfterValidator(_check_package)]
 EnvName = Annotated[str, AfterValidator(_check_env_name)]
+SecretName = Annotated[str, AfterValidator(_check_secret_name)]
+OneLine = Annotated[str, AfterValidator(_check_one_line)]
 Coordinate = Annotated[int, Strict(), Field(ge=0)]
 Point = Annotated[tuple[Coordinate, Coordinate], Field(strict=False), BeforeValidator(_check_point)]
 Direction = Literal["up", "down", "left", "right"]
@@ -207,10 +241,22 @@ class Selector(StrictModel):
 
 
 class TypeSpec(StrictModel):
-    text: Text
+    """``text`` to type, or ``secret``: the name of one of the task's ``secrets`` (its value is
+    never in the task)."""
+
+    text: Text | None = None
+    secret: SecretName | None = None
     into: Selector | None = None
     clear: Annotated[bool, Strict()] = False
     submit: Annotated[bool, Strict()] = False
+
+    @model_validator(mode="after")
+    def _text_or_secret(self) -> TypeSpec:
+        if self.text is not None and self.secret is not None:
+            raise fail("give 'text' or 'secret', not both", key="secret")
+        if self.text is None and self.secret is None:
+            raise fail("a type step needs 'text' (what to type) or 'secret' (the name of one of the task's secrets)")
+        return self
 
 
 class SwipeSpec(StrictModel):
@@ -469,6 +515,9 @@ class Task(StrictModel):
     success: list[SuccessCheck] = Field(default_factory=list)
     inject: list[Injection] = Field(default_factory=list)
     reference: list[ReferenceAction] = Field(default_factory=list)
+    #: Credentials the task needs: name -> one-line description (the model is told both, never a
+    #: value; ``operators.secrets`` resolves the values).
+    secrets: dict[SecretName, OneLine] = Field(default_factory=dict)
     sim: SimOptions | None = None
     tags: list[NonEmpty] = Field(default_factory=list)
     description: str | None = None
@@ -503,9 +552,30 @@ def load_task(path: str | Path) -> Task:
     data.setdefault("id", slugify(Path(path).stem))
     task = validate_model(Task, data, DocumentLocator(doc))
     task._source_path = Path(path)
+    _check_secrets(task, doc)
     if task.sim is not None and task.sim.packages is not None:
         _check_sim_packages(task.sim, Path(path), doc)
     return task
+
+
+def _check_secrets(task: Task, doc: Any) -> None:
+    """Two secrets whose variables would be one (``a`` and ``A``), and reference steps typing a
+    secret the task does not declare, are errors at their own line."""
+    from artemis_cli.errors import ConfigError
+
+    seen: dict[str, str] = {}
+    for name in task.secrets:
+        other = seen.setdefault(name.upper(), name)
+        if other != name:
+            raise ConfigError(doc.path, doc.key_line_of(("secrets", name)), f"secrets.{name}",
+                              f"{name!r} and {other!r} are one variable (ARTEMIS_SECRET_{name.upper()}); "
+                              "rename one")
+    for i, step in enumerate(task.reference):
+        typed = step.type.secret if step.type is not None else None
+        if typed is not None and typed not in task.secrets:
+            declared = f"its secrets: {', '.join(task.secrets)}" if task.secrets else "it declares none"
+            raise ConfigError(doc.path, doc.line_of(("reference", i, "type", "secret")), f"reference[{i}].type.secret",
+                              f"the task has no secret named {typed!r} ({declared}); add it under secrets:")
 
 
 def _check_sim_packages(sim: SimOptions, path: Path, doc: Any) -> None:

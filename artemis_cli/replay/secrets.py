@@ -1,8 +1,9 @@
-"""Where replayed password text comes from: never the DataEngine (it holds it redacted).
+"""Where replayed secret text comes from: never the DataEngine (it holds it redacted).
 
-The environment first (``operators.secrets``: ``ARTEMIS_SECRET_<FIELD>``, ``ARTEMIS_SECRET``, and
-the older ``ARTEMIS_REPLAY_SECRET[_<FIELD>]``), then an interactive prompt (hidden input) when
-stdin is a terminal; otherwise a ``UsageError`` naming the step, the field, the task and the
+The environment first (``operators.secrets``: ``ARTEMIS_SECRET_<NAME>`` for a step that typed a
+named secret, ``ARTEMIS_SECRET_<FIELD>``, ``ARTEMIS_SECRET``, and the older
+``ARTEMIS_REPLAY_SECRET[_<FIELD>]``), then an interactive prompt (hidden input) when stdin is a
+terminal; otherwise a ``UsageError`` naming the step, the secret or field, the task and the
 variables to set.
 """
 
@@ -18,6 +19,7 @@ from artemis_cli.operators.secrets import (
     missing_secret,
     secret_from_env,
     step_field,
+    step_secret,
 )
 
 __all__ = ["ENV_SECRET", "SecretSource", "env_or_prompt", "field_env_name", "is_secret_step"]
@@ -39,7 +41,9 @@ def env_or_prompt(prompt: Callable[[str], str] | None = None, task_id: str | Non
         value = secret_from_env(step)
         if value is not None:
             return value
-        question = f"Text for password field {step_field(step) or '(unnamed)'} (step {step.number}): "
+        name = step_secret(step)
+        question = (f"Value of secret {name} (step {step.number}; not echoed): " if name else
+                    f"Text for password field {step_field(step) or '(unnamed)'} (step {step.number}): ")
         if prompt is not None:
             return prompt(question)
         if sys.stdin is not None and sys.stdin.isatty():
