@@ -22,8 +22,9 @@ def apps(
 ) -> None:
     """List a device's launchable apps, or resolve each NAME to the package a person means on
     that phone and say how (package, alias, label, fuzzy) with the alternatives; a name that is
-    not installed is shown with the closest installed apps. Misses are answers, not errors (exit
-    0); exit 2 on bad usage, 3 when the device is unavailable."""
+    not installed is shown with the launchable apps whose name is like it (else with the
+    launchable apps). Misses are answers, not errors (exit 0); exit 2 on bad usage, 3 when the
+    device is unavailable."""
     from artemis_cli.device.app_list import installed_packages, launchable_packages
     from artemis_cli.device.apps import resolve_app
     from artemis_cli.device.select import resolve_device
@@ -32,12 +33,12 @@ def apps(
     try:
         serial = dev.info().serial
         packages = installed_packages(dev)
+        launchable = launchable_packages(dev)
         if not names:
-            launchable = launchable_packages(dev)
             _list(serial, launchable if launchable is not None else packages, launchable is not None, as_json,
                   plain)
             return
-        results = [resolve_app(name, packages) for name in names]
+        results = [resolve_app(name, packages, launchable=launchable) for name in names]
     finally:
         dev.close()
     if as_json:
@@ -55,7 +56,8 @@ def apps(
             line = f"{r.query} → {r.package} ({r.how})"
             print(line + (f"; also: {also}" if also else ""))
         else:
-            print(f"{r.query}: not installed" + (f"; closest: {also}" if also else ""))
+            what = "nothing like it; the launchable apps" if r.listing else "similar"
+            print(f"{r.query}: not installed" + (f"; {what}: {also}" if also else ""))
 
 
 def _list(serial: str, packages: list[str], launchable: bool, as_json: bool, plain: bool = False) -> None:

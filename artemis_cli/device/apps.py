@@ -5,8 +5,12 @@
 apps' labels when the caller can read them (``{package: label}``, e.g. from uiautomator2); and
 fuzzy matching of the name's words against the words of every installed package name
 (``com.simplemobiletools.calendar.pro`` -> simple, mobile, tools, calendar, pro). A miss, or a fuzzy
-tie, comes back with ``package=None`` and the closest installed apps as ``candidates`` so the
-model (or the user) can choose one by package.
+tie, comes back with ``package=None`` and ``candidates`` the model (or the user) can choose from
+by package: apps a person can open (``launchable``, the packages with a launcher activity, when
+the caller knows them), never the launcher or system plumbing, whose name is like the one asked
+for (the tied matches, else difflib's ratio at least ``CLOSE_RATIO`` against a word of the package
+or its label, and nearly as high as the most alike app's); when none is, the launchable apps
+themselves (``listing``, at most ``MAX_LISTED``).
 
 ``parse_package_list`` (``perception.packages``) reads ``pm list packages`` output.
 """
@@ -25,6 +29,12 @@ from artemis_cli.perception.packages import parse_package_list
 How = Literal["package", "alias", "label", "fuzzy", "none"]
 #: candidates returned with a resolution (alternatives on a hit, closest apps on a miss)
 MAX_CANDIDATES = 8
+#: how alike (difflib's ratio) a name and a word of an app's package or label must be for the app
+#: to be offered on a miss, and how much less alike than the most alike app it may be
+CLOSE_RATIO = 0.6
+CLOSE_MARGIN = 0.15
+#: apps listed on a miss when none has a name like the one asked for
+MAX_LISTED = 20
 
 # Words of a package name that say nothing about what the app is: top-level domains and the
 # platform. Vendor names stay words (a query may say "Samsung Notes") but are not enough alone.
@@ -49,6 +59,8 @@ _PLUMBING = frozenset({
     "ims", "overlays", "systemui", "keyguard", "inputmethod", "webview", "tts", "gms", "gsf", "factory",
     "role", "enabled", "location", "font", "fonts", "payload", "extension", "ctsshim", "res",
 })
+# Package words of home screens: the launcher is where an app is opened from, never an app offered.
+_HOME = ("launcher", "trebuchet", "quickstep")
 
 
 @dataclass(frozen=True)
@@ -56,8 +68,9 @@ class AppResolution:
     """How ``query`` resolved on this phone.
 
     ``package`` is None when nothing matched (``how == "none"``) or several apps matched equally
-    well; ``candidates`` are the alternatives to a hit or the closest installed apps to a miss,
-    best first, at most MAX_CANDIDATES.
+    well; ``candidates`` are the alternatives to a hit or the apps offered on a miss, best first,
+    at most MAX_CANDIDATES (``listing``: no app's name was alike, these are the launchable apps, at
+    most MAX_LISTED).
     """
 
     query: str
@@ -66,6 +79,8 @@ class AppResolution:
     candidates: list[str] = field(default_factory=list)
     #: labels of the package and candidates, when the caller gave labels
     labels: dict[str, str] = field(default_factory=dict)
+    #: on a miss: no app has a name like ``query``; ``candidates`` are the apps there are
+    listing: bool = False
 
     @property
     def found(self) -> bool:
@@ -73,16 +88,19 @@ class AppResolution:
 
     def as_dict(self) -> dict[str, Any]:
         return {"query": self.query, "package": self.package, "how": self.how,
-                "candidates": list(self.candidates), "labels": dict(self.labels)}
+                "candidates": list(self.candidates), "labels": dict(self.labels), "listing": self.listing}
 
     def miss_message(self) -> str:
         """What the model is told when nothing installed is ``query``."""
         head = f"no installed app matches {self.query!r}"
         if not self.candidates:
             return head + "; give its package name"
-        return head + "; the closest installed apps are " + ", ".join(
-            f"{p} ({self.labels[p]})" if p in self.labels else p for p in self.candidates
-        ) + "; call launch_app again with one of these package names if it is the app you mean"
+        apps = ", ".join(f"{p} ({self.labels[p]})" if p in self.labels else p for p in self.candidates)
+        if self.listing:
+            return (f"{head}, and no app's name is like it; the apps on this phone are {apps}; call launch_app "
+                    "again with one of these package names if one is the app you mean")
+        return (f"{head}; apps with a similar name: {apps}; call launch_app again with one of these package "
+                "names if it is the app you mean")
 
 
 def normalise(name: str) -> str:
@@ -106,8 +124,9 @@ def package_words(package: str) -> list[str]:
 
 
 def resolve_app(query: str, packages: Iterable[str], labels: Mapping[str, str] | None = None, *,
-                limit: int = MAX_CANDIDATES) -> AppResolution:
-    """The package ``query`` means among ``packages`` (see the module docstring for the order)."""
+                limit: int = MAX_CANDIDATES, launchable: Iterable[str] | None = None) -> AppResolution:
+    """The package ``query`` means among ``packages`` (see the module docstring for the order);
+    ``launchable``: those with a launcher activity (None: unknown), the only ones a miss offers."""
     installed = list(dict.fromkeys(packages))
     present = set(installed)
     labels = dict(labels or {})
@@ -115,9 +134,10 @@ def resolve_app(query: str, packages: Iterable[str], labels: Mapping[str, str] |
     if q in present or (not installed and "." in q and _PACKAGE_RE.fullmatch(q)):
         return _result(q, q, "package", [], labels)  # no list to check against: taken as given
     key = normalise(q)
+    offered = _offered(installed, launchable, key.split())
     if "." in q and " " not in q and _PACKAGE_RE.fullmatch(q):  # a package that is not installed
-        ranked = _fuzzy(" ".join(w for w in package_words(q) if w not in _DOMAIN), installed)
-        return _result(q, None, "none", [r[-1] for r in ranked[:limit]] or _closest(key, installed, limit), labels)
+        words = " ".join(w for w in package_words(q) if w not in _DOMAIN)
+        return _miss(q, words, [r[-1] for r in _fuzzy(words, installed)], offered, labels, limit)
     if not key:
         return _result(q, None, "none", [], labels)
     literal = _literal(key, installed)
@@ -136,14 +156,37 @@ def resolve_app(query: str, packages: Iterable[str], labels: Mapping[str, str] |
         tied = [r for r in ranked if r[:2] == best[:2]]
         if best[3] and len(tied) == 1:
             return _result(q, best[-1], "fuzzy", [r[-1] for r in ranked[1:limit + 1]], labels)
-        return _result(q, None, "none", [r[-1] for r in ranked[:limit]], labels)
-    return _result(q, None, "none", _closest(key, installed, limit), labels)
+    return _miss(q, key, [r[-1] for r in ranked], offered, labels, limit)
 
 
 def _result(query: str, package: str | None, how: How, candidates: list[str],
-            labels: dict[str, str]) -> AppResolution:
+            labels: dict[str, str], *, listing: bool = False) -> AppResolution:
     shown = {p: labels[p] for p in ([package] if package else []) + candidates if p in labels}
-    return AppResolution(query, package, how, candidates, shown)
+    return AppResolution(query, package, how, candidates, shown, listing)
+
+
+def _home(package: str, words: list[str]) -> bool:
+    return any(h in t and t not in words for t in package_words(package) for h in _HOME)
+
+
+def _offered(installed: list[str], launchable: Iterable[str] | None, words: list[str]) -> list[str]:
+    """The apps a miss may offer: the launchable ones (else every installed one), without the
+    launcher and system plumbing (unless the name asks for them)."""
+    present = set(installed)
+    pool = installed if launchable is None else [p for p in dict.fromkeys(launchable) if p in present or not present]
+    return [p for p in pool if not _plumbing(p, words) and not _home(p, words)]
+
+
+def _miss(query: str, key: str, matched: list[str], offered: list[str], labels: dict[str, str],
+          limit: int) -> AppResolution:
+    """Nothing to launch: the offered apps whose words matched (a tie), then those whose name is
+    like ``key`` (``_similar``); when there are none, the offered apps, at most MAX_LISTED."""
+    allowed = set(offered)
+    near = [p for p in matched if p in allowed]
+    near += [p for p in _similar(key, offered, labels) if p not in near]
+    if near:
+        return _result(query, None, "none", near[:limit], labels)
+    return _result(query, None, "none", offered[:MAX_LISTED], labels, listing=bool(offered))
 
 
 def _literal(key: str, installed: list[str]) -> str | None:
@@ -228,22 +271,26 @@ def _fuzzy(key: str, installed: list[str]) -> list[tuple[float, int, int, bool, 
     return out
 
 
-def _closest(key: str, installed: list[str], limit: int) -> list[str]:
-    """Apps to offer when no word matched: those sharing the most letters in order with the name
-    (difflib's ratio over the package's telling words), system plumbing left out."""
+def _similar(key: str, offered: list[str], labels: dict[str, str]) -> list[str]:
+    """The ``offered`` apps whose name is like ``key`` (difflib's ratio at least CLOSE_RATIO, and
+    within CLOSE_MARGIN of the most alike app's, between the name, or one of its app-naming words,
+    and a telling word of the package or its label, or the whole label), most alike first."""
     from difflib import SequenceMatcher
 
-    joined = key.replace(" ", "")
-    scored: list[tuple[float, str]] = []
-    for package in installed:
+    words = [w for w in key.split() if w not in _FILLER and w not in _QUALIFIER and w not in _VENDOR and len(w) >= 3]
+    names = list(dict.fromkeys([key.replace(" ", ""), *words]))
+    scored: list[tuple[float, int, str]] = []
+    for package in offered:
         tokens = [t for t in package_words(package) if t not in _DOMAIN and t not in _VENDOR]
-        if not tokens or any(t in _PLUMBING for t in tokens):
-            continue
-        ratio = max(SequenceMatcher(None, joined, t).ratio() for t in tokens)
-        scored.append((-ratio, package))
+        if package in labels:
+            label = normalise(labels[package])
+            tokens += [label.replace(" ", ""), *label.split()]
+        ratio = max((SequenceMatcher(None, n, t).ratio() for n in names for t in tokens if n and t), default=0.0)
+        if ratio >= CLOSE_RATIO:
+            scored.append((-ratio, len(package), package))
     scored.sort()
-    return [p for r, p in scored[:limit] if r < -0.3]
+    return [p for r, _, p in scored if -r >= -scored[0][0] - CLOSE_MARGIN]
 
 
-__all__ = ["MAX_CANDIDATES", "AppResolution", "How", "normalise", "package_words", "parse_package_list",
-           "resolve_app"]
+__all__ = ["CLOSE_MARGIN", "CLOSE_RATIO", "MAX_CANDIDATES", "MAX_LISTED", "AppResolution", "How", "normalise", "package_words",
+           "parse_package_list", "resolve_app"]

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from artemis_cli.device.app_list import installed_packages
+from artemis_cli.device.app_list import installed_packages, launchable_packages
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
@@ -112,6 +112,7 @@ class DrivenSession:
     _memory: MemoryTools | None = None
     _service: StepMemoryService | None = None
     _packages: list[str] | None = None
+    _launchable: tuple[list[str] | None] | None = None
     _t0: float = 0.0
     _offset_base_ms: int = 0
     _last_step: int = 0
@@ -242,6 +243,12 @@ class DrivenSession:
             self._packages = installed_packages(self.device)
         return self._packages
 
+    def launchable(self) -> list[str] | None:
+        """The packages with a launcher activity (None: the device cannot say), read once."""
+        if self._launchable is None:
+            self._launchable = (launchable_packages(self.device),)
+        return self._launchable[0]
+
     def _sleep(self, seconds: float) -> None:
         if self.real_time:
             time.sleep(seconds)
@@ -301,7 +308,7 @@ class DrivenSession:
         try:
             try:
                 stale = self._stale(call, pre)
-                planned = None if stale else plan_action(call, pre, packages)
+                planned = None if stale else plan_action(call, pre, packages, launchable=self.launchable)
             except ToolCallError as exc:
                 raise ToolRefused(str(exc)) from None
             if planned is not None:

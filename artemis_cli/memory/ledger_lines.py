@@ -3,7 +3,7 @@
 Formats (pinned by golden tests in ``tests/memory/test_ledger_lines.py``)::
 
     - Step 12 (T+03:05): tap Switch "Wi-Fi" (id wifi_switch) @(962,348) -> ok
-    - Step 13 (T+03:09): swipe up from RecyclerView (id list) @(540,1600) to RecyclerView (id list) @(540,700) -> ok
+    - Step 13 (T+03:09): swipe up 900px from @(540,1600) -> ok
     - Step 14 (T+03:20): type "[redacted]" into EditText "Password" (id password) @(540,900) -> ok
     - Step 15 (T+03:31): tap @(10,10) -> error: DeviceError: tap failed
     - Step 16 (T+03:40): finish success=true answer="3 alarms" -> finished
@@ -26,7 +26,7 @@ element semantics as the step line::
 With a recorded action outcome (SPEC §15) the result says what was seen::
 
     - Step 3 (T+00:12): tap Switch "OFF" (id wifi_switch) @(962,348) -> ok, Switch (id wifi_switch) now ON
-    - Step 4 (T+00:15): swipe up from RecyclerView (id list) @(540,1600) to … -> no visible change
+    - Step 4 (T+00:15): swipe up 900px from @(540,1600) -> no visible change
     - Step 5 (T+00:21): type "+1 555-0177" into EditText "+1 555-0102" (id phone) @(540,900) (clear) -> failed: text did not land: the field shows "+"
 
 The element is named by its text, else its content-desc, else only its class and id. When its
@@ -157,6 +157,20 @@ def _screen(step: StepRecord) -> list[ParsedElement] | None:
     return parse_element_lines(observation) if isinstance(observation, str) and observation else None
 
 
+def _swipe_phrase(direction: Any, x: int | None, y: int | None, x2: int | None, y2: int | None) -> str:
+    """``swipe up 900px from @(540,1600)``: a finger's stroke, its direction (the finger's, from
+    its ends when the call gave none: the longer axis), length and start. The elements under its
+    ends are not named: "from TextView … to TextView …" reads like a drag between them."""
+    if None in (x, y, x2, y2):
+        return f"swipe {_flat(str(direction), 20)}" if direction else "swipe"
+    dx, dy = x2 - x, y2 - y  # type: ignore[operator]
+    if not direction and (dx or dy):
+        direction = ("left" if dx < 0 else "right") if abs(dx) > abs(dy) else ("up" if dy < 0 else "down")
+    length = round((dx * dx + dy * dy) ** 0.5)
+    head = f"swipe {_flat(str(direction), 20)}" if direction else "swipe"
+    return f"{head} {length}px from {_point(x, y)}"
+
+
 def _typed_text(step: StepRecord) -> str:
     args = step.action_args
     text = args.get("text")
@@ -170,22 +184,13 @@ def action_phrase(step: StepRecord) -> str:
     """What the step did, with the element semantics of its coordinates."""
     kind = step.action_type
     args = step.action_args
-    pointed = ("tap", "double_tap", "long_press", "swipe", "scroll", "drag", "type_text", "type", "input_text")
+    pointed = ("tap", "double_tap", "long_press", "scroll", "drag", "type_text", "type", "input_text")
     screen = _screen(step) if kind in pointed else None
     if kind in ("tap", "double_tap", "long_press"):
         where = _at(step.target, step.x, step.y, screen)
         return f"{kind} {where}" if where else kind
     if kind == "swipe":
-        direction = args.get("direction")
-        head = f"swipe {_flat(str(direction), 20)}" if direction else "swipe"
-        start = _at(step.target, step.x, step.y, screen)
-        end = _at(step.target_end, step.x2, step.y2, screen)
-        parts = [head]
-        if start:
-            parts.append(f"from {start}")
-        if end:
-            parts.append(f"to {end}")
-        return " ".join(parts)
+        return _swipe_phrase(args.get("direction"), step.x, step.y, step.x2, step.y2)
     if kind == "scroll":  # the content's direction; where the finger went is swipe's business
         phrase = f"scroll {_flat(str(args.get('direction', '')), 20)}"
         if "index" in args:

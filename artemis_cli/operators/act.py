@@ -10,7 +10,7 @@ shows what is below: the finger moves up), ``swipe`` the finger's.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,7 +162,11 @@ def _reached(obs: Observation, el: Element, x: int, y: int) -> Target:
 
 
 def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = None,
-                labels: Mapping[str, str] | None = None) -> PlannedAction:
+                labels: Mapping[str, str] | None = None,
+                launchable: Callable[[], list[str] | None] | None = None) -> PlannedAction:
+    """The device operation ``call`` means on ``obs``; ``packages`` (installed), ``labels`` and
+    ``launchable`` (the packages with a launcher activity, read only when a launch_app name
+    misses) resolve a launch_app."""
     a = call.args
     name = call.name
     if name == "scroll":
@@ -209,7 +213,7 @@ def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = N
             planned.args["redacted"] = True
         return planned
     if name in ("launch_app", "stop_app"):
-        package, how = resolve_package(a["app"], packages or [], labels)
+        package, how = resolve_package(a["app"], packages or [], labels, launchable)
         return PlannedAction(name, {"app": a["app"], "package": package, "resolved_by": how})
     return PlannedAction(name, dict(a))
 
@@ -237,12 +241,16 @@ def _refuse_non_field(obs: Observation, field: Element) -> None:
                         "the index of a field (edit among its flags), or tap this element if you meant to open it")
 
 
-def resolve_package(app: str, packages: list[str], labels: Mapping[str, str] | None = None) -> tuple[str, str]:
+def resolve_package(app: str, packages: list[str], labels: Mapping[str, str] | None = None,
+                    launchable: Callable[[], list[str] | None] | None = None) -> tuple[str, str]:
     """The package ``app`` names (a package, or what a person calls it: "Messages", "Simple
     Calendar Pro") and how it resolved (``device.apps``). A miss raises ToolCallError naming the
-    closest installed apps, so the model can choose one by package."""
+    launchable apps with a similar name, else the launchable apps, so the model can choose one by
+    package."""
     resolution = resolve_app(app, packages, labels)
     if resolution.package is None:
+        if launchable is not None:
+            resolution = resolve_app(app, packages, labels, launchable=launchable())
         raise ToolCallError(resolution.miss_message())
     return resolution.package, resolution.how
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from artemis_cli.device.app_list import installed_packages
+from artemis_cli.device.app_list import installed_packages, launchable_packages
 from artemis_cli.device.protocol import Device
 from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
@@ -135,6 +135,7 @@ class FlashLoop:
     #: the session's lease: a process whose lease was taken over stops (``check_owner``)
     lease: Lease | None = None
     _packages: list[str] | None = None
+    _launchable: tuple[list[str] | None] | None = None
     _context_tokens: int = 0
     _late: LateCheck | None = None
 
@@ -147,6 +148,12 @@ class FlashLoop:
         if self._packages is None:
             self._packages = installed_packages(self.device)
         return self._packages
+
+    def launchable(self) -> list[str] | None:
+        """The packages with a launcher activity (None: the device cannot say), read once."""
+        if self._launchable is None:
+            self._launchable = (launchable_packages(self.device),)
+        return self._launchable[0]
 
     def _event(self, step: int | None, kind: str, payload: dict[str, Any]) -> None:
         self.check_owner()
@@ -399,7 +406,7 @@ class FlashLoop:
             chain = self._chain()
             try:
                 turn = run_turn(build, self._generate(number), obs, packages=self.packages,
-                                memory=self.memory.handler(number),
+                                launchable=self.launchable, memory=self.memory.handler(number),
                                 fallbacks=[self._generate(number, m) for m in chain[1:]])
             except (ModelError, ModelAuthError) as exc:
                 out.stop_reason, out.stop_message = _model_stop(exc)

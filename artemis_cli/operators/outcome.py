@@ -424,6 +424,9 @@ def assess(action: Any, result: Any, pre: Observation, post: Observation | None)
     notes += [f"window {w} closed" for w in out.windows_closed]
     if out.app_after and out.app_before != out.app_after:
         notes.append(f"app now {out.app_after}")
+    if action.type == "press_key" and action.args.get("key") == "back" and pre.keyboard_shown and \
+            post.keyboard_shown is False:
+        notes.append(_KEYBOARD_HIDDEN if _only_keyboard(out) else "back hid the keyboard")
     swipes = getattr(result, "swipes", None)
     if action.type == "scroll" and swipes is not None:  # to_end: how far it went (act._scroll_to_end)
         at_end = getattr(result, "at_end", None)
@@ -456,6 +459,16 @@ def assess(action: Any, result: Any, pre: Observation, post: Observation | None)
     # said once: a note the reason already gives (the window a type_text stopped for)
     out.notes = [n for n in notes if n not in out.detail and n.removeprefix("new window ") not in out.detail]
     return out
+
+
+#: A back press that closed the keyboard and did nothing else (Android's first back does only that).
+_KEYBOARD_HIDDEN = "back hid the keyboard; nothing else changed"
+
+
+def _only_keyboard(out: ActionOutcome) -> bool:
+    """Nothing but the keyboard changed: no window, app, switch or text of the screen."""
+    return not (out.windows_opened or out.windows_closed or out.states or out.text or out.text.replaced
+                or out.app_before != out.app_after)
 
 
 def fault_detail(fault: AppFault) -> str:

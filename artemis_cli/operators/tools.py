@@ -180,8 +180,8 @@ def _declarations(coordinates: str) -> list[ToolDecl]:
         ToolDecl(
             "launch_app",
             "Open an app by the name a person calls it (\"Messages\", \"Play Store\") or by package "
-            "(com.example.app). When nothing installed matches, the error lists the apps that can be "
-            "opened: launch one of those.",
+            "(com.example.app). When nothing installed matches, the error names the apps with a similar "
+            "name, else the apps on the phone: launch one of those by package.",
             _obj({"app": {"type": "string", "description": "App name or package."}}, ["app"]),
         ),
         ToolDecl(

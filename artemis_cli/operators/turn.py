@@ -73,6 +73,7 @@ def run_turn(
     obs: Observation,
     *,
     packages: Callable[[], list[str]],
+    launchable: Callable[[], list[str] | None] | None = None,
     memory: MemoryHandler = not_available,
     max_calls: int = 6,
     fallbacks: Sequence[Generate] = (),
@@ -134,7 +135,9 @@ def run_turn(
         for fc in calls:
             try:
                 tc = validate_call(fc)
-                planned = plan_action(tc, obs, packages() if tc.name in ("launch_app", "stop_app") else None) if tc.is_action else None
+                launch = tc.name in ("launch_app", "stop_app")
+                planned = plan_action(tc, obs, packages() if launch else None,
+                                      launchable=launchable if launch else None) if tc.is_action else None
                 if planned is not None and planned.secret:
                     result.secrets.append(planned.secret)
                 valid.append((tc, planned))

@@ -44,7 +44,10 @@ def test_apps_resolves_names_on_a_served_real_package_list(adb_server: AdbServer
         assert got[name]["package"] == want[name], (name, got[name])
         assert got[name]["how"] == ("none" if want[name] is None else got[name]["how"])
     miss = got["Pro Expense"]
-    assert (miss["package"], miss["how"]) == (None, "none") and 0 < len(miss["candidates"]) <= 8
+    assert (miss["package"], miss["how"]) == (None, "none")
+    # the similar names (at most 8), else the launchable apps (at most 20), never the launcher
+    assert 0 < len(miss["candidates"]) <= (20 if miss["listing"] else 8)
+    assert "com.android.launcher3" not in miss["candidates"]
 
 
 def test_apps_lists_launchable_apps_and_names_the_way_it_resolved(adb_server: AdbServer) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from artemis_cli.device.app_aliases import ALIASES
-from artemis_cli.device.apps import MAX_CANDIDATES, normalise, package_words, resolve_app
+from artemis_cli.device.apps import MAX_CANDIDATES, MAX_LISTED, normalise, package_words, resolve_app
 from artemis_cli.errors import ConfigError
 from artemis_cli.perception.packages import parse_package_list, read_package_file
 
@@ -100,7 +100,7 @@ def test_a_miss_names_at_most_eight_candidates_and_says_how_to_use_them() -> Non
     r = resolve_app("Calendar Pro Max", pkgs)
     assert r.package is None and len(r.candidates) == MAX_CANDIDATES
     message = r.miss_message()
-    assert message.startswith("no installed app matches 'Calendar Pro Max'; the closest installed apps are org.")
+    assert message.startswith("no installed app matches 'Calendar Pro Max'; apps with a similar name: org.")
     assert "launch_app again with one of these package names" in message
     assert resolve_app("", pkgs).how == "none"
 
@@ -181,3 +181,33 @@ def test_a_miss_on_a_real_phone_offers_installed_apps(vendor_list: str) -> None:
     packages = read_package_file(FIXTURES / vendor_list)
     r = resolve_app("Simple Calendar Pro", packages)
     assert r.package is None and r.candidates and set(r.candidates) <= set(packages)
+
+
+LAUNCHABLE = ["com.android.settings", "org.telegram.messenger", "com.microsoft.teams", "com.dencreak.dlcalculator"]
+INSTALLED = [*LAUNCHABLE, "com.android.launcher3", "org.telegram.messenger.provider", "com.example.telegraph.service",
+             "org.telegram.plus"]
+
+
+def test_a_miss_offers_only_launchable_apps_ranked_by_similarity() -> None:
+    r = resolve_app("Calculater", INSTALLED, launchable=LAUNCHABLE)
+    assert (r.package, r.candidates, r.listing) == (None, ["com.dencreak.dlcalculator"], False)
+    # org.telegram.plus is installed and as alike, but has no launcher activity: not offered when that is known
+    r = resolve_app("Telegarm", INSTALLED, launchable=LAUNCHABLE)
+    assert r.candidates == ["org.telegram.messenger"]
+    assert resolve_app("Telegarm", INSTALLED).candidates == ["org.telegram.plus", "org.telegram.messenger"]
+
+
+def test_a_name_like_nothing_lists_the_launchable_apps_never_the_launcher_or_plumbing() -> None:
+    r = resolve_app("Calendar", INSTALLED, launchable=[*LAUNCHABLE, "com.android.launcher3"])
+    assert (r.candidates, r.listing) == (LAUNCHABLE, True)
+    assert r.miss_message().startswith("no installed app matches 'Calendar', and no app's name is like it; the apps "
+                                       "on this phone are com.android.settings, org.telegram.messenger, ")
+    # without the launcher activities: the installed apps, less the launcher and system plumbing
+    unknown = resolve_app("Calendar", INSTALLED)
+    assert unknown.listing and "com.android.launcher3" not in unknown.candidates
+    assert "com.example.telegraph.service" not in unknown.candidates and "org.telegram.messenger.provider" not in \
+        unknown.candidates
+    many = [f"org.example.app{i}" for i in range(30)]
+    listed = resolve_app("Calendar", many, launchable=many)
+    assert listed.candidates == many[:MAX_LISTED] and MAX_LISTED == 20
+    assert resolve_app("Launcher", INSTALLED).package == "com.android.launcher3"  # asked for by name: found

@@ -47,13 +47,15 @@ def test_tap_with_element_semantics() -> None:
     assert ledger_line(s) == '- Step 12 (T+03:05): tap Switch "Wi-Fi" (id wifi_switch) @(962,348) -> ok'
 
 
-def test_swipe_shows_both_ends() -> None:
+def test_a_swipe_reads_as_a_stroke_not_a_drag_between_elements() -> None:
+    """Its direction, length and start; not "from TextView … to TextView …", which reads like a
+    drag from one element to another."""
     s = step(13, 189_400, "swipe", action_args={"direction": "up"}, x=540, y=1600, x2=540, y2=700,
              target=LIST, target_end=LIST)
-    assert ledger_line(s) == (
-        "- Step 13 (T+03:09): swipe up from RecyclerView (id list) @(540,1600) "
-        "to RecyclerView (id list) @(540,700) -> ok"
-    )
+    assert ledger_line(s) == "- Step 13 (T+03:09): swipe up 900px from @(540,1600) -> ok"
+    by_points = step(14, 190_000, "swipe", action_args={"x1": 900, "y1": 1200, "x2": 100, "y2": 1100}, x=900,
+                     y=1200, x2=100, y2=1100, target=LIST, target_end=LIST)
+    assert ledger_line(by_points) == "- Step 14 (T+03:10): swipe left 806px from @(900,1200) -> ok"
 
 
 def test_type_into_password_field_stays_redacted() -> None:
@@ -163,10 +165,7 @@ def test_no_visible_change() -> None:
     s = step(4, 15_000, "swipe", action_args={"direction": "up"}, x=540, y=1600, x2=540, y2=700,
              target=LIST, target_end=LIST, result_status="no_change", result_detail="no visible change",
              outcome=outcome("no_change", "no visible change"))
-    assert ledger_line(s) == (
-        "- Step 4 (T+00:15): swipe up from RecyclerView (id list) @(540,1600) "
-        "to RecyclerView (id list) @(540,700) -> no visible change"
-    )
+    assert ledger_line(s) == "- Step 4 (T+00:15): swipe up 900px from @(540,1600) -> no visible change"
     still = step(5, 16_000, "tap", x=962, y=348, target=WIFI, result_status="no_change",
                  result_detail="no visible change",
                  outcome=outcome("no_change", "no visible change", 'Switch "Wi-Fi" (id wifi_switch) still OFF'))

@@ -202,3 +202,19 @@ def test_a_typed_password_is_reported_by_its_length() -> None:
     assert done.outcome.status == "ok"
     assert done.outcome.summary == "password field (id password) holds 10 characters"
     assert "artemis123" not in repr(done.outcome.to_dict())
+
+
+def test_a_back_that_hid_the_keyboard_says_so() -> None:
+    """Android's first back with the keyboard up only hides it: the answer says that, so the model
+    does not take the ok for "went back"; the next back, with the keyboard down, leaves the form."""
+    phone = SimPhone(seed=31, popups=False)
+    phone.launch("com.android.contacts")
+    tap(phone, desc="Create contact")
+    typed = type_into(phone, "Priya", "first_name")
+    assert typed.post.keyboard_shown
+    hid = act(phone, "press_key", key="back")
+    assert (hid.pre.keyboard_shown, hid.post.keyboard_shown) == (True, False)
+    assert hid.outcome.status == "ok"
+    assert hid.outcome.reply_fields() == {"observed": "back hid the keyboard; nothing else changed"}
+    left = act(phone, "press_key", key="back")
+    assert "keyboard" not in left.outcome.summary and left.outcome.text.replaced
