@@ -325,21 +325,19 @@ def screen_text_of(tree: UITree, elements: Sequence[Element]) -> ScreenText:
     step writer can pass to ``Recall.index_step(screen=…)``)."""
     from artemis_cli.perception.elements import element_flags
     from artemis_cli.perception.structure import short_class
-    from artemis_cli.perception.windows import Layer, order_windows
+    from artemis_cli.perception.windows import Layer, keyboard_in_dump, order_windows
 
+    windows = order_windows(tree)
     layers: dict[int, Layer] = {}
-    for win in order_windows(tree):
+    for win in windows:
         for i in range(win.root, win.end):
             layers[i] = win.layer
     position = {id(node): i for i, node in enumerate(tree.nodes)}
-    keyboard = False
+    keyboard = bool(keyboard_in_dump(windows))  # its keys are no elements: the window says it
     out: list[ScreenElement] = []
     for element in elements:
         node = element.node
         layer = layers.get(position.get(id(node), -1), Layer.APP)
-        if layer == Layer.IME:
-            keyboard = True
-            continue
         if layer in (Layer.STATUS_BAR, Layer.NAV_BAR, Layer.DECOR):
             continue
         label = flat(element.label or "")

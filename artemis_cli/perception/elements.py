@@ -43,6 +43,7 @@ from artemis_cli.perception.structure import (
 )
 from artemis_cli.perception.tapping import Budget, place, visible_center
 from artemis_cli.perception.types import Element, UINode, UITree
+from artemis_cli.perception.windows import Layer
 
 __all__ = [
     "FLAG_ORDER",
@@ -111,8 +112,14 @@ def _already_in(label: str, node: UINode) -> bool:
 def _in_drawing_order(index: HitIndex) -> Iterator[int]:
     """Node indices window by window as the screen draws them (bottom to top), each window's nodes
     in document order. uiautomator lists windows in set order, which changes from dump to dump
-    of one screen; numbering in drawing order keeps an element's number stable across them."""
+    of one screen; numbering in drawing order keeps an element's number stable across them.
+
+    The keyboard's window (``Layer.IME``) is left out: its keys are noise on every step (33 lines,
+    each marked), the head line says ``Keyboard: shown`` and ``press_key enter/delete`` presses
+    the keys a task needs. It still takes touches: what it covers gets no tap point."""
     for window in index.windows:
+        if window.layer == Layer.IME:
+            continue
         yield from (i for i in range(window.root, window.end) if i in index.window_of)
 
 
@@ -133,6 +140,7 @@ def index_elements(tree: UITree) -> list[Element]:
     * nodes of windows on another display (not on the screenshot);
     * the windows added from ``dumpsys window`` to a dump of the active window (the bars, the
       keyboard: :mod:`~artemis_cli.perception.wm_windows`), which have no content of their own;
+    * the keyboard's keys (the input method's window: see :func:`_in_drawing_order`);
     * nodes that windows drawn above cover entirely (not on the screenshot either);
     * controls whose every point belongs to another control the hit rule prefers — a node with
       the same bounds drawn on top of it, or smaller controls tiling it; that control is listed.
