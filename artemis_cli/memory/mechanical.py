@@ -17,6 +17,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from artemis_cli.errors import ArtemisError
 from artemis_cli.memory.lens import LensJob, LensResult, neutralize_verdict_words
@@ -113,28 +114,71 @@ def _listing(word: str, items: list[_Item]) -> str:
     return f"{word}: {', '.join(shown)}{more}"
 
 
-def _changes(pre: _Screen, post: _Screen) -> list[str]:
-    out: list[str] = []
+@dataclass(frozen=True)
+class _Change:
+    kind: str  # app | title | keyboard | state | text | new | gone
+    text: str  # the clause, as written
+    item: _Item | None = None
+
+
+def _changes(pre: _Screen, post: _Screen) -> list[_Change]:
+    out: list[_Change] = []
     if pre.package != post.package:
-        out.append(f"app changed from {_bare(pre.package or '')} to {_bare(post.package or '')}")
+        out.append(_Change("app", f"app changed from {_bare(pre.package or '')} to {_bare(post.package or '')}"))
     if pre.title != post.title and post.title:
-        out.append(f"title now {_q(post.title)}")
+        out.append(_Change("title", f"title now {_q(post.title)}", _Item(("", "", ""), "", post.title, None)))
     if pre.keyboard != post.keyboard:
-        out.append("keyboard shown" if post.keyboard else "keyboard hidden")
+        out.append(_Change("keyboard", "keyboard shown" if post.keyboard else "keyboard hidden"))
     for key, after in post.items.items():
         before = pre.items.get(key)
         if before is None:
             continue
         if before.checked is not None and after.checked is not None and before.checked != after.checked:
-            out.append(f"{_name(after)} shows {'ON' if after.checked else 'OFF'}")
+            out.append(_Change("state", f"{_name(after)} shows {'ON' if after.checked else 'OFF'}", after))
         elif key[0] == "id" and before.label != after.label:
-            out.append(f"{after.kind} (id {_bare(key[1].rsplit('/', 1)[-1])}) text {_q(before.label)} -> {_q(after.label)}")
-    new = [i for k, i in post.items.items() if k not in pre.items]
-    gone = [i for k, i in pre.items.items() if k not in post.items]
-    if new:
-        out.append(_listing("new", new))
-    if gone:
-        out.append(_listing("gone", gone))
+            out.append(_Change("text", f"{after.kind} (id {_bare(key[1].rsplit('/', 1)[-1])}) text {_q(before.label)} -> {_q(after.label)}", after))
+    def worded(item: _Item) -> bool:  # a bare ":" or "•" says nothing
+        return not item.label or any(ch.isalnum() for ch in item.label)
+
+    new = [i for k, i in post.items.items() if k not in pre.items and worded(i)]
+    gone = [i for k, i in pre.items.items() if k not in post.items and worded(i)]
+    out += [_Change("new", "", i) for i in new] + [_Change("gone", "", i) for i in gone]
+    return out
+
+
+def _stated(change: _Change, observed: dict[str, Any]) -> bool:
+    """Whether the step's outcome (what the runtime observed, shown beside this summary) already
+    states ``change``: the summary then leaves it out rather than saying it twice."""
+    item = change.item
+    label = item.label if item is not None else ""
+    windows = " ".join([*(observed.get("windows_opened") or []), *(observed.get("windows_closed") or [])])
+    text = observed.get("text") or {}
+    if change.kind == "app":
+        before, after = observed.get("app_before"), observed.get("app_after")
+        return bool(before and after and before != after)
+    if change.kind == "keyboard":
+        return "keyboard" in str(observed.get("summary") or "")
+    if change.kind == "title":
+        return bool(label) and json.dumps(label, ensure_ascii=False) in windows
+    if change.kind == "state" and item is not None:
+        return any((item.key[0] == "id" and state.get("resource_id") == item.key[1])
+                   or (label and json.dumps(label, ensure_ascii=False) in str(state.get("element") or ""))
+                   for state in observed.get("states") or [])
+    if change.kind == "text":
+        field = observed.get("field") or {}
+        return bool(field) and (bool(field.get("password")) or field.get("shows") == label)
+    if change.kind in ("new", "gone") and label:
+        said = text.get("appeared" if change.kind == "new" else "disappeared") or []
+        return label in said or json.dumps(label, ensure_ascii=False) in windows
+    return False
+
+
+def _clauses(changes: list[_Change]) -> list[str]:
+    out = [c.text for c in changes if c.kind not in ("new", "gone")]
+    for word, kind in (("new", "new"), ("gone", "gone")):
+        items = [c.item for c in changes if c.kind == kind and c.item is not None]
+        if items:
+            out.append(_listing(word, items))
     return out
 
 
@@ -177,7 +221,13 @@ def _after_phrase(job: LensJob, pre: _Screen | None, post_tree: UITree | None) -
     distance = _image_distance(job.pre_png, job.post_png)
     pieces: list[str] = []
     if pre is not None and post is not None:
-        pieces = _changes(pre, post)
+        changes = _changes(pre, post)
+        if changes and job.observed:
+            unsaid = [c for c in changes if not _stated(c, job.observed)]
+            if not unsaid:
+                return []  # the outcome beside this summary says all of it
+            changes = unsaid
+        pieces = _clauses(changes)
     elif post is None and job.post_xml is not None:
         pieces = ["after UI dump unreadable"]
     if not pieces:

@@ -236,6 +236,7 @@ class StepWriter:
                     action_phrase=action.phrase(),
                     pre_xml=pre.xml,
                     post_xml=post.xml if post is not None else None,
+                    observed=outcome.to_dict() if outcome is not None else None,
                 )
             )
         return stored

@@ -53,6 +53,7 @@ def job(post: bool, kind: str = "tap", points: list[tuple[int, int]] | None = No
         session_id="s", step=7, pre_png=png(), post_png=png() if post else None, action_kind=kind,
         points=[(962, 348)] if points is None else points,
         action_phrase='tap Switch "Wi-Fi" (id wifi_switch)', pre_xml="", post_xml=None,
+        observed={"summary": 'Switch "Wi-Fi" (id wifi_switch) now checked'} if post else None,
     )
 
 
