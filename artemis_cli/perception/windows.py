@@ -270,7 +270,7 @@ def _with_modality(tree: UITree, structure: TreeStructure, windows: list[Window]
 
 def _modal_kind(tree: UITree, structure: TreeStructure, window: Window, below: list[Window]) -> str:
     """"dialog", "menu" or "sheet" when ``window``, drawn over the windows ``below``, is modal; else ""."""
-    if window.layer in _NEVER_MODAL or window.synthetic or not window.catches_touches:
+    if window.layer in _NEVER_MODAL or window.synthetic or not window.catches_touches or not window.bounds.area:
         return ""
     top = tree.nodes[window.root]
     flags = top.window_flags
