@@ -12,7 +12,8 @@ bar, the navigation bar, the keyboard). So, for the topmost modal window:
   dialog or do nothing, never reach what is behind.
 
 Its name quotes its title as device text: the dialog's ``android:id/alertTitle`` when it has one,
-else the first text in it (a message such as "Delete this contact?"), cut to 80 characters.
+else the first text in it (a message such as "Delete this contact?"), cut to 60 characters; a
+pop-up menu has none (its first text is an item).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from artemis_cli.perception.windows import Window
 
 __all__ = ["Modal", "behind_line", "blocking", "modal_in_front"]
 
-_TITLE_IDS = ("android:id/alertTitle", "android:id/title")
+_TITLE_IDS = ("android:id/alertTitle",)
 _TITLE_CHARS = 60
 
 
@@ -47,6 +48,8 @@ class Modal:
 
 def _title(index: HitIndex, window: Window) -> str:
     nodes = index.tree.nodes
+    if window.modal_kind == "menu":
+        return ""  # a menu's first text is its first item, not a title
     for rid in _TITLE_IDS:
         titled = next((nodes[i].text for i in range(window.root, window.end)
                        if nodes[i].resource_id == rid and nodes[i].text.strip()), "")

@@ -25,7 +25,9 @@ Ordering rule, bottom to top:
    ``NAV_BAR``     a System UI window with a ``navigation_bar`` / ``navbar`` id;
    ``DECOR``       screen decorations: ``rounded_corners``, ``display_cutout``, ``screen_decor`` ids.
 3. **Within a layer**, larger windows under smaller ones (a dialog or pop-up is smaller than the
-   window it floats over); equal areas keep the file's order, later on top.
+   window it floats over); equal areas keep the file's order, later on top — except that an
+   activity's window (``window-type`` ``BASE_APPLICATION``, from the window manager) goes under
+   the other windows of its size (a full-screen dialog or sheet of its app).
 
 A window *catches touches* only when it holds something a touch can land on — a visible node
 that is actionable or carries text / content-desc.  Empty windows (screen decorations, overlays
@@ -235,9 +237,12 @@ def order_windows(tree: UITree, structure: TreeStructure | None = None) -> tuple
             wm_title=node.window_title,
             synthetic=node.synthetic,
         )
-        windows.append((int(layer), -node.bounds.area, order, window))
-    windows.sort(key=lambda w: w[:3])
-    return _with_modality(tree, structure, [w[3] for w in windows])
+        # an activity's window under its own dialog of the same size (a dump completed from the
+        # window manager: the activity is added after the dialog) is drawn below it
+        base = 0 if node.window_type == "BASE_APPLICATION" else 1
+        windows.append((int(layer), -node.bounds.area, base, order, window))
+    windows.sort(key=lambda w: w[:4])
+    return _with_modality(tree, structure, [w[4] for w in windows])
 
 
 _NEVER_MODAL = (Layer.IME, Layer.STATUS_BAR, Layer.SHADE, Layer.NAV_BAR, Layer.DECOR)
