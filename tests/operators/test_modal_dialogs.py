@@ -77,8 +77,18 @@ def _crash(phone: SimPhone, device: Device) -> str:
     return 'the dialog "Settings keeps stopping"'
 
 
+def _promotion(phone: SimPhone, device: Device) -> str:
+    """Another app's overlay (com.artemis.promo) over the Contacts: modal by its AlertDialog frame
+    in a dump of every window, by its flags over adb."""
+    phone.launch(CONTACTS)
+    phone.popup_visible = True
+    phone.invalidate()
+    return 'the dialog "Special offer!"'
+
+
 DIALOGS: dict[str, Callable[[SimPhone, Device], str]] = {
-    "set-alarm": _set_alarm, "delete-contact": _delete_contact, "permission": _permission, "crash": _crash}
+    "set-alarm": _set_alarm, "delete-contact": _delete_contact, "permission": _permission, "crash": _crash,
+    "promotion": _promotion}
 
 
 @pytest.fixture(params=["sim", "adb"])
