@@ -217,7 +217,7 @@ def order_windows(tree: UITree, structure: TreeStructure | None = None) -> tuple
     structure = structure or TreeStructure.of(tree)
     roots = [i for i, node in enumerate(tree.nodes) if node.depth == 0]
     display = _main_display(tree, roots)
-    windows: list[tuple[int, int, int, Window]] = []
+    windows: list[tuple[int, int, int, int, Window]] = []
     for order, root in enumerate(roots):
         node = tree.nodes[root]
         if (node.display_id or 0) != display:
