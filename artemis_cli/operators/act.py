@@ -24,7 +24,8 @@ from artemis_cli.operators.outcome import VISUAL_CHANGE_MIN
 from artemis_cli.operators.tools import MAX_SCROLLS, ToolCall, ToolCallError
 from artemis_cli.operators.typing import Probe, TypingTrace, type_into
 from artemis_cli.perception.dhash import dhash_hex, hamming
-from artemis_cli.perception.hittest import hit_test, target_for_element
+from artemis_cli.perception.hittest import HitIndex, hit_test, target_for_element
+from artemis_cli.perception.modal import blocking
 from artemis_cli.perception.structure import is_edit, short_class
 from artemis_cli.perception.types import Element, Target, UINode, UITree
 
@@ -167,6 +168,28 @@ def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = N
     """The device operation ``call`` means on ``obs``; ``packages`` (installed), ``labels`` and
     ``launchable`` (the packages with a launcher activity, read only when a launch_app name
     misses) resolve a launch_app."""
+    planned = _plan(call, obs, packages, labels, launchable)
+    if planned.type in _TOUCHES and planned.x is not None and planned.y is not None:
+        _refuse_behind_modal(obs, planned.x, planned.y)
+    return planned
+
+
+#: actions whose touch starts at (x, y): the window there takes it (a type_text taps its field)
+_TOUCHES = ("tap", "double_tap", "long_press", "swipe", "scroll", "drag", "type_text")
+
+
+def _refuse_behind_modal(obs: Observation, x: int, y: int) -> None:
+    """A touch that would start outside the modal window in front (a dialog: ``perception.modal``)
+    is refused before anything is sent: on the phone it would close the dialog or do nothing."""
+    modal = blocking(HitIndex.of(obs.tree), x, y)
+    if modal is not None:
+        raise ToolCallError(f"{modal.name} is in front; dismiss it or use its buttons (press_key back closes "
+                            "most dialogs); nothing was sent")
+
+
+def _plan(call: ToolCall, obs: Observation, packages: list[str] | None,
+          labels: Mapping[str, str] | None,
+          launchable: Callable[[], list[str] | None] | None) -> PlannedAction:
     a = call.args
     name = call.name
     if name == "scroll":

@@ -44,11 +44,12 @@ from artemis_cli.device.protocol import Device
 from artemis_cli.errors import DeviceOffline, HierarchyError, HierarchyParseError, ScreenshotError
 from artemis_cli.perception.coords import CoordinateSpace
 from artemis_cli.perception.dhash import dhash_hex
-from artemis_cli.perception.elements import index_elements, render_element_list
+from artemis_cli.perception.elements import index_screen, render_element_list
 from artemis_cli.perception.foreground import foreground_app
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.hittest import HitIndex
 from artemis_cli.perception.logcat import LogEvents
+from artemis_cli.perception.modal import Modal, behind_line
 from artemis_cli.perception.png import png_size
 from artemis_cli.perception.screenshot import without_pixels
 from artemis_cli.perception.types import Element, UITree
@@ -87,6 +88,10 @@ class Observation:
     #: what the device logged since the previous observation (None: the device cannot say);
     #: a settled observation carries those of every observation settle() took
     logs: LogEvents | None = None
+    #: the modal window in front (a dialog: ``perception.modal``) and how many elements of the
+    #: windows under it are left out of ``elements``; the element list ends with a line counting them
+    modal: Modal | None = None
+    behind_modal: int = 0
 
     @property
     def xml_sha(self) -> str:
@@ -95,7 +100,9 @@ class Observation:
     @property
     def element_list(self) -> str:
         if self._element_list is None:
-            self._element_list = render_element_list(self.elements, self.space)
+            listed = render_element_list(self.elements, self.space)
+            hidden = behind_line(self.modal, self.behind_modal)
+            self._element_list = "\n".join(x for x in (listed, hidden) if x)
         return self._element_list
 
     def focused_element(self) -> Element | None:
@@ -330,11 +337,14 @@ def observe(
     if not parallel:
         events = timed("logs", logs) if callable(ask_logs) else None
     timings["total"] = round((time.perf_counter() - t_start) * 1000, 3)
+    listed = index_screen(tree)
     return Observation(
         png=without_pixels(png),  # hashed from the picture it carries (the sim's); kept as bytes
         xml=xml,
         tree=tree,
-        elements=index_elements(tree),
+        elements=listed.elements,
+        modal=listed.modal,
+        behind_modal=listed.behind,
         dhash=dhash_hex(png),
         foreground=foreground_app(tree, hint),
         space=space,

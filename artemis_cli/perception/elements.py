@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from artemis_cli.perception.coords import CoordinateSpace
 from artemis_cli.perception.hittest import HitIndex
+from artemis_cli.perception.modal import Modal, modal_in_front
 from artemis_cli.perception.quoting import MAX_SCREEN_TEXT_CHARS, quote_untrusted
 from artemis_cli.perception.structure import (
     can_borrow_label,
@@ -54,6 +55,7 @@ __all__ = [
     "element_flags",
     "field_text",
     "index_elements",
+    "index_screen",
     "parse_element_lines",
     "render_element_line",
     "render_element_list",
@@ -123,7 +125,22 @@ def _in_drawing_order(index: HitIndex) -> Iterator[int]:
         yield from (i for i in range(window.root, window.end) if i in index.window_of)
 
 
+@dataclass(frozen=True)
+class Screen:
+    """The element list of a tree, and what a modal window in front hides (``perception.modal``):
+    ``behind`` elements of the windows under ``modal`` that would be listed without it."""
+
+    elements: list[Element]
+    modal: Modal | None = None
+    behind: int = 0
+
+
 def index_elements(tree: UITree) -> list[Element]:
+    """The element list of ``tree`` (:func:`index_screen`)."""
+    return index_screen(tree).elements
+
+
+def index_screen(tree: UITree) -> Screen:
     """Visible, worth-showing nodes with indices 0..n-1: windows in drawing order (the app first,
     the navigation bar last), each window's nodes in document order.
 
@@ -143,7 +160,9 @@ def index_elements(tree: UITree) -> list[Element]:
     * the keyboard's keys (the input method's window: see :func:`_in_drawing_order`);
     * nodes that windows drawn above cover entirely (not on the screenshot either);
     * controls whose every point belongs to another control the hit rule prefers — a node with
-      the same bounds drawn on top of it, or smaller controls tiling it; that control is listed.
+      the same bounds drawn on top of it, or smaller controls tiling it; that control is listed;
+    * what the windows under a modal window hold (a dialog in front takes every touch:
+      :mod:`~artemis_cli.perception.modal`); ``Screen.behind`` counts them.
 
     Text that no touch reaches (every point of it is taken by a control: a backdrop drawn under a
     sheet, a launcher workspace, a container's list) is kept for reading, at its centre.  On huge
@@ -155,6 +174,8 @@ def index_elements(tree: UITree) -> list[Element]:
     labels: dict[int, str] = {}  # label of every shown actionable node, for the noise rule
     chosen: list[tuple[int, str, bool, tuple[int, int]]] = []
     budget = Budget()
+    modal = modal_in_front(index)
+    behind = 0
     for i in _in_drawing_order(index):
         node = nodes[i]
         if node.synthetic or not structure.visible(i):
@@ -180,11 +201,15 @@ def index_elements(tree: UITree) -> list[Element]:
             point = placement.point or point
         if actionable:
             labels[i] = label
+        if modal is not None and index.window_of[i] < modal.position:
+            behind += 1  # under the dialog in front: no touch reaches it
+            continue
         chosen.append((i, label, borrowed, point))
-    return [
+    elements = [
         Element(index=k, node=nodes[i], label=label, label_borrowed=borrowed, point=point)
         for k, (i, label, borrowed, point) in enumerate(chosen)
     ]
+    return Screen(elements, modal, behind)
 
 
 # --- rendering -------------------------------------------------------------------------------

@@ -203,7 +203,9 @@ def _node(elem: etree._Element, path: str, depth: int, warnings: list[str]) -> U
 
 def _window_attrs(a: Any) -> dict[str, Any]:
     """What :mod:`~artemis_cli.perception.wm_windows` wrote on a top-level node (never read below it)."""
+    flags = a.get("window-flags")
     return {"window_title": str(a.get("window-title") or ""), "window_type": str(a.get("window-type") or ""),
+            "window_flags": None if flags is None else tuple(str(flags).split()),
             "synthetic": _bool(a.get("synthetic"))}
 
 

@@ -81,6 +81,9 @@ class UINode:
     # ``synthetic``: the whole window was added from the window manager (no content of its own).
     window_title: str = ""
     window_type: str = ""
+    #: the window manager's flags for it (``DIM_BEHIND``, ``NOT_FOCUSABLE``, ``NOT_TOUCH_MODAL`` …),
+    #: None when not known (a dump not completed from ``dumpsys window``, or one that does not print them)
+    window_flags: tuple[str, ...] | None = None
     synthetic: bool = False
 
     @property

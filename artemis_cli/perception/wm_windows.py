@@ -36,7 +36,7 @@ from xml.sax.saxutils import quoteattr
 
 from artemis_cli.perception.types import Bounds
 
-__all__ = ["WmWindow", "parse_window_list", "with_wm_windows"]
+__all__ = ["WmWindow", "parse_flags", "parse_window_list", "with_wm_windows"]
 
 _WINDOW_RE = re.compile(r"^\s*Window #\d+ Window\{[0-9a-f]+ (?:u\d+ )?(?P<title>.*)\}:\s*$")
 _PACKAGE_RE = re.compile(r"\bpackage=(\S+)")
@@ -45,6 +45,12 @@ _TYPE_RE = re.compile(r"\bty=(\S+)")
 _FRAME_RE = re.compile(r"(?:\bframe=|\bmFrame=)\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 _VISIBLE_RE = re.compile(r"^\s*isVisible=(true|false)\s*$")
 _VIEW_VIS_RE = re.compile(r"\bmViewVisibility=0x([0-9a-f]+)")
+# the window's flags: "fl=DIM_BEHIND ALT_FOCUSABLE_IM …" (Android 10+: names), "fl=#81810100" /
+# "fl=0x2" (older: a number); not "pfl=" (private flags)
+_FLAGS_RE = re.compile(r"(?<![A-Za-z])fl=([^\n}]*)")
+#: WindowManager.LayoutParams flag bits perception reads, by the name dumpsys prints
+_FLAG_BITS = {0x2: "DIM_BEHIND", 0x8: "NOT_FOCUSABLE", 0x10: "NOT_TOUCHABLE", 0x20: "NOT_TOUCH_MODAL",
+              0x20000: "ALT_FOCUSABLE_IM", 0x40000: "WATCH_OUTSIDE_TOUCH"}
 
 #: Window types that are System UI's bars and panels, and what the added node is called.
 _LABELS = {
@@ -74,6 +80,28 @@ class WmWindow:
     type: str
     frame: Bounds
     visible: bool
+    #: the ``fl=`` flag names (``DIM_BEHIND``, ``NOT_FOCUSABLE``, ``NOT_TOUCH_MODAL`` …); None when
+    #: the block does not print them
+    flags: tuple[str, ...] | None = None
+
+
+def parse_flags(value: str) -> tuple[str, ...]:
+    """The flag names of an ``fl=`` value: names as printed (Android 10+), or a number (``#2``,
+    ``0x18002000``) read for the bits of :data:`_FLAG_BITS`; stops at the next ``key=value``."""
+    names: list[str] = []
+    for token in re.split(r"[\s|]+", value.strip()):
+        if not token or "=" in token:
+            break
+        number = token[1:] if token.startswith("#") else token[2:] if token.lower().startswith("0x") else None
+        if number is not None:
+            try:
+                bits = int(number, 16)
+            except ValueError:
+                continue
+            names += [name for bit, name in _FLAG_BITS.items() if bits & bit]
+        elif re.fullmatch(r"[A-Z][A-Z0-9_]*", token):
+            names.append(token)
+    return tuple(dict.fromkeys(names))
 
 
 def parse_window_list(text: str) -> list[WmWindow]:
@@ -89,8 +117,9 @@ def parse_window_list(text: str) -> list[WmWindow]:
             visible = cur.get("visible")
             if visible is None:
                 visible = "false" if cur.get("view", "0") in ("4", "8") else "true"
+            flags = parse_flags(cur["flags"]) if "flags" in cur else None
             out.append(WmWindow(cur["title"], cur.get("package", ""), cur.get("type", ""), Bounds(l_, t, r, b),
-                                visible == "true"))
+                                visible == "true", flags))
 
     for line in text.splitlines():
         m = _WINDOW_RE.match(line)
@@ -108,6 +137,8 @@ def parse_window_list(text: str) -> list[WmWindow]:
             cur["package"] = p.group(1)
         if "type" not in cur and (t := _TYPE_RE.search(line)):
             cur["type"] = _TYPE_NAMES.get(t.group(1), t.group(1))
+        if "flags" not in cur and (fl := _FLAGS_RE.search(line)):
+            cur["flags"] = fl.group(1)
         if "frame" not in cur and (f := _FRAME_RE.search(line)):
             cur["frame"] = ",".join(f.groups())
         if (v := _VIEW_VIS_RE.search(line)) and "view" not in cur:
@@ -143,6 +174,10 @@ _ROOT_BOUNDS_RE = re.compile(r'\bbounds="\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]"
 _ROOT_PACKAGE_RE = re.compile(r'\bpackage="([^"]*)"')
 
 
+def _flags_attr(win: WmWindow) -> str:
+    return "" if win.flags is None else f" window-flags={quoteattr(' '.join(win.flags))}"
+
+
 def _node(win: WmWindow, index: int) -> str:
     b = win.frame
     desc = _LABELS.get(win.type, "")
@@ -151,7 +186,7 @@ def _node(win: WmWindow, index: int) -> str:
             'checked="false" clickable="false" enabled="true" focusable="false" focused="false" '
             'scrollable="false" long-clickable="false" password="false" selected="false" '
             f'bounds="[{b.left},{b.top}][{b.right},{b.bottom}]" window-title={quoteattr(win.title)} '
-            f'window-type={quoteattr(win.type)} synthetic="true" />')
+            f'window-type={quoteattr(win.type)}{_flags_attr(win)} synthetic="true" />')
 
 
 def with_wm_windows(xml: str, windows: list[WmWindow]) -> str:
@@ -173,7 +208,7 @@ def with_wm_windows(xml: str, windows: list[WmWindow]) -> str:
         (w for w in same if w.type not in _LABELS), None)
     extra = [w for w in shown if w is not dumped]
     if dumped is not None:
-        mark = f" window-title={quoteattr(dumped.title)} window-type={quoteattr(dumped.type)}"
+        mark = f" window-title={quoteattr(dumped.title)} window-type={quoteattr(dumped.type)}{_flags_attr(dumped)}"
         cut = tag_end - (2 if tag.endswith("/>") else 1)
         xml = xml[:cut].rstrip() + mark + (" />" if tag.endswith("/>") else ">") + xml[tag_end:]
         end = xml.rfind("</hierarchy>")

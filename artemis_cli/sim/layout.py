@@ -231,7 +231,9 @@ class Ui:
         return (m, cy - h // 2, self.w - m, cy - h // 2 + h)
 
     def dialog(self, r: Rect, title: str, body: list[Widget], buttons: list[tuple[str, str, Action]]) -> Widget:
-        """Title + body widgets (already placed) + text buttons at the bottom right."""
+        """Title + body widgets (already placed) + text buttons at the bottom right, in the frame an
+        ``AlertDialog``'s window has on a phone (DecorView > FrameLayout > ``android:id/content`` >
+        ``android:id/parentPanel``; the title ``android:id/alertTitle``)."""
         pad = self.px(60)
         kids: list[Widget] = []
         if title:
@@ -246,4 +248,7 @@ class Ui:
                                     rid=rid, flat=True))
             right -= width + self.px(16)
         kids.extend(reversed(btns))
-        return Widget(W.FRAME, r, children=kids, kind="dialog")
+        # AOSP's AlertDialog window: the DecorView, its frame, android:id/content, the parentPanel
+        panel = Widget(W.LINEAR, r, rid="android:id/parentPanel", children=kids, kind="dialog")
+        content = Widget(W.FRAME, r, rid="android:id/content", children=[panel])
+        return Widget(W.FRAME, r, children=[Widget(W.FRAME, r, children=[content])])

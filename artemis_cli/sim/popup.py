@@ -64,5 +64,6 @@ def popup_window(width: int, height: int, opts: LayoutOptions, dismiss: Action, 
                     rid="promo_message")]
     root = ui.dialog(r, "Special offer!", body, [("No thanks", "promo_dismiss", dismiss),
                                                  ("View offer", "promo_view", view)])
-    root.children[0].rid = ui.rid("promo_title")
+    title = next(w for w in root.walk() if w.rid == "android:id/alertTitle")
+    title.rid = ui.rid("promo_title")
     return Window(PROMO_PACKAGE, root, modal=True)

@@ -11,6 +11,17 @@ block for something drawn over the app is wrong, as it would be on a phone.
 Titles: an activity's window is ``PKG/CLASS``; a dialog has no title of its own, so WindowState
 names it by its package (``Window{… u0 com.android.settings}``); the system windows are
 ``StatusBar``, ``NavigationBar0``, ``InputMethod``, ``NotificationShade``.
+
+Types and flags (``ty=``, ``fl=``), as AOSP sets them: an app's ``AlertDialog`` is
+``ty=APPLICATION fl=DIM_BEHIND …`` (touch-modal: neither ``NOT_FOCUSABLE`` nor ``NOT_TOUCH_MODAL``);
+the permission prompt is the permission controller's ``GrantPermissionsActivity``, a dialog-themed
+activity (``ty=BASE_APPLICATION fl=DIM_BEHIND …``); the app-error dialog is the framework's
+``BaseErrorDialog`` (``ty=SYSTEM_ALERT`` — ``setType(TYPE_SYSTEM_ALERT)`` —, titled
+``Application Error: PROCESS`` / ``Application Not Responding: PROCESS``, ``fl=DIM_BEHIND
+ALT_FOCUSABLE_IM …``); a pop-up menu is a focusable ``PopupWindow`` (``PopupWindow:HASH``,
+``ty=APPLICATION_PANEL``, no ``DIM_BEHIND``); the system bars and the keyboard are ``NOT_FOCUSABLE``.
+The promotion pop-up is an overlay of its own app (``ty=APPLICATION_OVERLAY``) that takes the touch
+as a dialog does (``DIM_BEHIND``, touch-modal); the sim leaves the input focus with the app under it.
 """
 
 from __future__ import annotations
@@ -19,7 +30,9 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from artemis_cli.sim.app_errors import FRAMEWORK
 from artemis_cli.sim.keyboard import keyboard_top
+from artemis_cli.sim.permissions import CONTROLLER
 from artemis_cli.sim.popup import PROMO_PACKAGE
 from artemis_cli.sim.sysui import IME_PACKAGE, SYSTEMUI
 
@@ -38,6 +51,7 @@ class WmWindow:
     frame: Rect
     visible: bool
     focusable: bool = True
+    flags: str = ""  # printed on the ``fl=`` line before the common ones ("NOT_FOCUSABLE " is added)
 
 
 def _hash(text: str, salt: str = "") -> str:
@@ -61,7 +75,8 @@ def wm_windows(phone: SimPhone) -> list[WmWindow]:
         if k == 0:
             out.append(WmWindow(activity_title(phone, pkg), pkg, "BASE_APPLICATION", frame, True))
         elif win.package == PROMO_PACKAGE:
-            out.append(WmWindow(PROMO_PACKAGE, PROMO_PACKAGE, "APPLICATION_OVERLAY", frame, True, focusable=False))
+            out.append(WmWindow(PROMO_PACKAGE, PROMO_PACKAGE, "APPLICATION_OVERLAY", frame, True, focusable=False,
+                                flags="DIM_BEHIND"))
         elif win.package == IME_PACKAGE:
             out.append(WmWindow("InputMethod", IME_PACKAGE, "INPUT_METHOD", frame, True, focusable=False))
         elif win.package == SYSTEMUI and not status_seen:
@@ -70,7 +85,7 @@ def wm_windows(phone: SimPhone) -> list[WmWindow]:
         elif win.package == SYSTEMUI:
             out.append(WmWindow("NavigationBar0", SYSTEMUI, "NAVIGATION_BAR", frame, True, focusable=False))
         else:
-            out.append(WmWindow(win.package, win.package, "APPLICATION", frame, True))
+            out.append(_app_window(phone, win.package, frame, menu=win.dismiss is not None))
     if not phone.keyboard_visible():  # the IME window stays, hidden
         top = keyboard_top(w, phone.app_height)
         out.append(WmWindow("InputMethod", IME_PACKAGE, "INPUT_METHOD", (0, top, w, phone.app_height), False,
@@ -86,6 +101,23 @@ def wm_windows(phone: SimPhone) -> list[WmWindow]:
     return [win for _, win in ranked]
 
 
+def _app_window(phone: SimPhone, package: str, frame: Rect, *, menu: bool) -> WmWindow:
+    """A window over the app's screen: its dialog, pop-up menu, the permission prompt or the
+    framework's app-error dialog (module docstring)."""
+    if menu:
+        return WmWindow(f"PopupWindow:{_hash(package, 'popup')}", package, "APPLICATION_PANEL", frame, True,
+                        flags="ALT_FOCUSABLE_IM SPLIT_TOUCH")
+    if package == CONTROLLER:
+        return WmWindow(f"{CONTROLLER}/com.android.permissioncontroller.permission.ui.GrantPermissionsActivity",
+                        package, "BASE_APPLICATION", frame, True, flags="DIM_BEHIND ALT_FOCUSABLE_IM")
+    err = phone.errors.current
+    if package == FRAMEWORK and err is not None:
+        what = "Application Error" if err.kind == "crash" else "Application Not Responding"
+        return WmWindow(f"{what}: {err.package}", package, "SYSTEM_ALERT", frame, True,
+                        flags="DIM_BEHIND ALT_FOCUSABLE_IM")
+    return WmWindow(package, package, "APPLICATION", frame, True, flags="DIM_BEHIND SPLIT_TOUCH")
+
+
 def _rect(r: Rect) -> str:
     return f"[{r[0]},{r[1]}][{r[2]},{r[3]}]"
 
@@ -93,7 +125,7 @@ def _rect(r: Rect) -> str:
 def _block(n: int, win: WmWindow, width: int) -> str:
     wid = _hash(win.title, win.type)
     uid = 10123 if win.package not in (SYSTEMUI, IME_PACKAGE) else (10120 if win.package == SYSTEMUI else 10133)
-    flags = "NOT_FOCUSABLE " if not win.focusable else ""
+    flags = ("NOT_FOCUSABLE " if not win.focusable and not win.flags else "") + (f"{win.flags} " if win.flags else "")
     vis = "0x0" if win.visible else ("0x4" if win.type == "NOTIFICATION_SHADE" else "0x8")
     r = win.frame
     on = str(win.visible).lower()
@@ -102,7 +134,7 @@ def _block(n: int, win: WmWindow, width: int) -> str:
         f"    mDisplayId=0 rootTaskId={12 if win.type.endswith('APPLICATION') else 1} "
         f"mSession=Session{{{_hash(win.package)} 2345:u0a{uid - 10000}}} mClient=android.os.BinderProxy@{wid[::-1]}\n"
         f"    mOwnerUid={uid} showForAllUsers={str(win.package == SYSTEMUI).lower()} package={win.package} appop=NONE\n"
-        f"    mAttrs={{(0,0)(fillxfill) sim={{adjust=pan}} ty={win.type} fmt=TRANSLUCENT\n"
+        f"    mAttrs={{(0,0)({'wrapxwrap' if win.flags else 'fillxfill'}) sim={{adjust=pan}} ty={win.type} fmt=TRANSLUCENT\n"
         f"      fl={flags}LAYOUT_IN_SCREEN HARDWARE_ACCELERATED\n"
         "      pfl=USE_BLAST FIT_INSETS_CONTROLLED\n      bhv=DEFAULT\n      fitTypes=}\n"
         f"    Requested w={r[2] - r[0]} h={r[3] - r[1]} mLayoutSeq=412\n"

@@ -25,7 +25,8 @@ from perception_dumps import dump_files
 from artemis_cli.errors import HierarchyError, HierarchyParseError
 from artemis_cli.perception.elements import index_elements
 from artemis_cli.perception.hierarchy import parse_hierarchy
-from artemis_cli.perception.hittest import hit_test
+from artemis_cli.perception.hittest import HitIndex, hit_test
+from artemis_cli.perception.modal import modal_in_front
 from artemis_cli.perception.structure import TreeStructure, is_actionable, is_edit, own_label
 from artemis_cli.perception.types import Target, UINode, UITree
 from artemis_cli.perception.windows import Layer, order_windows
@@ -277,13 +278,19 @@ def check_tap_points(tree: UITree) -> None:
     """Every listed point lies on its element and, by the brute-force rule, reaches it (controls),
     a node inside it (anything that scrolls) or is text kept for reading; every control left out
     is reached by no point of a 12 x 12 grid over it, except the keyboard's keys, which are
-    never listed (the head line says the keyboard is shown) though they take touches."""
+    never listed (the head line says the keyboard is shown) though they take touches, and what
+    is behind the modal window in front (which takes every touch: none of its windows' nodes is
+    listed)."""
     position = {node.path: i for i, node in enumerate(tree.nodes)}
     structure = TreeStructure.of(tree)
+    index = HitIndex.of(tree)
+    modal = modal_in_front(index)
+    behind = {i for i, w in index.window_of.items() if modal is not None and w < modal.position}
     listed = set()
     for element in index_elements(tree):
         i = position[element.node.path]
         listed.add(i)
+        assert i not in behind, (element, modal)
         b = element.node.bounds
         x, y = element.center
         assert b.contains(x, y) and 0 <= x < tree.screen_width and 0 <= y < tree.screen_height
@@ -296,7 +303,7 @@ def check_tap_points(tree: UITree) -> None:
     keys = {i for w in windows if w.layer == Layer.IME for i in range(w.root, w.end)}
     assert not keys & listed, "a keyboard key was listed"
     shown = {i for w in windows if w.layer != Layer.IME for i in range(w.root, w.end)}
-    for i in shown - listed:
+    for i in shown - listed - behind:
         node = tree.nodes[i]
         if not (is_actionable(node) and structure.visible(i)) or node.scrollable:
             continue
