@@ -101,8 +101,8 @@ def secrets_block(secrets: Mapping[str, str] | None) -> str:
     value; empty when the task has none."""
     if not secrets:
         return ""
-    lines = ["Secrets you can type with type_text(secret=NAME) (their values are never shown to you; type",
-             "them this way, never as text):"]
+    lines = ["Secrets you can type with type_text(secret=NAME), into a password field (their values are",
+             "never shown to you; the field shows dots, its check counts the characters):"]
     lines += [f"- {name}: {description}" for name, description in secrets.items()]
     return "\n".join(lines) + "\n\n"
 
