@@ -517,6 +517,7 @@ def run_task(
     lenses: str = "auto",
     max_cost: float | None = None,
     on_budget: Callable[[ContextBudget], None] | None = None,
+    secrets: dict[str, str] | None = None,
 ) -> RunResult:
     """Create a session and run ``task`` to its end. ``run_config`` is what `resume` needs to
     rebuild the same run (the CLI passes the task file, model and device options).
@@ -526,7 +527,8 @@ def run_task(
     even when the operator is a Gemini model (the bench's scripted runs). ``max_cost`` (USD; None:
     the profile's ``max_cost``) stops the run before the model call that would pass it. The context
     budget (``operators.budget_floor``) is planned first — a budget below its floor is a
-    ``UsageError`` before the session exists — and ``on_budget`` is told it."""
+    ``UsageError`` before the session exists — and ``on_budget`` is told it. ``secrets``: values
+    of the task's secrets already known (taken before the environment and the prompt)."""
     if lenses not in LENS_CHOICES:
         raise ValueError(f"lenses must be one of {LENS_CHOICES}, got {lenses!r}")
     info = device.info()
@@ -540,7 +542,7 @@ def run_task(
     check_priced(model, profile, limit)
     budget = context_budget(profile, model, (info.width, info.height))
     # a secret nothing supplies is a usage error before the session exists (its variable named)
-    secrets = resolve_secrets(task_secrets(task), task_id=task.id)
+    secrets = resolve_secrets(task_secrets(task), task_id=task.id, have=secrets)
     if on_budget is not None:
         on_budget(budget)
     session_id = engine.new_session_id()
