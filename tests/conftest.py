@@ -27,6 +27,9 @@ SHARED = REPO.parent / "shared"
 #: shipped Shop tasks' secret ``shop_password`` is read from.
 SHOP_PASSWORD = "artemis123"
 SHOP_PASSWORD_ENV = "ARTEMIS_SECRET_SHOP_PASSWORD"
+# set for the whole process too: module- and session-scoped fixtures run Shop tasks before any
+# function-scoped fixture (below) has set it
+os.environ[SHOP_PASSWORD_ENV] = SHOP_PASSWORD
 
 # -- hypothesis profiles -----------------------------------------------------------------------
 # Every @given test takes its example count from the active profile (no hard-coded max_examples),
