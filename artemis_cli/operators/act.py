@@ -210,7 +210,7 @@ def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = N
             target = target_for_element(field) if "index" in a else hit_test(obs.tree, fx, fy)
         planned = PlannedAction(name, dict(a), fx, fy, target=target, element=field)
         if "secret" in a:
-            _type_secret(planned, a["secret"], secrets or {}, obs)
+            _type_secret(planned, a["secret"], secrets or {})
         elif target.password or (field is not None and field.node.password):
             planned.secret = a["text"]
             planned.args["text"] = REDACTED
@@ -222,7 +222,7 @@ def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = N
     return PlannedAction(name, dict(a))
 
 
-def _type_secret(planned: PlannedAction, name: str, secrets: Mapping[str, str], obs: Observation) -> None:
+def _type_secret(planned: PlannedAction, name: str, secrets: Mapping[str, str]) -> None:
     """A type_text of the task's secret ``name``: the value goes to the device only; the recorded
     args name the secret (``text`` is its label), never its value. Only into a password field: any
     other shows what it holds, and the next element list would carry the value to the model."""
@@ -231,13 +231,13 @@ def _type_secret(planned: PlannedAction, name: str, secrets: Mapping[str, str], 
         raise ToolCallError(f"no secret named {name[:60]!r}; " + (
             f"this task's secrets are: {known}" if known else "this task has no secrets: type the text itself"))
     field = planned.element
-    if not (planned.target.password or (field is not None and field.node.password)):
-        where = f"[{field.index}]" if field is not None and "index" in planned.args else "the focused field"
-        if field is None:
-            where = "no field (none is focused; give the password field's index)"
-            raise ToolCallError(f"secret {name} goes into a password field; {where}; nothing was sent")
+    if field is None:
+        raise ToolCallError(f"no field is focused to type secret {name} into; give the password field's index; "
+                            "nothing was sent")
+    if not (planned.target.password or field.node.password):
+        where = f"[{field.index}]" if "index" in planned.args else "the focused field"
         raise ToolCallError(f"{where} is not a password field (a secret is typed only where the screen hides "
-                            f"it); nothing was sent. Give the index of the field marked password")
+                            "it); nothing was sent. Give the index of the field flagged password")
     planned.secret = secrets[name]
     planned.args = {"text": secret_label(name), "secret": name,
                     **{k: v for k, v in planned.args.items() if k not in ("text", "secret")}, "redacted": True}

@@ -124,6 +124,9 @@ def test_a_double_reading_only_the_request_logs_in_to_the_shop(path: Path, tmp_p
     assert "Add to cart" in (steps[-1].meta or {}).get("observation", "") or "Add to cart" in str(steps[-1].ui_xml)
     typed = [s.action_args for s in steps if s.action_type == "type_text"]
     assert [a.get("secret") for a in typed] == [None, "shop_password"] and typed[0]["text"] == "demo"
+    # the typed-text check still counted what the password field holds (never quoting it)
+    field = next(s for s in steps if s.action_args.get("secret")).outcome["field"]
+    assert field["password"] and field["landed"] and field["length"] == len(SHOP_PASSWORD) and field["shows"] is None
     # what it was told: the secret by name and description, in every request; never the value
     assert all(told_secrets(r.system) == {"shop_password": "the demo account's password"} for r in double.requests)
     assert not any(SHOP_PASSWORD in r.canonical_json() for r in double.requests)
@@ -237,3 +240,24 @@ def test_resume_types_the_secret_again_on_a_fresh_phone(tmp_path: Path, monkeypa
     assert steps[-1].action_type == "finish" and steps[-1].action_args["answer"] == "logged in"
     assert [s.action_type for s in steps].count("type_text") == 2
     assert resumed.steps == len(steps)
+
+
+def test_a_heal_plans_a_secret_step_by_name_and_the_healer_types_it(tmp_path: Path) -> None:
+    """A heal hands the recording's remaining steps to the loop as a plan: a step that typed a
+    secret is planned by the secret's name (never its value), and the healer plays it as
+    type_text(secret=NAME), which the loop types from the task's values."""
+    from artemis_cli.models.healer import HealerModel
+    from artemis_cli.replay.heal import plan_action as heal_plan
+
+    task = load_task(SHOP_TASKS[0])
+    with DataEngine.open(tmp_path / "data") as engine:
+        source = _run(task, RequestReadingLogin(), engine)
+        recorded = engine.get_steps(source.session_id)
+        plan = [a for s in recorded if (a := heal_plan(s, (1080, 2400), (1080, 2400))) is not None]
+        assert {"type": {"secret": "shop_password", "into": {"text": "Password"}}} in plan, plan
+        assert SHOP_PASSWORD not in str(plan)
+        phone = _phone(task)
+        healed = _run(task, HealerModel(plan), engine, phone)
+        typed = [s.action_args for s in engine.get_steps(healed.session_id) if s.action_type == "type_text"]
+    assert _logged_in(phone)
+    assert typed[-1]["secret"] == "shop_password" and SHOP_PASSWORD not in str(typed)
