@@ -4,7 +4,7 @@ and the loop going on from the next step number under the session's lease."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from artemis_cli.device.protocol import Device
@@ -17,6 +17,7 @@ from artemis_cli.memory.service import StepMemoryService
 from artemis_cli.models.base import Model
 from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport
 from artemis_cli.operators.recording import responses_from_dicts
+from artemis_cli.operators.secrets import resolve_secrets, task_secrets
 from artemis_cli.runner import (
     Callbacks,
     RunResult,
@@ -136,14 +137,17 @@ def _prepare_resume(
     if model is None:
         model, override = _model_for(spec, task)
     steps = engine.get_steps(session_id)
+    # the task's secrets, from the environment or a prompt, before the device is touched
+    secrets = resolve_secrets(task_secrets(task), task_id=task.id)
     if device is None:
         device = recorded_device(spec.run, rec.device_serial)
         if device.info().kind == "sim":
-            restore_sim(engine, session_id, device, task, steps, callbacks.on_notice)
+            restore_sim(engine, session_id, device, task, steps, callbacks.on_notice, secrets)
     ledger = new_ledger(task, spec.profile, engine, spec.max_steps, spec.prompt)
     rebuild_ledger(engine, session_id, ledger)
     loop, service = build_loop(session_id, task, spec.profile, device, model, engine, max_steps=spec.max_steps,
-                               real_time=real_time, callbacks=callbacks, ledger=ledger, lease=lease)
+                               real_time=real_time, callbacks=callbacks, ledger=ledger, lease=lease,
+                               secrets=secrets)
     loop.offset_base_ms = resumed_offset_ms(rec)
     loop.writer.history = [
         StepTrace(s.number, s.pre_dhash or "", s.offset_ms or 0, action_phrase(s),
@@ -198,13 +202,14 @@ def recorded_device(run: dict[str, Any], serial: str | None,
 
 
 def restore_sim(engine: DataEngine, session_id: str, device: Device, task: Any, steps: list[Any],
-                notice: Callable[[str], None] | None = None) -> None:
+                notice: Callable[[str], None] | None = None, secrets: Mapping[str, str] | None = None) -> None:
     """Bring a fresh simulated phone to where the session left it: its setup and every recorded
-    action again (``operators.fastforward``), recorded as a ``fast_forward`` event; ``notice`` is
-    told when the restored screen differs from the last recorded one."""
+    action again (``operators.fastforward``; ``secrets``: the task's values by name, retyped
+    where a step typed one), recorded as a ``fast_forward`` event; ``notice`` is told when the
+    restored screen differs from the last recorded one."""
     from artemis_cli.operators.fastforward import fast_forward
 
-    distance = fast_forward(device, task, steps)
+    distance = fast_forward(device, task, steps, secrets)
     engine.record_event(EventRecord(session_id=session_id, step=None, kind="fast_forward",
                                     payload={"steps": len(steps), "dhash_distance": distance}))
     if distance and notice:

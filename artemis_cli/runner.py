@@ -36,6 +36,7 @@ from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport
 from artemis_cli.operators.memory_tools import MemoryTools
 from artemis_cli.operators.prompts import system_prompt, task_message
 from artemis_cli.operators.recording import StepWriter
+from artemis_cli.operators.secrets import resolve_secrets, task_secrets
 from artemis_cli.operators.tools import tool_declarations
 from artemis_cli.stopping import SessionInterrupted, as_stop, exit_code_for, signal_name
 
@@ -212,13 +213,14 @@ def make_pro_agents(model: Model, profile: Any, engine: DataEngine, session_id: 
     )
 
 
-def session_prompt(profile: Any) -> dict[str, Any]:
-    """The S zone a new session starts with: the system text and the tool declarations, as plain
-    JSON. It is stored in the session's config, so resume and ``sessions prompt`` rebuild the very
-    prefix the session was sent even after Artemis's own prompt text or tools change."""
+def session_prompt(profile: Any, task: Any = None) -> dict[str, Any]:
+    """The S zone a new session starts with: the system text (naming ``task``'s secrets, never
+    their values) and the tool declarations, as plain JSON. It is stored in the session's config,
+    so resume and ``sessions prompt`` rebuild the very prefix the session was sent even after
+    Artemis's own prompt text or tools change."""
     tools = [{"name": t.name, "description": t.description, "parameters": t.parameters}
              for t in tool_declarations(profile.coordinates)]
-    return {"system": system_prompt(marks=profile.screenshot.marks), "tools": tools}
+    return {"system": system_prompt(marks=profile.screenshot.marks, secrets=task_secrets(task)), "tools": tools}
 
 
 def new_ledger(task: Any, profile: Any, engine: DataEngine, max_steps: int,
@@ -226,7 +228,7 @@ def new_ledger(task: Any, profile: Any, engine: DataEngine, max_steps: int,
     """An empty ledger for a session (``task`` needs ``goal`` and ``app``); ``prompt`` is the
     session's stored S zone (:func:`session_prompt`), None for a new session or one recorded
     before sessions stored it (the current text then)."""
-    prompt = prompt or session_prompt(profile)
+    prompt = prompt or session_prompt(profile, task)
     return TranscriptLedger(
         system=prompt["system"],
         tools=[ToolDecl(t["name"], t["description"], t["parameters"]) for t in prompt["tools"]],
@@ -252,7 +254,10 @@ def build_loop(
     user_inbox: Callable[[], list[str]] | None = None,
     lenses: str = "auto",
     lease: Lease | None = None,
+    secrets: dict[str, str] | None = None,
 ) -> tuple[FlashLoop, StepMemoryService]:
+    """The operator loop of a session; ``secrets``: the task's secret values by name
+    (``operators.secrets.resolve_secrets``), typed on ``type_text(secret=NAME)``."""
     info = device.info()
     mem = profile.memory
     recall = Recall(engine)
@@ -302,6 +307,7 @@ def build_loop(
         on_step=callbacks.on_step,
         on_notice=callbacks.on_notice,
         lease=lease,
+        secrets=dict(secrets or {}),
     )
     loop.meter.image_cost = image_cost(getattr(model, "provider", None) or "gemini",
                                        getattr(getattr(model, "options", None), "max_image_side", None))
@@ -511,6 +517,7 @@ def run_task(
     lenses: str = "auto",
     max_cost: float | None = None,
     on_budget: Callable[[ContextBudget], None] | None = None,
+    secrets: dict[str, str] | None = None,
 ) -> RunResult:
     """Create a session and run ``task`` to its end. ``run_config`` is what `resume` needs to
     rebuild the same run (the CLI passes the task file, model and device options).
@@ -520,7 +527,8 @@ def run_task(
     even when the operator is a Gemini model (the bench's scripted runs). ``max_cost`` (USD; None:
     the profile's ``max_cost``) stops the run before the model call that would pass it. The context
     budget (``operators.budget_floor``) is planned first — a budget below its floor is a
-    ``UsageError`` before the session exists — and ``on_budget`` is told it."""
+    ``UsageError`` before the session exists — and ``on_budget`` is told it. ``secrets``: values
+    of the task's secrets already known (taken before the environment and the prompt)."""
     if lenses not in LENS_CHOICES:
         raise ValueError(f"lenses must be one of {LENS_CHOICES}, got {lenses!r}")
     info = device.info()
@@ -533,10 +541,12 @@ def run_task(
     limit = max_cost if max_cost is not None else profile.max_cost
     check_priced(model, profile, limit)
     budget = context_budget(profile, model, (info.width, info.height))
+    # a secret nothing supplies is a usage error before the session exists (its variable named)
+    secrets = resolve_secrets(task_secrets(task), task_id=task.id, have=secrets)
     if on_budget is not None:
         on_budget(budget)
     session_id = engine.new_session_id()
-    prompt = session_prompt(profile)
+    prompt = session_prompt(profile, task)
     engine.create_session(
         SessionRecord(
             id=session_id,
@@ -573,7 +583,8 @@ def run_task(
             ledger = ledger_factory(ledger)
         loop, service = build_loop(session_id, task, profile, device, model, engine, max_steps=steps_budget,
                                    real_time=real_time, callbacks=Callbacks(on_start, on_step, on_notice),
-                                   lens=lens, ledger=ledger, user_inbox=user_inbox, lenses=lenses, lease=lease)
+                                   lens=lens, ledger=ledger, user_inbox=user_inbox, lenses=lenses, lease=lease,
+                                   secrets=secrets)
         guard_budget(loop, engine, session_id, pricer, limit)
 
         def body() -> LoopOutcome:

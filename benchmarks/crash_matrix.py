@@ -188,11 +188,16 @@ class Probe:
 
 
 def password_text(task: Task) -> str | None:
-    """The text the reference types into a password field: the user knows it, resume needs it
-    (typed passwords are stored redacted; fast-forward reads ``$ARTEMIS_SECRET``)."""
+    """The text the reference types into a password field: the user knows it, run and resume need
+    it (typed passwords are stored redacted; a task's secret and fast-forward read
+    ``$ARTEMIS_SECRET``)."""
     for action in reference_script(task):
         typed = action.get("type")
         if isinstance(typed, dict) and "password" in json.dumps(typed.get("into") or {}):
+            if typed.get("secret"):  # one of the task's secrets: the simulated Shop's demo password
+                from artemis_cli.sim.worlds.shop import PASSWORD
+
+                return PASSWORD
             return str(typed.get("text"))
     return None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import cast
@@ -22,6 +23,13 @@ REPO = Path(__file__).resolve().parent.parent
 #: Where every test's adb clients look by default: nothing listens on port 1 (privileged, unused).
 NO_ADB_PORT = "1"
 SHARED = REPO.parent / "shared"
+#: The simulated Shop's demo password (artemis_cli/sim/worlds/shop.py) and the variable the
+#: shipped Shop tasks' secret ``shop_password`` is read from.
+SHOP_PASSWORD = "artemis123"
+SHOP_PASSWORD_ENV = "ARTEMIS_SECRET_SHOP_PASSWORD"
+# set for the whole process too: module- and session-scoped fixtures run Shop tasks before any
+# function-scoped fixture (below) has set it
+os.environ[SHOP_PASSWORD_ENV] = SHOP_PASSWORD
 
 # -- hypothesis profiles -----------------------------------------------------------------------
 # Every @given test takes its example count from the active profile (no hard-coded max_examples),
@@ -64,6 +72,11 @@ def _isolated_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # test points them at a server it started (tests/adbd, tests/device fixtures)
     monkeypatch.setenv("ANDROID_ADB_SERVER_HOST", "127.0.0.1")
     monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", NO_ADB_PORT)
+    # the shipped Shop tasks type the demo account's password as secret shop_password: every test
+    # supplies it as a user would (the variable), and nothing else of the developer's leaks in
+    for key in [k for k in os.environ if k.startswith(("ARTEMIS_SECRET", "ARTEMIS_REPLAY_SECRET"))]:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv(SHOP_PASSWORD_ENV, SHOP_PASSWORD)
     return home
 
 

@@ -185,12 +185,15 @@ PRICES = {"USB-C Cable": 9.99, "Power Bank": 29.99, "Desk Lamp": 27.99, "Coffee 
           "Gel Pens": 6.99, "Sticky Notes": 3.99, "USB Flash Drive": 12.99, "Mouse Pad": 8.99,
           "Travel Adapter": 23.99, "Umbrella": 16.99, "Lunch Box": 13.99}
 SWIPE = {"swipe": {"from": [540, 1900], "to": [540, 1020]}}
+#: The Shop tasks' credentials: the goal names the username, the password is this secret (its value
+#: comes from $ARTEMIS_SECRET_SHOP_PASSWORD, never from the task file).
+SHOP_SECRETS = {"shop_password": "the demo account's password"}
 
 
 def shop_task() -> dict[str, Any]:
     ref: list[Action] = [
         {"type": {"text": "demo", "into": {"id": "username"}}},
-        {"type": {"text": "artemis123", "into": {"id": "password"}, "submit": True}},
+        {"type": {"secret": "shop_password", "into": {"id": "password"}, "submit": True}},
     ]
     page = 0
     for name, qty, at in SHOP_ITEMS:
@@ -205,8 +208,9 @@ def shop_task() -> dict[str, Any]:
     ref.append({"finish": {"success": True, "answer": f"Order placed: {items} items, total ${total:.2f}"}})
     return {
         "id": "bench-shop-restock",
-        "goal": "Log in to the Shop with the demo account (demo / artemis123) and order: "
+        "goal": "Log in to the Shop with the demo account (username demo) and order: "
                 + ", ".join(f"{q} {n}" for n, q, _ in SHOP_ITEMS) + ". Check out when the cart is complete.",
+        "secrets": SHOP_SECRETS,
         "description": "Twelve products found by scrolling the whole catalogue; promotion pop-ups on.",
         "app": "com.artemis.shop",
         "max_steps": len(ref) + 40,
@@ -269,7 +273,7 @@ def notes_task() -> dict[str, Any]:
         "goal": "Write one note per weekday: " + "; ".join(f'"{d}": "{t}"' for d, t in JOURNAL)
                 + ". Then re-open each of them and keep its text in your own notes, glance at the three older "
                 "notes, look up Kenji Mori's number in Contacts, and write a \"Week plan\" note that "
-                "summarises the week and mentions Kenji's number.",
+                "summarises the week and ends with \"ask Kenji\" and his number.",
         "description": "Revisits earlier screens and writes notes (save_note); a contact fact reused later.",
         "app": "com.artemis.notes",
         "max_steps": len(ref) + 30,
@@ -287,7 +291,7 @@ def recall_task(seed: int = 31, rounds: int = 13) -> dict[str, Any]:
     order = f"ART-{10000 + (seed % 5000) * 10 + 1}"
     ref: list[Action] = [
         {"type": {"text": "demo", "into": {"id": "username"}}},
-        {"type": {"text": "artemis123", "into": {"id": "password"}, "submit": True}},
+        {"type": {"secret": "shop_password", "into": {"id": "password"}, "submit": True}},
         {"tap": {"desc": "Add USB-C Cable to cart"}},
         {"tap": {"desc": "Add Phone Case to cart"}},
         {"tap": {"id": "cart_button"}},
@@ -311,12 +315,13 @@ def recall_task(seed: int = 31, rounds: int = 13) -> dict[str, Any]:
     ]
     return {
         "id": "bench-long-recall",
-        "goal": "Order one USB-C Cable and one Phone Case in the Shop (demo / artemis123) and check out. "
+        "goal": "Order one USB-C Cable and one Phone Case in the Shop (username demo) and check out. "
                 f"Then do the Settings stress test {rounds} times (toggle Wi-Fi, Airplane mode, Mobile data, "
                 "Dark theme and Bluetooth, back to the main list after each screen), create the alarms "
                 + "; ".join(f"{h}:{m:02d} {x.upper()} {lab}" for h, m, x, lab in ALARMS[:8])
-                + ", and finally write a note titled \"Order to track\" whose text gives the Shop order "
-                "number you saw at checkout and what was in the order.",
+                + ", and finally write a note titled \"Order to track\" whose text is \"Shop order "
+                "<the order number you saw at checkout>, USB-C Cable and Phone Case\".",
+        "secrets": SHOP_SECRETS,
         "description": "The order number is seen at step ~6 and typed again after ~200 steps.",
         "app": "com.artemis.shop",
         "max_steps": len(ref) + 40,
@@ -459,7 +464,7 @@ def fact_recall_task(seed: int = FACT_SEED) -> tuple[dict[str, Any], list[dict[s
     # -- 3. Shop: prices seen while filling the cart, the order number and total at checkout
     ref += [{"key": "home"}, {"launch": "com.artemis.shop"},
             {"type": {"text": "demo", "into": {"id": "username"}}},
-            {"type": {"text": "artemis123", "into": {"id": "password"}, "submit": True}}]
+            {"type": {"secret": "shop_password", "into": {"id": "password"}, "submit": True}}]
     page = shop(FIRST_ORDER, 0, ["Mechanical Keyboard", "Noise Cancelling Headphones", "Smart Watch",
                                  "Microphone"])
     ref.append({"tap": {"id": "cart_button"}})
@@ -518,7 +523,7 @@ def fact_recall_task(seed: int = FACT_SEED) -> tuple[dict[str, Any], list[dict[s
                 + "; ".join(f"{f} {la} {p}" for f, la, p in FACT_NEW_CONTACTS[:3])
                 + ". In Settings look at Display and About phone, then toggle Wi-Fi, Airplane mode, Mobile data "
                 f"(Network & internet) and Bluetooth (Connected devices) {FACT_ROUNDS[0]} times. In the Shop "
-                "(demo / artemis123) order " + ", ".join(f"{q} {n}" for n, q in FIRST_ORDER)
+                "(username demo) order " + ", ".join(f"{q} {n}" for n, q in FIRST_ORDER)
                 + ". In Clock add the alarms "
                 + "; ".join(f"{h}:{m:02d} {x.upper()} {lab}" for h, m, x, lab in FACT_ALARMS[:FACT_ALARM_SPLIT])
                 + ". In Notes write " + "; ".join(f'"{t}": "{b}"' for t, b in FACT_NOTES)
@@ -529,6 +534,7 @@ def fact_recall_task(seed: int = FACT_SEED) -> tuple[dict[str, Any], list[dict[s
                 + f", toggle the switches {FACT_ROUNDS[2]} more times, order "
                 + ", ".join(f"{q} {n}" for n, q in SECOND_ORDER)
                 + f" in the Shop, and toggle the switches {FACT_ROUNDS[3]} more times.",
+        "secrets": SHOP_SECRETS,
         "description": "A long errand run over five apps; the fidelity probe asks about phone numbers, prices, "
                        "order numbers and settings values that were on screen and never typed.",
         "app": "com.android.contacts",

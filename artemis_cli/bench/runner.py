@@ -137,6 +137,22 @@ def run_pair(task: Task, mode: str, profile: Profile, model_kind: str, data_dir:
                            device=device)[0]
 
 
+def sim_secrets(task: Task) -> dict[str, str]:
+    """The secrets the simulated phone itself answers for: the Shop's demo password, when the task
+    runs on the sim with it (no ``shop_password_env``) and ``$ARTEMIS_SECRET_SHOP_PASSWORD`` does
+    not say otherwise. The bench suite then runs as it is, with no variable to set."""
+    import os
+
+    from artemis_cli.operators.secrets import secret_env_name, task_secrets
+    from artemis_cli.sim.worlds.shop import PASSWORD
+
+    name = "shop_password"
+    if (name not in task_secrets(task) or os.environ.get(secret_env_name(name)) or task.sim is None
+            or task.sim.shop_password_env):
+        return {}
+    return {name: PASSWORD}
+
+
 def run_pair_result(task: Task, mode: str, profile: Profile, model_kind: str, data_dir: Path,
                     on_step: Callable[[int], None] | None = None, lens: str = "mechanical",
                     facts: list[ProbeFact] | None = None,
@@ -171,7 +187,8 @@ def run_pair_result(task: Task, mode: str, profile: Profile, model_kind: str, da
             model = build_model(model_kind, task=task, profile=profile)
         time_model(model, model_meter)
         result = run_task(task, profile, device, model, engine, real_time=False, ledger_factory=factory,
-                          lenses="auto" if lens == "server" else "mechanical", **clock.hooks(on_step))
+                          lenses="auto" if lens == "server" else "mechanical", secrets=sim_secrets(task),
+                          **clock.hooks(on_step))
     finally:
         if server is not None:
             server.stop()

@@ -40,6 +40,12 @@ BLOB_FIELDS: tuple[str, ...] = ("pre_screenshot", "post_screenshot", "ui_xml", "
 REDACTED = "[redacted]"
 
 
+def secret_label(name: str) -> str:
+    """How a step typed from the task's secret ``name`` shows the text it typed: the name, never
+    the value (``operators.secrets``)."""
+    return f"‹secret {name}›"
+
+
 @dataclass(kw_only=True)
 class SessionRecord:
     id: str = ""  # empty: create_session assigns new_session_id()

@@ -12,7 +12,15 @@ from typing import Any, TypeVar
 from .blobs import is_sha256
 from .clock import normalize_iso, now_iso, parse_iso
 from .errors import DataEngineError, DuplicateStep
-from .records import BLOB_FIELDS, REDACTED, RESULT_STATUSES, SUMMARY_STATUSES, EventRecord, StepRecord
+from .records import (
+    BLOB_FIELDS,
+    REDACTED,
+    RESULT_STATUSES,
+    SUMMARY_STATUSES,
+    EventRecord,
+    StepRecord,
+    secret_label,
+)
 
 # JSON columns per table: name -> whether NULL reads back as {} (else None).
 SESSION_JSON = {"models": True, "config": True, "result": False}
@@ -138,7 +146,9 @@ def complete_step(step: StepRecord, session_started_at: str) -> StepRecord:
         and (target.get("password") or args.get("password"))
         and isinstance(args.get("text"), str)
     ):
-        args["text"] = REDACTED
+        # typed from a named secret: the text is its label, whatever the caller put there
+        secret = args.get("secret")
+        args["text"] = secret_label(secret) if isinstance(secret, str) and secret else REDACTED
     return replace(
         step,
         started_at=started,

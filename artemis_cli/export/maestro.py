@@ -24,7 +24,7 @@ the front, it does not restart it); ``tap`` -> ``tapOn`` and ``long_press`` -> `
 a selector chosen on the step's recorded pre-step screen (:mod:`.maestro_select`: resource-id,
 content-desc, text, id + text, then one of those with ``index``, each kept only when it finds the
 recorded element alone), else a ``point`` (percentages); ``type_text`` -> ``inputText`` (a field
-typed into by index is tapped first; password text -> ``${PASSWORD}``, a Maestro env var: the text
+typed into by index is tapped first; password text -> ``${PASSWORD}`` (a named secret -> ``${SHOP_PASSWORD}``), a Maestro env var: the text
 is never stored; a step whose typed-text check sent nothing keeps only its tap); ``press_key`` back -> ``back``,
 home/enter/delete/tab/volume_up/volume_down -> ``pressKey``; ``open_url`` -> ``openLink``; ``stop_app`` ->
 ``stopApp``; ``swipe`` -> ``swipe`` with start/end percentages.  Actions Maestro cannot express
@@ -50,6 +50,7 @@ from artemis_cli.engine.records import SessionRecord, StepRecord
 from artemis_cli.errors import HierarchyParseError
 from artemis_cli.export.maestro_select import choose_selector, matches, regex_literal
 from artemis_cli.memory.ledger_lines import action_phrase
+from artemis_cli.operators.secrets import step_secret
 from artemis_cli.operators.tools import MAX_SCROLLS
 from artemis_cli.operators.typing import NOTHING_TYPED
 from artemis_cli.perception.hierarchy import parse_hierarchy
@@ -60,6 +61,14 @@ from artemis_cli.perception.windows import Layer, order_windows
 __all__ = ["MaestroFlow", "MaestroStep", "dismissed_popup", "export_maestro", "maestro_flow", "setup_commands"]
 
 PASSWORD_VAR = "${PASSWORD}"
+
+
+def secret_var(step: StepRecord) -> str:
+    """The Maestro variable a redacted type_text takes its text from: the secret's name upper-cased
+    (``shop_password`` → ``SHOP_PASSWORD``) for a step that typed one of the task's secrets, else
+    ``PASSWORD``."""
+    name = step_secret(step)
+    return re.sub(r"[^A-Za-z0-9]", "_", name).upper() if name else PASSWORD_VAR[2:-1]
 _KEYS = {"home": "Home", "enter": "Enter", "delete": "Backspace", "tab": "Tab", "volume_up": "Volume Up",
          "volume_down": "Volume Down"}
 #: The scripted model's thought when it dismissed a pop-up: ``[script k/n popup]``.
@@ -222,11 +231,14 @@ def _step(engine: DataEngine, step: StepRecord, size: tuple[int, int], app_id: s
             return out
         if a.get("clear"):
             out.commands.append({"eraseText": 200})
-        out.commands.append({"inputText": PASSWORD_VAR if secret else str(a.get("text", ""))})
+        var = secret_var(step) if secret else None
+        out.commands.append({"inputText": f"${{{var}}}" if var else str(a.get("text", ""))})
         if a.get("submit"):
             out.commands.append({"pressKey": "Enter"})
-        if secret:
-            out.comment = f"password field: run with -e PASSWORD=… ({PASSWORD_VAR})"
+        if var:
+            name = step_secret(step)
+            what = f"secret {name}" if name else "password field"
+            out.comment = f"{what}: run with -e {var}=… (${{{var}}})"
     elif t == "press_key":
         key = str(a.get("key", ""))
         if key == "back":

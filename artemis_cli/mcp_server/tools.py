@@ -68,6 +68,9 @@ _NOTE = McpTool(
      "required": ["key", "content"]},
 )
 
+MCP_TYPE_TEXT = ("Type text into a text field. With `index` the field is tapped first, else the focused field "
+                 "takes it; `clear` empties it first; `submit` presses enter afterwards.")
+
 _ACTION_SUFFIX = {
     "finish": " Ends and closes the session (recorded as its last step); a further call starts a new one.",
 }
@@ -80,11 +83,18 @@ def _action_tools() -> list[McpTool]:
         decl = declared[name]
         schema = copy.deepcopy(decl.parameters)
         required = [r for r in schema.get("required", []) if r != "intent"]  # optional for a client
+        description = decl.description
+        if name == "type_text":
+            # an MCP session has no task secrets: the client types its own text (a `secret` it
+            # sends anyway is refused, naming that there are none)
+            schema["properties"].pop("secret", None)
+            required = ["text"]
+            description = MCP_TYPE_TEXT
         if required:
             schema["required"] = required
         else:
             schema.pop("required", None)
-        tools.append(McpTool(name, decl.description + _ACTION_SUFFIX.get(name, ""), schema))
+        tools.append(McpTool(name, description + _ACTION_SUFFIX.get(name, ""), schema))
     return tools
 
 

@@ -176,7 +176,7 @@ class HealPlayer(ScriptPlayer):
             overflow = self._overflow(elements)
             if overflow is not None and self._last_extra(view) != "menu":
                 return adapt("The target may be in the overflow menu", overflow, "menu")
-        if kind == "type" and isinstance(value, dict) and "text" not in value:
+        if kind == "type" and isinstance(value, dict) and "text" not in value and not isinstance(value.get("secret"), str):
             return ScriptDecision(f"{label} Cannot type a password: the plan does not carry it",
                                   FunctionCall("finish", {"success": False,
                                                           "answer": f"plan step {pos + 1} types a password"}))

@@ -8,7 +8,7 @@ reads — so a script exercises exactly the path a model would. A known pop-up (
 answered ``failed`` (typed text that did not land) is played again, at most ``MAX_REPLAYS`` times.
 
 Reference vocabulary (see ``artemis_cli.config.task``): ``tap``/``long_press`` a selector,
-``type`` {text, into?, clear?, submit?}, ``swipe`` direction | {direction, on?} | {from, to},
+``type`` {text | secret, into?, clear?, submit?}, ``swipe`` direction | {direction, on?} | {from, to},
 ``key``, ``launch``, ``wait``, ``note`` {key, content}, ``finish`` {success, answer}.
 A selector has ``text``, ``text_contains``, ``id``, ``desc``, ``class``, ``nth`` or ``x``/``y``.
 """
@@ -218,7 +218,8 @@ class ScriptPlayer:
             args.update({"to_index": dst["index"]} if "index" in dst else {"x2": dst["x"], "y2": dst["y"]})
             return FunctionCall("drag", args)
         if kind == "type":
-            args = {"text": str(value["text"])}
+            # a secret by its name: the operator types its value (the reference holds none)
+            args = {"secret": str(value["secret"])} if value.get("secret") else {"text": str(value["text"])}
             if value.get("into"):
                 args.update(self._target(value["into"], elements, view))
             if value.get("clear"):

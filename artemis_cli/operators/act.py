@@ -21,6 +21,7 @@ from artemis_cli.engine.records import ResultStatus
 from artemis_cli.errors import DeviceError, DeviceOffline, ScreenshotError, ShellError
 from artemis_cli.operators.observe import Observation
 from artemis_cli.operators.outcome import VISUAL_CHANGE_MIN
+from artemis_cli.operators.secrets import secret_label
 from artemis_cli.operators.tools import MAX_SCROLLS, ToolCall, ToolCallError
 from artemis_cli.operators.typing import Probe, TypingTrace, type_into
 from artemis_cli.perception.dhash import dhash_hex, hamming
@@ -164,11 +165,12 @@ def _reached(obs: Observation, el: Element, x: int, y: int) -> Target:
 
 def plan_action(call: ToolCall, obs: Observation, packages: list[str] | None = None,
                 labels: Mapping[str, str] | None = None,
-                launchable: Callable[[], list[str] | None] | None = None) -> PlannedAction:
+                launchable: Callable[[], list[str] | None] | None = None,
+                secrets: Mapping[str, str] | None = None) -> PlannedAction:
     """The device operation ``call`` means on ``obs``; ``packages`` (installed), ``labels`` and
     ``launchable`` (the packages with a launcher activity, read only when a launch_app name
-    misses) resolve a launch_app."""
-    planned = _plan(call, obs, packages, labels, launchable)
+    misses) resolve a launch_app; ``secrets`` (the task's values by name) a type_text ``secret``."""
+    planned = _plan(call, obs, packages, labels, launchable, secrets)
     if planned.type in _TOUCHES and planned.x is not None and planned.y is not None:
         _refuse_behind_modal(obs, planned.x, planned.y)
     return planned
@@ -189,7 +191,8 @@ def _refuse_behind_modal(obs: Observation, x: int, y: int) -> None:
 
 def _plan(call: ToolCall, obs: Observation, packages: list[str] | None,
           labels: Mapping[str, str] | None,
-          launchable: Callable[[], list[str] | None] | None) -> PlannedAction:
+          launchable: Callable[[], list[str] | None] | None,
+          secrets: Mapping[str, str] | None = None) -> PlannedAction:
     a = call.args
     name = call.name
     if name == "scroll":
@@ -230,7 +233,9 @@ def _plan(call: ToolCall, obs: Observation, packages: list[str] | None,
             fx, fy = field.center
             target = target_for_element(field) if "index" in a else hit_test(obs.tree, fx, fy)
         planned = PlannedAction(name, dict(a), fx, fy, target=target, element=field)
-        if target.password or (field is not None and field.node.password):
+        if "secret" in a:
+            _type_secret(planned, a["secret"], secrets or {})
+        elif target.password or (field is not None and field.node.password):
             planned.secret = a["text"]
             planned.args["text"] = REDACTED
             planned.args["redacted"] = True
@@ -239,6 +244,27 @@ def _plan(call: ToolCall, obs: Observation, packages: list[str] | None,
         package, how = resolve_package(a["app"], packages or [], labels, launchable)
         return PlannedAction(name, {"app": a["app"], "package": package, "resolved_by": how})
     return PlannedAction(name, dict(a))
+
+
+def _type_secret(planned: PlannedAction, name: str, secrets: Mapping[str, str]) -> None:
+    """A type_text of the task's secret ``name``: the value goes to the device only; the recorded
+    args name the secret (``text`` is its label), never its value. Only into a password field: any
+    other shows what it holds, and the next element list would carry the value to the model."""
+    if name not in secrets:
+        known = ", ".join(sorted(secrets))
+        raise ToolCallError(f"no secret named {name[:60]!r}; " + (
+            f"this task's secrets are: {known}" if known else "this task has no secrets: type the text itself"))
+    field = planned.element
+    if field is None:
+        raise ToolCallError(f"no field is focused to type secret {name} into; give the password field's index; "
+                            "nothing was sent")
+    if not (planned.target.password or field.node.password):
+        where = f"[{field.index}]" if "index" in planned.args else "the focused field"
+        raise ToolCallError(f"{where} is not a password field (a secret is typed only where the screen hides "
+                            "it); nothing was sent. Give the index of the field flagged password")
+    planned.secret = secrets[name]
+    planned.args = {"text": secret_label(name), "secret": name,
+                    **{k: v for k, v in planned.args.items() if k not in ("text", "secret")}, "redacted": True}
 
 
 def _takes_text(node: UINode) -> bool:

@@ -115,6 +115,9 @@ class FlashLoop:
     similarity_hint: bool = True
     similarity_max_distance: int = 5
     injections: dict[int, list[str]] = field(default_factory=dict)
+    #: the task's secret values by name (``operators.secrets``): typed on ``type_text(secret=NAME)``,
+    #: never sent to the model nor recorded
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)
     #: Lines the user typed during the run (stdin), taken at the start of the next step.
     user_inbox: Callable[[], list[str]] | None = None
     real_time: bool = True
@@ -407,7 +410,7 @@ class FlashLoop:
             try:
                 turn = run_turn(build, self._generate(number), obs, packages=self.packages,
                                 launchable=self.launchable, memory=self.memory.handler(number),
-                                fallbacks=[self._generate(number, m) for m in chain[1:]])
+                                fallbacks=[self._generate(number, m) for m in chain[1:]], secrets=self.secrets)
             except (ModelError, ModelAuthError) as exc:
                 out.stop_reason, out.stop_message = _model_stop(exc)
                 self._event(number, "model_error", {"error": type(exc).__name__, "message": str(exc)})

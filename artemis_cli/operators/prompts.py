@@ -9,6 +9,7 @@ system instruction declares to be data, never instructions.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from artemis_cli.engine.clock import format_offset
 from artemis_cli.memory.ledger import OBSERVATION_HEADING
@@ -86,11 +87,24 @@ _MARKS_LINE = """\
 """
 
 
-def system_prompt(*, marks: bool = True) -> str:
+def system_prompt(*, marks: bool = True, secrets: Mapping[str, str] | None = None) -> str:
     """The operator's system text; ``marks``: the screenshot carries set-of-marks (profile
-    ``screenshot.marks``), and the text says how to read them. Fixed for a session (S zone)."""
+    ``screenshot.marks``), and the text says how to read them; ``secrets``: the task's secrets
+    (name → description, never a value), listed only when there are any. Fixed for a session
+    (S zone)."""
     return (_SYSTEM_TEMPLATE.replace("{marks}", _MARKS_LINE if marks else "")
-            .replace("{knowhow}", android_knowhow()).replace("{untrusted}", _UNTRUSTED))
+            .replace("{knowhow}", android_knowhow() + secrets_block(secrets)).replace("{untrusted}", _UNTRUSTED))
+
+
+def secrets_block(secrets: Mapping[str, str] | None) -> str:
+    """What the model is told of the task's secrets: each name with its description, never a
+    value; empty when the task has none."""
+    if not secrets:
+        return ""
+    lines = ["Secrets you can type with type_text(secret=NAME), into a password field (their values are",
+             "never shown to you; the field shows dots, its check counts the characters):"]
+    lines += [f"- {name}: {description}" for name, description in secrets.items()]
+    return "\n".join(lines) + "\n\n"
 
 
 def android_knowhow(note_tool: str = "save_note") -> str:

@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from artemis_cli.engine.records import StepRecord
+from artemis_cli.engine.records import secret_label as records_secret_label
 from artemis_cli.errors import UsageError
 
 ENV_SECRET = "ARTEMIS_SECRET"
@@ -51,7 +52,7 @@ def secret_env_name(name: str) -> str:
 
 def secret_label(name: str) -> str:
     """How a step typed from a secret shows the text it typed: the name, never the value."""
-    return f"‹secret {name}›"
+    return records_secret_label(name)
 
 
 def field_env_name(resource_id: str, prefix: str = ENV_SECRET) -> str | None:

@@ -32,6 +32,9 @@ MAX_WAIT_S = 10.0
 MAX_SCROLLS = 10
 #: An action's ``intent`` (what the model expects it to do) is kept to this many characters.
 MAX_INTENT_CHARS = 200
+#: type_text's ``secret``: what the model is told of it (the value never reaches a request)
+SECRET_DESCRIPTION = ("The name of one of the task's secrets to type instead of text; its value is never "
+                      "shown to you.")
 INTENT_DESCRIPTION = "What you expect this action to do, in a few words (e.g. \"opens the Wi-Fi settings\")."
 _WS = re.compile(r"\s+")
 
@@ -159,16 +162,17 @@ def _declarations(coordinates: str) -> list[ToolDecl]:
         ),
         ToolDecl(
             "type_text",
-            "Type text into a text field. With `index` the field is tapped first, else the focused "
-            "field takes it; `clear` empties it first; `submit` presses enter afterwards.",
+            "Type text into a text field: give `text`, or `secret` to type one of the task's secrets. "
+            "With `index` the field is tapped first, else the focused field takes it; `clear` empties "
+            "it first; `submit` presses enter afterwards.",
             _obj(
                 {
                     "text": {"type": "string", "description": "The text to type."},
+                    "secret": {"type": "string", "description": SECRET_DESCRIPTION},
                     "index": {"type": "integer", "description": "Text field to type into."},
                     "clear": {"type": "boolean", "description": "Empty the field first."},
                     "submit": {"type": "boolean", "description": "Press enter after typing."},
                 },
-                ["text"],
             ),
         ),
         ToolDecl(
@@ -358,8 +362,14 @@ def validate_call(call: FunctionCall) -> ToolCall:
         else:
             raise ToolCallError("give `direction` (up/down/left/right) or all of x1, y1, x2, y2")
     elif name == "type_text":
-        text = _str(args, "text")
-        out = {"text": text, "clear": _bool(args, "clear"), "submit": _bool(args, "submit")}
+        text = _str(args, "text", required=False)
+        secret = _str(args, "secret", required=False)
+        if text is not None and secret is not None:
+            raise ToolCallError("give `text` or `secret`, not both")
+        if text is None and secret is None:
+            raise ToolCallError("`text` is required (or `secret`: the name of one of the task's secrets)")
+        out = {"text": text} if secret is None else {"secret": secret.strip()}
+        out.update({"clear": _bool(args, "clear"), "submit": _bool(args, "submit")})
         index = _int(args, "index")
         if index is not None:
             out["index"] = index

@@ -22,7 +22,7 @@ an action and the step records that as an error.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,9 +77,11 @@ def run_turn(
     memory: MemoryHandler = not_available,
     max_calls: int = 6,
     fallbacks: Sequence[Generate] = (),
+    secrets: Mapping[str, str] | None = None,
 ) -> TurnResult:
     """Call ``generate`` (then each of ``fallbacks`` in turn, see the module docstring) until
-    one valid action; ``max_calls`` bounds the replies with content."""
+    one valid action; ``max_calls`` bounds the replies with content; ``secrets``: the task's
+    secret values by name, for ``type_text(secret=NAME)``."""
     result = TurnResult(action=None, call=None)
     chain = [generate, *fallbacks]
     current = 0  # the model of the chain answering now
@@ -137,7 +139,8 @@ def run_turn(
                 tc = validate_call(fc)
                 launch = tc.name in ("launch_app", "stop_app")
                 planned = plan_action(tc, obs, packages() if launch else None,
-                                      launchable=launchable if launch else None) if tc.is_action else None
+                                      launchable=launchable if launch else None,
+                                      secrets=secrets) if tc.is_action else None
                 if planned is not None and planned.secret:
                     result.secrets.append(planned.secret)
                 valid.append((tc, planned))

@@ -25,6 +25,7 @@ from typing import Any
 from artemis_cli.engine.records import StepRecord
 from artemis_cli.models.healer import render_plan
 from artemis_cli.operators.observe import Observation
+from artemis_cli.operators.secrets import step_secret, task_secrets
 from artemis_cli.perception.dhash import hamming
 from artemis_cli.perception.elements import index_elements
 from artemis_cli.perception.types import Target, UITree
@@ -59,7 +60,9 @@ def plan_action(rec: StepRecord, rec_size: tuple[int, int], size: tuple[int, int
     if t in ("tap", "double_tap", "long_press"):
         return {t: _selector(target, rec.x, rec.y, rec_size, size)}
     if t == "type_text":
-        value: dict[str, Any] = {"secret": True} if is_secret_step(rec) else {"text": str(args.get("text", ""))}
+        # a named secret by its name (the heal's loop types its value); any other password: no text
+        value: dict[str, Any] = ({"secret": step_secret(rec) or True} if is_secret_step(rec)
+                                 else {"text": str(args.get("text", ""))})
         if "index" in args:
             value["into"] = _selector(target, rec.x, rec.y, rec_size, size)
         value.update({k: True for k in ("clear", "submit") if args.get(k)})
@@ -113,6 +116,8 @@ class HealTask:
     app: str | None = None
     inject: list[Any] = field(default_factory=list)
     success: list[Any] = field(default_factory=list)
+    #: the source task's secrets (name → description): the heal's model is told them too
+    secrets: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -160,7 +165,10 @@ def run_heal(
     goal = heal_goal(r.src.goal, r.src.id, recorded[index], why, plan, target_labels, rec.foreground_app,
                      target_step=rec.number)
     task_cfg = (r.src.config or {}).get("task") or {}
-    task = HealTask(goal=goal, app=task_cfg.get("app"))
+    task = HealTask(goal=goal, app=task_cfg.get("app"), secrets=task_secrets(task_cfg))
+    # the values the replay settled before it started, by secret name
+    secrets = {name: r.secrets[s.number] for s in recorded
+               if (name := step_secret(s)) and s.number in r.secrets}
     pre_trees: dict[int, UITree | None] = {}
 
     def is_screen_of(cand: StepRecord, post: Observation, target: Target) -> bool:
@@ -209,7 +217,7 @@ def run_heal(
 
     loop, service = build_loop(r.session_id, task, opts.profile, r.device, opts.model, r.engine,
                                max_steps=first_number + budget - 1, real_time=opts.real_time,
-                               callbacks=Callbacks(), lease=r.lease)
+                               callbacks=Callbacks(), lease=r.lease, secrets=secrets)
     loop.after_step = after_step
     try:
         with priced(r.engine, r.session_id, opts.model, opts.profile):

@@ -31,7 +31,7 @@ def test_frozen_suite_is_what_the_generator_writes(tmp_path: Path, capsys: pytes
 def test_facts_are_seen_never_typed_and_spread_over_the_run() -> None:
     task, facts = fact_recall_task()
     assert len(task["reference"]) >= 300
-    typed = [str(a["type"]["text"]).casefold() for a in task["reference"] if "type" in a]
+    typed = [str(a["type"]["text"]).casefold() for a in task["reference"] if "type" in a and "text" in a["type"]]
     goal = task["goal"].casefold()
     for f in facts:
         value = f["value"].casefold()

@@ -76,7 +76,9 @@ def test_maestro_maps_keys_text_and_passwords(tmp_path: Path, record_task: Calla
     text = maestro_flow(engine, run.session_id).to_yaml()
     commands = list(yaml.safe_load_all(text))[1]
     assert {"inputText": "demo"} in commands
-    assert {"inputText": "${PASSWORD}"} in commands and "artemis123" not in text
+    # the task's secret by its name, upper-cased as a Maestro variable: never the text
+    assert {"inputText": "${SHOP_PASSWORD}"} in commands and "artemis123" not in text
+    assert "# secret shop_password: run with -e SHOP_PASSWORD=" in text
     assert any(isinstance(c, dict) and "swipe" in c for c in commands)
 
 

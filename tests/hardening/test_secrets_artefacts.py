@@ -38,11 +38,15 @@ from artemis_cli.models.fake_gemini import FakeGeminiServer
 from artemis_cli.models.registry import reference_script
 from artemis_cli.models.scripted import script_policy
 from artemis_cli.operators.act import REDACTED as TYPED_REDACTED
+from artemis_cli.operators.secrets import secret_label
 
 REPO = Path(__file__).resolve().parents[2]
 TASK = REPO / "tasks" / "shop-buy-one.yaml"
-PASSWORD = "artemis123"  # the Shop's demo password, typed by the task's reference solution
-MARKERS = (TYPED_REDACTED, STORED_REDACTED)
+PASSWORD = "artemis123"  # the Shop's demo password: the task's secret shop_password, from its variable
+SECRET_ENV = "ARTEMIS_SECRET_SHOP_PASSWORD"
+# where the password was typed, what a user reads names the secret (or, for text typed into a
+# password field without one, the redaction marker)
+MARKERS = (TYPED_REDACTED, STORED_REDACTED, secret_label("shop_password"), '"secret": "shop_password"')
 # Chunks every 3 steps, so the chunk lens (which reads step records) runs on the password step too.
 PROFILE = "extends: flash\nmemory:\n  chunking: {max_steps: 3}\n  transcript: {min_active_steps: 2}\n"
 
@@ -145,11 +149,14 @@ def test_no_artefact_holds_the_api_key_or_the_typed_password(tmp_path: Path) -> 
     task = load_task(TASK)
     outputs: list[Output] = []
     base_env = {k: v for k, v in os.environ.items()
-                if k not in ("GOOGLE_API_KEY", "ARTEMIS_DEBUG") and not k.startswith("ARTEMIS_REPLAY_SECRET")}
+                if k not in ("GOOGLE_API_KEY", "ARTEMIS_DEBUG")
+                and not k.startswith(("ARTEMIS_REPLAY_SECRET", "ARTEMIS_SECRET"))}
 
     with FakeGeminiServer(script_policy(reference_script(task)), expected_api_key=key) as server:
         env = {**base_env, "ARTEMIS_HOME": str(home), "GEMINI_API_KEY": key,
-               "ARTEMIS_GEMINI_BASE_URL": server.base_url}
+               "ARTEMIS_GEMINI_BASE_URL": server.base_url, SECRET_ENV: PASSWORD}
+        # what the user has when the variable is gone: the recorded session only
+        unset = {k: v for k, v in env.items() if k != SECRET_ENV}
 
         # 1. the run: the key must really be used (the server rejects any other key)
         run = _artemis("run", ["run", str(TASK), "--model", "gemini", "--profile", str(profile), "--no-live",
@@ -171,7 +178,7 @@ def test_no_artefact_holds_the_api_key_or_the_typed_password(tmp_path: Path) -> 
         # 2. every artefact a user can make (read-only commands side by side) and 3. a replay on
         # the simulated phone, where the password comes from the environment, never from the DB
         report, jsonl, maestro = out / "report.html", out / "steps.jsonl", out / "flow.yaml"
-        secret_env = {**env, "ARTEMIS_REPLAY_SECRET": PASSWORD}
+        secret_env = {**unset, "ARTEMIS_REPLAY_SECRET": PASSWORD}  # the older replay name still works
         readers = {
             "list": (["sessions", "list", "--json"], env),
             "show-json": (["sessions", "show", sid, "--json"], env),
@@ -185,7 +192,7 @@ def test_no_artefact_holds_the_api_key_or_the_typed_password(tmp_path: Path) -> 
             "export-jsonl": (["sessions", "export", sid, "--format", "jsonl", "-o", str(jsonl)], env),
             "export-maestro": (["sessions", "export", sid, "--format", "maestro", "-o", str(maestro)], env),
             "replay-plan": (["replay", sid, "--dry-run"], env),
-            "replay-no-secret": (["replay", sid, "--json"], env),
+            "replay-no-secret": (["replay", sid, "--json"], unset),
             "replay": (["replay", sid, "--json"], secret_env),
         }
 
@@ -216,6 +223,7 @@ def test_no_artefact_holds_the_api_key_or_the_typed_password(tmp_path: Path) -> 
 
         without = read.pop("replay-no-secret")
         assert without.returncode == 2 and "ARTEMIS_REPLAY_SECRET" in without.stderr, without.stderr[-1500:]
+        assert f"set {SECRET_ENV}" in without.stderr, without.stderr[-1500:]
         for name, res in read.items():
             assert res.returncode == 0, f"{name}: {res.stdout[-1500:]}{res.stderr[-1500:]}"
         chunks = read["chunks"].stdout
@@ -257,7 +265,9 @@ def test_no_artefact_holds_the_api_key_or_the_typed_password(tmp_path: Path) -> 
     steps = json.loads(read["show-json"].stdout)["steps"]
     typed = [s["action"] for s in steps if s["action"]["type"] == "type_text"]
     assert len(typed) == 2 and typed[0]["args"]["text"] == "demo"
-    assert marked(typed[1]["args"]["text"]) and typed[1]["args"]["redacted"] is True, typed[1]
+    # typed from secret shop_password: recorded by its name, its text shown as the secret's label
+    assert typed[1]["args"]["secret"] == "shop_password" and typed[1]["args"]["redacted"] is True, typed[1]
+    assert typed[1]["args"]["text"] == secret_label("shop_password"), typed[1]
     assert marked(sources["artemis.db (dump)"].decode("utf-8"))
     for name in ("prompt-4", "recall-range"):
         assert marked(read[name].stdout), f"no redaction marker in {name}"

@@ -163,3 +163,18 @@ def test_artemis_resume_points_an_mcp_session_at_artemis_mcp(engine: DataEngine)
     assert res.exception.hint == f"continue it with: artemis mcp --resume {sid}"
     res = CliRunner().invoke(app, ["sessions", "prompt", sid, "--step", "1", "--data-dir", str(engine.data_dir)])
     assert isinstance(res.exception, UsageError) and "no model a prompt" in str(res.exception)
+
+
+def test_type_text_offers_no_secret_and_a_secret_sent_anyway_is_refused(engine: DataEngine) -> None:
+    """An MCP session has no task secrets: type_text is declared without `secret` (the client types
+    its own text), and a `secret` it sends anyway is refused before anything is sent."""
+    typed = next(t for t in mcp_tools() if t.name == "type_text")
+    assert "secret" not in typed.input_schema["properties"] and typed.input_schema["required"] == ["text"]
+    assert "secret" not in typed.description
+    session, phone = driven(engine)
+    session.act("launch_app", {"app": "com.artemis.shop"})
+    view = session.observe()
+    field = next(e.index for e in view.obs.elements if e.node.password)
+    with pytest.raises(ToolRefused, match="this task has no secrets: type the text itself"):
+        session.act("type_text", {"index": field, "secret": "shop_password"})
+    assert "logged_in=1" not in phone.shell("content query --uri content://com.artemis.shop/session")

@@ -44,6 +44,17 @@ def test_system_prompt_without_marks_says_nothing_of_them() -> None:
     assert system_prompt(marks=True) == SYSTEM_PROMPT != text
 
 
+def test_system_prompt_names_the_tasks_secrets_never_their_values() -> None:
+    """A task with secrets: the system text lists each name with its description (what the model
+    needs to type one with type_text(secret=NAME)); without secrets the block is absent."""
+    text = system_prompt(marks=True, secrets={"shop_password": "the demo account's password"})
+    check("system_prompt_secrets.txt", text)
+    assert "Secrets you can type with type_text(secret=NAME)" in text
+    assert "- shop_password: the demo account's password" in text
+    assert system_prompt(marks=True, secrets={}) == SYSTEM_PROMPT
+    assert "secret" not in SYSTEM_PROMPT.lower()
+
+
 def test_tool_declarations_golden() -> None:
     for mode in ("pixels", "normalized"):
         decls = [{"name": t.name, "description": t.description, "parameters": t.parameters}

@@ -138,7 +138,9 @@ def test_password_text_comes_from_the_environment_never_the_db(
     def phone() -> SimPhone:
         return phone_for("shop-buy-one.yaml")
 
-    # no variable and no terminal: a clear usage error, not a replay with wrong text
+    # no variable and no terminal: a clear usage error, not a replay with wrong text (the step
+    # typed secret shop_password: its own variable first, then the field's)
+    monkeypatch.delenv("ARTEMIS_SECRET_SHOP_PASSWORD", raising=False)
     monkeypatch.delenv("ARTEMIS_REPLAY_SECRET", raising=False)
     monkeypatch.delenv("ARTEMIS_REPLAY_SECRET_PASSWORD", raising=False)
     with pytest.raises(UsageError, match="password"):

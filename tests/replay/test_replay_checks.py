@@ -4,6 +4,7 @@ that never finished is said to be incomplete, and a replay that refuses to start
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -200,7 +201,8 @@ def test_a_refused_replay_leaves_no_session(
     data = tmp_path / "data"
     engine = DataEngine.open(data)
     source = record_task(engine, "shop-buy-one.yaml")
-    for name in ("ARTEMIS_REPLAY_SECRET", "ARTEMIS_REPLAY_SECRET_PASSWORD", "ARTEMIS_SECRET", "ARTEMIS_SECRET_PASSWORD"):
+    for name in ("ARTEMIS_REPLAY_SECRET", "ARTEMIS_REPLAY_SECRET_PASSWORD", "ARTEMIS_SECRET", "ARTEMIS_SECRET_PASSWORD",
+                 "ARTEMIS_SECRET_SHOP_PASSWORD"):
         monkeypatch.delenv(name, raising=False)
     before = _session_ids(engine)
     with pytest.raises(UsageError, match="password"):
@@ -213,11 +215,13 @@ def test_a_refused_replay_leaves_no_session(
 
     # the real command line (a pipe, not a terminal: no prompt): exit 2, and still no session
     cli = subprocess.run([sys.executable, "-m", "artemis_cli", "replay", source.session_id, "--data-dir", str(data)],
-                         capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120, cwd=REPO)
+                         capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120, cwd=REPO,
+                         env=dict(os.environ))
     assert cli.returncode == 2, cli.stderr
-    # the step, the field and the task that need it, and the one family of names (the older too)
-    assert "typed into the password field (com.artemis.shop:id/password) of task shop-buy-desk-lamp" in cli.stderr
-    assert "set ARTEMIS_SECRET_PASSWORD (or ARTEMIS_SECRET)" in cli.stderr and "ARTEMIS_REPLAY_SECRET" in cli.stderr
+    # the step, its secret, the field and the task that need it, and the one family of names (the older too)
+    assert ("typed secret shop_password into the password field (com.artemis.shop:id/password) of task "
+            "shop-buy-desk-lamp") in cli.stderr
+    assert "set ARTEMIS_SECRET_SHOP_PASSWORD (or ARTEMIS_SECRET)" in cli.stderr and "ARTEMIS_REPLAY_SECRET" in cli.stderr
     with DataEngine.open_for_reading(data) as reader:
         assert {s.id for s in reader.list_sessions(limit=None)} == before
         assert all(s.status != "aborted" for s in reader.list_sessions(limit=None))

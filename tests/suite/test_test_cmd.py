@@ -253,7 +253,7 @@ def test_a_case_that_fails_once_then_passes_is_flaky_and_counts_as_passed(tmp_pa
     assert props["flaky"] == "true" and props["attempts"] == "2" and float(props["cost_usd"]) > 0
 
 
-def test_a_session_case_that_cannot_start_fails_alone(tmp_path: Path) -> None:
+def test_a_session_case_that_cannot_start_fails_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A recording whose replay needs a password no one gave fails its own case with that reason;
     the other cases still run and the suite says failed (exit 1), not a usage error."""
     env = {**os.environ, "ARTEMIS_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
@@ -264,6 +264,8 @@ def test_a_session_case_that_cannot_start_fails_alone(tmp_path: Path) -> None:
                           "--no-live"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert run.returncode == 0, run.stderr
     sid = json.loads(run.stdout)["session_id"]
+    # the recording typed secret shop_password: without its variable its replay cannot start
+    monkeypatch.delenv("ARTEMIS_SECRET_SHOP_PASSWORD")
     res = _cli(sid, str(DARK), "--model", "scripted", "--json", tmp=tmp_path)
     assert res.returncode == 1, res.stderr
     by = {c["kind"]: c for c in json.loads(res.stdout)["cases"]}

@@ -126,7 +126,7 @@ class ProLoop(FlashLoop):
                                                            post.element_list.splitlines(), milestone)
             for rec in actions:
                 try:  # planned (hit-tested) on the screen it acts on
-                    planned = plan_action(validate_call(rec.to_call()), post, self.packages())
+                    planned = plan_action(validate_call(rec.to_call()), post, self.packages(), secrets=self.secrets)
                 except ToolCallError as exc:
                     events.append(EventRecord(session_id=self.session_id, step=number, kind=RECOVERY_EVENT,
                                               payload={**rec.to_payload(), "result": f"rejected: {exc}"}))
