@@ -4,7 +4,8 @@ The compressed history (mechanical chunk bands, era and period paragraphs) and t
 input are built from these facts, so a folded range still says what the run got done::
 
     "Wi-Fi" OFF→ON                       a switch or check box the outcome saw flip
-    typed "Alice" into "Name"            text the field showed afterwards (its hint names it)
+    typed "Alice" into "Name"            text the field showed afterwards (its hint names it;
+                                         a clause says "typed" once for a run of them)
     typed ‹secret shop_password› into "Password"   a secret: its name, never its value
     "Notes" shows "Milk, eggs, bananas"  a field that holds more than what was typed
     answered "Delete this contact?" with "Delete"  a dialog closed by a tap on one of its buttons
@@ -245,20 +246,32 @@ def range_facts(steps: Sequence[StepRecord]) -> list[StepFact]:
     return merge_facts(f for s in steps for f in step_facts(s))
 
 
+def _shown(facts: Sequence[StepFact]) -> list[str]:
+    """The texts as a clause shows them: a typing fact right after another says "typed" once
+    (``typed "Tom" into "First name", "Becker" into "Last name"``)."""
+    out = []
+    for i, fact in enumerate(facts):
+        typing = fact.kind == "typed" and fact.text.startswith("typed ")
+        after_typing = i > 0 and facts[i - 1].kind == "typed" and facts[i - 1].text.startswith("typed ")
+        out.append(fact.text.removeprefix("typed ") if typing and after_typing else fact.text)
+    return out
+
+
 def facts_clause(facts: Sequence[StepFact], limit: int, sep: str = ", ") -> str:
     """The fact texts joined by ``sep`` while they fit in ``limit`` characters, then
     ``(+N more)``; "" without facts. Never cuts a fact (a first fact too long is left out and
     counted)."""
     out: list[str] = []
     used = 0
-    for i, fact in enumerate(facts):
-        rest = len(facts) - i - 1
+    texts = _shown(facts)
+    for i, text in enumerate(texts):
+        rest = len(texts) - i - 1
         more = len(f"{sep}(+{rest} more)") if rest else 0
-        cost = len(fact.text) + (len(sep) if out else 0)
+        cost = len(text) + (len(sep) if out else 0)
         if used + cost + more > limit:
-            left = len(facts) - i
+            left = len(texts) - i
             mark = f"(+{left} more)"
             return sep.join([*out, mark]) if out else mark
-        out.append(fact.text)
+        out.append(text)
         used += cost
     return sep.join(out)
