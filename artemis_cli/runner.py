@@ -313,6 +313,8 @@ def build_loop(
                                        getattr(getattr(model, "options", None), "max_image_side", None))
     if isinstance(loop, FlashLoop) and hasattr(loop, "plan"):
         compressor.plan_state = lambda: loop.plan.checklist() if getattr(loop, "plan", None) else ""
+    else:  # the model's own plan (the plan tool), as the observation recites it
+        compressor.plan_state = lambda: loop.memory.recited_plan() or ""
     return loop, service
 
 

@@ -1,6 +1,7 @@
 """The chunk lens (SPEC §10.1, §10.3): bands ① and ② of an L2 chunk from one model call.
 
-Input per step: its band ③ ledger line(s), visual summary, validator verdict and thought, plus
+Input per step: its band ③ ledger line(s), its observed facts (:mod:`~artemis_cli.memory.step_facts`),
+visual summary, validator verdict and thought, plus the facts of the whole segment and
 the notes written in the segment. Output: one JSON object with the band ① fields
 (:data:`~artemis_cli.memory.frozen.BAND1_FIELDS`) and ``intervals``, the band ② lines.
 
@@ -31,6 +32,7 @@ from typing import Any, Protocol
 from artemis_cli.engine.records import APP_FAULT_STATUSES, StepRecord
 from artemis_cli.errors import ArtemisError
 from artemis_cli.memory.frozen import BAND1_FIELDS, BAND1_LISTS, BAND1_PROSE
+from artemis_cli.memory.frozen_chunk import NO_NOTES
 from artemis_cli.memory.ledger_lines import (
     action_phrase,
     ledger_lines,
@@ -41,6 +43,7 @@ from artemis_cli.memory.ledger_lines import (
 )
 from artemis_cli.memory.lens import VERDICT_WORDS, MeteredCaller, neutralize_verdict_words, verdict_words
 from artemis_cli.memory.notes import Note
+from artemis_cli.memory.step_facts import facts_clause, range_facts, step_facts
 from artemis_cli.models.base import Message, Model, ModelRequest, ModelResponse, Part
 
 __all__ = [
@@ -66,6 +69,11 @@ _FENCE_RE = re.compile(r"^```(?:json)?\s*|\s*```$")
 MAX_THOUGHT_CHARS = 300
 MAX_SUMMARY_CHARS = 400
 MAX_VERDICT_REASON_CHARS = 400  # the validator's own cap: its reason is shown whole
+#: Characters of observed facts (``step_facts``) in a mechanical chunk's ``done`` and per interval.
+MAX_DONE_FACT_CHARS = 360
+MAX_INTERVAL_FACT_CHARS = 240
+#: Characters of one step's facts in the chunk-lens request.
+MAX_STEP_FACT_CHARS = 300
 
 
 class ChunkLensError(ArtemisError):
@@ -196,10 +204,11 @@ def _check_job(job: ChunkJob) -> None:
 
 CHUNK_LENS_SYSTEM_PROMPT = (
     "You compress a segment of the step log of an agent that operates an Android phone. You get "
-    "the segment's steps (ledger line, visual summary, validator verdict, the agent's thought) and "
-    "the notes the agent wrote in it. Answer with one JSON object and nothing else, with these keys:\n"
+    "the segment's steps (ledger line, what was observed to change, visual summary, validator verdict, "
+    "the agent's thought), what the segment changed as a whole, and the notes the agent wrote in it. Answer with one JSON object and nothing else, with these keys:\n"
     '- "purpose": what the segment was for (one or two sentences);\n'
-    '- "done": what was done, in order;\n'
+    '- "done": what was done, in order, from what was observed to change (switch states, text in '
+    "fields, dialogs answered, items added or removed, apps opened);\n"
     '- "effects": what it left behind on the device and in memory; name every note key written '
     "in the segment, in double quotes;\n"
     '- "entry_state": the screen and app state at the first step;\n'
@@ -230,10 +239,15 @@ def build_chunk_lens_request(job: ChunkJob) -> ModelRequest:
         # the verdict once, on its own line with its whole reason (not also on the ledger line)
         lines += [f"  ledger: {line.strip()}"
                   for line in ledger_lines(step, job.recoveries.get(step.number, ()), verdict=False)]
+        observed = facts_clause(step_facts(step), MAX_STEP_FACT_CHARS)
+        lines.append(f"  observed: {observed or 'none'}")
         summary = _flat(step.summary, MAX_SUMMARY_CHARS) if step.summary and step.summary_status == "ready" else "none"
         lines.append(f"  screen: {summary}")
         lines.append(f"  validator: {verdict_phrase(step.verdict, MAX_VERDICT_REASON_CHARS) or 'none'}")
         lines.append(f"  thought: {_flat(step.thought, MAX_THOUGHT_CHARS) if step.thought else 'none'}")
+    lines.append("")
+    lines.append("OBSERVED IN THIS SEGMENT (each control's latest state):")
+    lines.append(facts_clause(range_facts(job.steps), MAX_DONE_FACT_CHARS) or "none")
     lines.append("")
     lines.append("NOTES WRITTEN IN THIS SEGMENT:")
     if job.notes:
@@ -316,6 +330,12 @@ def _app(step: StepRecord) -> str:
     return _flat(step.foreground_app, 80) if step.foreground_app else "unknown app"
 
 
+def _app_after(step: StepRecord) -> str:
+    """The app in front after the step (the launcher's step that opened an app is in that app)."""
+    after = (step.outcome or {}).get("app_after")
+    return _flat(after, 80) if isinstance(after, str) and after else _app(step)
+
+
 def _phrase(text: str) -> str:
     """A result phrase as it stands: its device text is quoted already (``quote`` in
     ledger_lines), so quoting it again would write JSON-escaped quotes (``\\"Special offer!\\"``)
@@ -328,8 +348,11 @@ def _neutral(text: str) -> str:
 
 
 class MechanicalChunkLens:
-    """Bands ① and ② from the records alone (no model): consecutive steps with the same foreground
-    app and action kind form one interval; notes are named by key. Deterministic."""
+    """Bands ① and ② from the records alone (no model), built from what each step was observed to
+    change (:mod:`~artemis_cli.memory.step_facts`): consecutive steps in the same foreground app
+    form one interval, narrated by their facts; ``done`` is the segment's facts (the same control's
+    latest state, each fact once), then a short action count when it fits; notes are named by
+    key. Deterministic."""
 
     source = "mechanical"
 
@@ -346,27 +369,38 @@ class MechanicalChunkLens:
         for group in groups:
             a, b = group[0].number, group[-1].number
             where = f"Steps {a}–{b}" if a != b else f"Step {a}"
-            # band ③ has every step in full: ② stays a short narrative of where the segment went
-            labels: list[str] = []
-            for s in group:
-                label = (s.target or {}).get("text") or (s.target or {}).get("content_desc") or ""
-                if label and label not in labels:
-                    labels.append(label)
-            touched = f", touching {', '.join(quote(x, 30) for x in labels[:3])}" if labels else ""
-            intervals.append(_neutral(f"{where}: {len(group)} action(s) in {quote(_app(group[0]))}{touched}"))
+            # band ③ has every step in full: ② says where the segment went and what it changed
+            seen = facts_clause(range_facts(group), MAX_INTERVAL_FACT_CHARS)
+            count = f"{len(group)} action(s)"
+            if not seen:  # nothing observed to change: which elements it touched
+                labels: list[str] = []
+                for s in group:
+                    label = (s.target or {}).get("text") or (s.target or {}).get("content_desc") or ""
+                    if label and label not in labels:
+                        labels.append(label)
+                seen = f"touching {', '.join(quote(x, 30) for x in labels[:3])}" if labels else ""
+            body = f"{seen}; {count}" if seen else count
+            intervals.append(_neutral(f"{where}: {quote(_app(group[0]))} — {body}"))
         kinds: dict[str, int] = {}
         for step in steps:
             kinds[step.action_type] = kinds.get(step.action_type, 0) + 1
+        counts = f"{len(steps)} action(s): " + ", ".join(f"{n}× {quote(k, 40)}" for k, n in sorted(kinds.items()))
+        facts = facts_clause(range_facts(steps), MAX_DONE_FACT_CHARS)
+        if not facts:
+            done = counts + "."
+        elif len(facts) + len(counts) + 3 <= MAX_DONE_FACT_CHARS:
+            done = f"{facts}; {counts}."
+        else:
+            done = f"{facts}; {len(steps)} action(s)."
+        apps = list(dict.fromkeys(quote(_app_after(s)) for s in steps))
         milestone = quote(job.milestone, 120) if job.milestone else "no milestone"
         first, last = steps[0], steps[-1]
         notes = [f"note {quote(n.key, limit=None)} (step {n.step})" for n in job.notes]
         band1: dict[str, Any] = {
             "purpose": _neutral(f"Work toward milestone {milestone}." if job.milestone
-                                else f"Actions in {', '.join(sorted({quote(_app(s)) for s in steps}))}."),
-            "done": _neutral(
-                f"{len(steps)} action(s): " + ", ".join(f"{n}× {quote(k, 40)}" for k, n in sorted(kinds.items())) + "."
-            ),
-            "effects": _neutral("Notes written: " + "; ".join(notes) + "." if notes else "No notes written."),
+                                else f"In {', '.join(apps)}."),
+            "done": _neutral(done),
+            "effects": _neutral("Notes written: " + "; ".join(notes) + "." if notes else NO_NOTES),
             "entry_state": _neutral(f"{step_header(first.number, first.offset_ms)} on {quote(_app(first))}."),
             "exit_state": _neutral(
                 f"{step_header(last.number, last.offset_ms)} on {quote(_app(last))}, result {_phrase(result_phrase(last))}."

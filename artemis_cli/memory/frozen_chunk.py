@@ -33,6 +33,9 @@ BAND1_LABELS: dict[str, str] = {
 }
 
 PENDING_MARK = "[chunk lens pending: step ledger only]"
+#: The mechanical chunk lens's ``effects`` when the segment wrote no note (a period paragraph
+#: leaves it out: it says nothing).
+NO_NOTES = "No notes written."
 _WS = re.compile(r"\s+")
 _QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _STEP_LINE = "- Step "

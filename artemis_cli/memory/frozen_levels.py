@@ -15,6 +15,7 @@ from artemis_cli.memory.frozen_chunk import (
     _USER_LINE,
     BAND1_LABELS,
     BAND1_LISTS,
+    NO_NOTES,
     FrozenChunk,
     _band1_lines,
     _flat,
@@ -31,8 +32,13 @@ from artemis_cli.memory.frozen_chunk import (
 #: A period paragraph is at most this many characters (the header, recall line and user lines
 #: come on top of it).
 PERIOD_CHARS = 600
-#: A first clause taken from a chunk's prose field is at most this many characters.
+#: A first clause taken from a chunk's prose field is at most this many characters; its ``done``
+#: (what was observed to change) at most DONE_CLAUSE_CHARS.
 CLAUSE_CHARS = 120
+DONE_CLAUSE_CHARS = 240
+#: When a period's intervals do not all fit, each is cut to an equal share of the room, as long
+#: as that share is at least this long (else the later ones are counted, "…(N more intervals)").
+MIN_SHARE_CHARS = 100
 #: The L3 snapshot keeps per-step index lines for at most this many of the newest steps (whole
 #: blocks); older blocks become ranged lines, at most SNAPSHOT_RANGES of them.
 SNAPSHOT_STEP_LINES = 24
@@ -52,14 +58,27 @@ def text_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
+def cut_text(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters: whole when it fits, else cut after the last
+    ``, `` outside quoted screen text that leaves room for "…" (a list keeps whole items), else
+    at the limit."""
+    if len(text) <= limit:
+        return text
+    blanked = _QUOTED.sub(lambda m: " " * len(m.group(0)), text)
+    at = blanked.rfind(", ", 0, max(0, limit - 1))
+    if at >= limit // 3:
+        return text[:at].rstrip() + ", …"
+    return text[: max(1, limit - 1)].rstrip() + "…"
+
+
 def first_clause(text: str, limit: int = CLAUSE_CHARS) -> str:
     """The text up to its first clause boundary (``;``, a sentence end, `` — ``) outside quoted
-    screen text, whitespace collapsed, at most ``limit`` characters (then "…")."""
+    screen text, whitespace collapsed, at most ``limit`` characters (:func:`cut_text`)."""
     text = _flat(text)
     blanked = _QUOTED.sub(lambda m: " " * len(m.group(0)), text)
     match = re.search(r";|\.(?:\s|$)|\s[—–]\s", blanked)
     clause = (text[: match.start()] if match else text).strip().rstrip(".")
-    return clause if len(clause) <= limit else clause[:limit].rstrip() + "…"
+    return cut_text(clause, limit)
 
 
 def _chunk_clause(chunk: FrozenChunk) -> str:
@@ -70,7 +89,10 @@ def _chunk_clause(chunk: FrozenChunk) -> str:
         return f"{_range(chunk.start, chunk.end)}: {label} (step ledger only)"
     bits: list[str] = []
     for name in ("purpose", "done", "effects"):
-        clause = first_clause(str(chunk.band1.get(name) or ""))
+        text = str(chunk.band1.get(name) or "")
+        if name == "effects" and _flat(text) == NO_NOTES:
+            continue  # says nothing
+        clause = first_clause(text, DONE_CLAUSE_CHARS if name == "done" else CLAUSE_CHARS)
         if clause and clause not in bits:
             bits.append(clause)
     label = "; ".join(bits) or _flat(chunk.milestone or "") or "no synopsis"
@@ -116,7 +138,12 @@ def period_paragraph(milestones: Sequence[str], clauses: Sequence[str], facts: S
         parts.append(text)
         room -= len(text) + 1
     if clauses:
-        text = _capped_join(list(clauses), ". ", max(40, room - fact_room - 1), "…({n} more intervals)") + "."
+        space = max(40, room - fact_room - 1)
+        items = list(clauses)
+        share = (space - 2 * (len(items) - 1)) // len(items)
+        if sum(len(c) + 2 for c in items) - 2 > space and share >= MIN_SHARE_CHARS:
+            items = [cut_text(c, share) for c in items]  # every interval keeps its share
+        text = _capped_join(items, ". ", space, "…({n} more intervals)") + "."
         parts.append(text)
         room -= len(text) + 1
     if facts:

@@ -268,13 +268,14 @@ class FlashLoop:
                 )
         return notices
 
-    # -- hooks the Pro loop fills in (the Flash loop has no plan, validator or milestones) --------
+    # -- hooks the Pro loop fills in (the Flash loop has the model's own plan, no validator or milestones) --
 
     def prepare_turn(self, number: int, obs: Observation) -> None:
         return None
 
-    def plan_recitation(self) -> str | None:
-        return None
+    def plan_recitation(self, number: int) -> str | None:
+        """The plan recited in step ``number``'s observation: the model's own (``plan`` tool)."""
+        return self.memory.recited_plan(number)
 
     def stamp(self) -> tuple[str, str] | None:
         """(milestone hash, milestone title) this step serves."""
@@ -395,7 +396,7 @@ class FlashLoop:
                 element_list=obs.element_list,
                 notices=[*late, *self._notices(number, obs)],
                 user_instructions=users,
-                plan=self.plan_recitation(),
+                plan=self.plan_recitation(number),
                 keyboard_shown=obs.keyboard_shown,
                 notes=self.memory.recited(),
             )

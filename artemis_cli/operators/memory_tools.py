@@ -1,4 +1,4 @@
-"""The pre-decision memory tools (SPEC §10.5): save_note, read_note, recall_history.
+"""The pre-decision memory tools (SPEC §10.5): save_note, read_note, plan, recall_history.
 
 Their answers return inside the same turn. A bad request (empty key, empty query without a
 range, a backwards range, a malformed time) is answered with an error the model can correct;
@@ -14,6 +14,7 @@ from typing import Any
 
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.errors import ArtemisError
+from artemis_cli.memory.checklist import parse_items, plan_before, recited_plan, save_plan
 from artemis_cli.memory.notes import list_notes, read_note, readable_content, recited_notes, save_note
 from artemis_cli.memory.recall import Recall
 from artemis_cli.operators.tools import ToolCall
@@ -41,6 +42,11 @@ class MemoryTools:
         """The saved notes as the current observation recites them (newest first, bounded)."""
         return recited_notes(list_notes(self.engine, self.session_id))
 
+    def recited_plan(self, step: int | None = None) -> str | None:
+        """The plan the model set (``plan``) as the observation of ``step`` recites it: the newest
+        one set before this turn (``step`` None: the newest); None when it never set one."""
+        return recited_plan(plan_before(self.engine, self.session_id, step))
+
     def handler(self, step: int) -> Callable[[ToolCall], dict[str, Any]]:
         def handle(call: ToolCall) -> dict[str, Any]:
             try:
@@ -55,6 +61,10 @@ class MemoryTools:
         if call.name == "save_note":
             version = save_note(self.engine, self.session_id, a["key"], a["content"], step)
             return {"saved": a["key"], "version": version}
+        if call.name == "plan":
+            plan = save_plan(self.engine, self.session_id, parse_items(a["items"]), step)
+            return {"saved": "plan", "version": plan.version, "items": len(plan.items), "done": plan.done,
+                    "shown": "from the next turn on, with every observation"}
         if call.name == "read_note":
             note = read_note(self.engine, self.session_id, a["key"])
             if note is None:

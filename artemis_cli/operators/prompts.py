@@ -21,10 +21,13 @@ You are Artemis, an agent that operates an Android phone to complete the user's 
 
 How a turn works:
 - Each turn you receive the current observation: the time since the session started, the
-  foreground app, whether the keyboard is shown, your saved notes, a numbered list of the
-  on-screen elements, and a screenshot.
-- You may first call the memory tools (save_note, read_note, recall_history); their answers
-  come back within the same turn.
+  foreground app, whether the keyboard is shown, your plan and saved notes, a numbered list of
+  the on-screen elements, and a screenshot.
+- You may first call the memory tools (save_note, read_note, plan, recall_history); their
+  answers come back within the same turn.
+- Keep your plan up to date: at the start call plan with the task's subgoals (each todo);
+  whenever you have seen a subgoal's effect on the screen, call plan again with it marked
+  done. Older steps are compressed; your plan says what is left.
 - Then call exactly one action tool (tap, double_tap, long_press, swipe, scroll, drag,
   type_text, press_key, launch_app, wait) or finish. Give every action an `intent`: what you
   expect it to do. One action per turn; its result arrives with the next observation and
@@ -145,8 +148,9 @@ def observation_text(
 ) -> str:
     """The step's observation: a head that stays in the transcript for good (time, step, app,
     keyboard, user instructions), then the body that is dropped once the step is older than
-    ``xml_scrub_depth`` (notices, plan recitation, the saved ``notes`` recited — lines from
-    ``memory.notes.recited_notes`` —, the element list). The ledger sends the
+    ``xml_scrub_depth`` (notices, the plan recited — ``memory.checklist.recited_plan`` or the Pro
+    planner's —, the saved ``notes`` recited — lines from ``memory.notes.recited_notes`` —, the
+    element list). The ledger sends the
     screenshot between the two, so head and image are byte-identical in this turn's tail and in
     the active window afterwards, and the provider's prefix cache keeps both."""
     w, h = screen_size

@@ -1,7 +1,7 @@
 """The operator's tool set (SPEC §9): declarations for the model and validation of its calls.
 
 A turn may contain any number of pre-decision memory calls (``save_note``, ``read_note``,
-``recall_history``) whose answers come back inside the same turn, and must end with exactly one
+``plan``, ``recall_history``) whose answers come back inside the same turn, and must end with exactly one
 device action or ``finish``. Invalid calls never raise out of this module: ``validate_call``
 raises ``ToolCallError`` whose message is sent back to the model so it can correct itself.
 """
@@ -16,6 +16,7 @@ from typing import Any
 
 from artemis_cli.device.intents import url_problem
 from artemis_cli.device.protocol import KEY_NAMES
+from artemis_cli.memory.checklist import PLAN_DESCRIPTION, PLAN_PARAMETERS, ChecklistError, parse_items
 from artemis_cli.memory.recall_args import RECALL_HISTORY_DESCRIPTION, RECALL_HISTORY_PARAMETERS
 from artemis_cli.models.base import FunctionCall, ToolDecl
 
@@ -23,7 +24,7 @@ ACTION_TOOLS = (
     "tap", "double_tap", "long_press", "scroll", "swipe", "drag", "type_text", "press_key", "launch_app", "open_url",
     "stop_app", "wait", "finish",
 )
-MEMORY_TOOLS = ("save_note", "read_note", "recall_history")
+MEMORY_TOOLS = ("save_note", "read_note", "plan", "recall_history")
 DIRECTIONS = ("up", "down", "left", "right")
 #: the keys press_key offers (every backend presses them: device.protocol.KEYCODES)
 TOOL_KEYS = KEY_NAMES
@@ -234,6 +235,7 @@ def _declarations(coordinates: str) -> list[ToolDecl]:
             "Read a note saved earlier (does not end the turn).",
             _obj({"key": {"type": "string", "description": "The note's key."}}, ["key"]),
         ),
+        ToolDecl("plan", PLAN_DESCRIPTION, copy.deepcopy(PLAN_PARAMETERS)),
         ToolDecl("recall_history", RECALL_HISTORY_DESCRIPTION, copy.deepcopy(RECALL_HISTORY_PARAMETERS)),
     ]
 
@@ -407,6 +409,11 @@ def validate_call(call: FunctionCall) -> ToolCall:
         out = {"key": _str(args, "key"), "content": _str(args, "content")}
     elif name == "read_note":
         out = {"key": _str(args, "key")}
+    elif name == "plan":
+        try:
+            out = {"items": [i.to_dict() for i in parse_items(args.get("items"))]}
+        except ChecklistError as exc:
+            raise ToolCallError(f"plan: {exc}") from None
     else:  # recall_history
         out = {
             "query": _str(args, "query", required=False) or "",

@@ -72,15 +72,19 @@ def test_current_and_recitation_golden() -> None:
     plan = Plan(plan.milestones, 3).mark_done(plan.milestones[0].id)
     assert plan.version == 4
     assert plan.current() == plan.milestones[1]
+    # the same checklist the Flash operator's plan tool keeps (memory.checklist.checklist_lines)
     assert plan.recitation() == (
-        "Plan (v4): [x] Open Settings (m:b32422ef63) / [>] Turn on Wi-Fi (m:5f73c88185)"
-        " / [ ] Check the network name (m:2d43e4cc1d)"
+        "Plan (v4, the planner's; work on the first unchecked milestone):\n"
+        '- [x] "Open Settings"\n'
+        '- [ ] "Turn on Wi-Fi"\n'
+        '- [ ] "Check the network name"'
     )
     for m in plan.milestones:
         plan = plan.mark_done(m.id)
     assert plan.current() is None and plan.all_done
-    assert plan.recitation().endswith("[x] Check the network name (m:2d43e4cc1d) — all milestones done")
-    assert Plan().recitation() == "Plan (v1): (no milestones)"
+    assert plan.recitation().startswith("Plan (v6, the planner's; all milestones done):\n")
+    assert plan.recitation().endswith('- [x] "Check the network name"')
+    assert Plan().recitation() == "Plan (v1, the planner's): (no milestones)"
     # marking an unknown or done milestone changes nothing
     assert plan.mark_done("0000000000") is plan
 

@@ -89,8 +89,11 @@ class ProLoop(FlashLoop):
                                                  screenshots=self._screenshots("planner", current=obs.png))
             self._write_plan(number, revised, "loop detected")
 
-    def plan_recitation(self) -> str | None:
-        return self.plan.recitation() if self.plan is not None else None
+    def plan_recitation(self, number: int) -> str | None:
+        """The planner's plan; then the operator's own (``plan`` tool), when it set one."""
+        own = super().plan_recitation(number)
+        planner = self.plan.recitation() if self.plan is not None else None
+        return "\n".join(p for p in (planner, own) if p) or None
 
     def stamp(self) -> tuple[str, str] | None:
         current = self.plan.current() if self.plan is not None else None

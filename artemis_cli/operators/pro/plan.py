@@ -5,9 +5,12 @@ digits), and then travels with the milestone: a revision that renames a mileston
 so every step stamped with it stays attributed to the same milestone. A new milestone gets a
 fresh id (salted when its title collides with an id already in use).
 
-The recitation (one line, recited in the operator's tail every turn) is pinned by a golden test::
+The recitation (recited in the operator's tail every turn, the same checklist as the Flash
+operator's ``plan`` tool keeps) is pinned by a test::
 
-    Plan (v3): [x] Open Settings (m:1a2b3c4d5e) / [>] Turn on Wi-Fi (m:…) / [ ] Check (m:…)
+    Plan (v3, the planner's; work on the first unchecked milestone):
+    - [x] "Open Settings"
+    - [ ] "Turn on Wi-Fi"
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from artemis_cli.errors import UsageError
+from artemis_cli.memory.checklist import checklist_lines
 
 __all__ = [
     "ID_HEX_CHARS",
@@ -127,16 +131,14 @@ class Plan:
         return Plan(milestones, self.version + 1)
 
     def recitation(self) -> str:
-        """One line: ``Plan (v3): [x] A (m:…) / [>] B (m:…) / [ ] C (m:…)``."""
+        """The plan as the operator's observation recites it: the same checklist as the Flash
+        operator's own plan (``memory.checklist.checklist_lines``), one milestone per line."""
         if not self.milestones:
-            return f"Plan (v{self.version}): (no milestones)"
+            return f"Plan (v{self.version}, the planner's): (no milestones)"
         current = self.current()
-        items = []
-        for m in self.milestones:
-            box = "[x]" if m.done else ("[>]" if current is not None and m.id == current.id else "[ ]")
-            items.append(f"{box} {m.title} ({m.tag})")
-        line = f"Plan (v{self.version}): " + " / ".join(items)
-        return line + (" — all milestones done" if current is None else "")
+        state = "all milestones done" if current is None else "work on the first unchecked milestone"
+        return "\n".join(checklist_lines(f"Plan (v{self.version}, the planner's; {state}):",
+                                          ((m.title, m.done) for m in self.milestones), quoted=True))
 
     def checklist(self) -> str:
         """The plan as one milestone per line (what the planner and the checker read)."""
