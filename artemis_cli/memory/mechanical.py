@@ -25,6 +25,8 @@ from artemis_cli.perception.dhash import dhash_hex, hamming
 from artemis_cli.perception.elements import index_elements
 from artemis_cli.perception.foreground import foreground_app, is_background_package
 from artemis_cli.perception.hierarchy import parse_hierarchy
+from artemis_cli.perception.hittest import HitIndex
+from artemis_cli.perception.modal import modal_in_front
 from artemis_cli.perception.structure import is_actionable, short_class
 from artemis_cli.perception.types import UITree
 
@@ -65,6 +67,8 @@ class _Screen:
     scrollable: bool
     keyboard: bool
     items: dict[tuple[str, str, str], _Item]
+    modal: str = ""  # the modal window in front (``the dialog "Set alarm"``), "" for none
+    modal_title: str = ""  # its title as the device shows it
 
 
 def _parse(xml: str | None) -> UITree | None:
@@ -80,6 +84,10 @@ def _screen(tree: UITree | None) -> _Screen | None:
     if tree is None:
         return None
     package = foreground_app(tree)
+    index = HitIndex.of(tree)
+    modal = modal_in_front(index)
+    # Under a modal window the element list holds the window's own elements only (what is behind
+    # is not listed: perception.modal), so its items, title and scrolling are the window's.
     elements = [e for e in index_elements(tree) if not is_background_package(e.node.package)]
     ids = Counter(e.node.resource_id for e in elements if e.node.resource_id)
     items: dict[tuple[str, str, str], _Item] = {}
@@ -98,8 +106,13 @@ def _screen(tree: UITree | None) -> _Screen | None:
         kind = _bare(short_class(node.class_name)) if node.class_name else "element"
         items[key] = _Item(key, kind, label, node.checked if node.checkable else None)
     keyboard = any(is_background_package(n.package) and n.package != "com.android.systemui" for n in tree.nodes)
-    scrollable = any(n.scrollable for n in tree.nodes if not is_background_package(n.package))
-    return _Screen(package, title, scrollable, keyboard, items)
+    shown = (i for i, n in enumerate(tree.nodes) if modal is None or index.window_of.get(i, -1) >= modal.position)
+    scrollable = any(tree.nodes[i].scrollable for i in shown if not is_background_package(tree.nodes[i].package))
+    if modal is not None and modal.title:
+        title = modal.title
+    if modal is None:
+        return _Screen(package, title, scrollable, keyboard, items)
+    return _Screen(package, title, scrollable, keyboard, items, modal.name, modal.title)
 
 
 def _name(item: _Item) -> str:
@@ -109,14 +122,15 @@ def _name(item: _Item) -> str:
 
 
 def _listing(word: str, items: list[_Item]) -> str:
-    shown = [_q(i.label) if i.label else _name(i) for i in items[:_LIST_ITEMS]]
-    more = f" (+{len(items) - _LIST_ITEMS} more)" if len(items) > _LIST_ITEMS else ""
+    names = list(dict.fromkeys(_q(i.label) if i.label else _name(i) for i in items))  # each once
+    shown = names[:_LIST_ITEMS]
+    more = f" (+{len(names) - _LIST_ITEMS} more)" if len(names) > _LIST_ITEMS else ""
     return f"{word}: {', '.join(shown)}{more}"
 
 
 @dataclass(frozen=True)
 class _Change:
-    kind: str  # app | title | keyboard | state | text | new | gone
+    kind: str  # app | window | title | keyboard | state | text | new | gone
     text: str  # the clause, as written
     item: _Item | None = None
 
@@ -125,7 +139,15 @@ def _changes(pre: _Screen, post: _Screen) -> list[_Change]:
     out: list[_Change] = []
     if pre.package != post.package:
         out.append(_Change("app", f"app changed from {_bare(pre.package or '')} to {_bare(post.package or '')}"))
-    if pre.title != post.title and post.title:
+    window_changed = pre.modal != post.modal
+    if window_changed:
+        # A dialog opened or closed: what it covers (or uncovered) is behind it, not gone or new.
+        # Only a dialog that opened lists its items (new); one that closed took its own with it.
+        if pre.modal:
+            out.append(_Change("window", f"{pre.modal} closed", _Item(("", "", ""), "", pre.modal_title, None)))
+        if post.modal:
+            out.append(_Change("window", f"{post.modal} in front", _Item(("", "", ""), "", post.modal_title, None)))
+    elif pre.title != post.title and post.title:
         out.append(_Change("title", f"title now {_q(post.title)}", _Item(("", "", ""), "", post.title, None)))
     if pre.keyboard != post.keyboard:
         out.append(_Change("keyboard", "keyboard shown" if post.keyboard else "keyboard hidden"))
@@ -140,8 +162,8 @@ def _changes(pre: _Screen, post: _Screen) -> list[_Change]:
     def worded(item: _Item) -> bool:  # a bare ":" or "•" says nothing
         return not item.label or any(ch.isalnum() for ch in item.label)
 
-    new = [i for k, i in post.items.items() if k not in pre.items and worded(i)]
-    gone = [i for k, i in pre.items.items() if k not in post.items and worded(i)]
+    new = [i for k, i in post.items.items() if k not in pre.items and worded(i)] if not window_changed or post.modal else []
+    gone = [i for k, i in pre.items.items() if k not in post.items and worded(i)] if not window_changed else []
     out += [_Change("new", "", i) for i in new] + [_Change("gone", "", i) for i in gone]
     return out
 
@@ -160,6 +182,8 @@ def _stated(change: _Change, observed: dict[str, Any]) -> bool:
         return "keyboard" in str(observed.get("summary") or "")
     if change.kind == "title":
         return bool(label) and json.dumps(label, ensure_ascii=False) in windows
+    if change.kind == "window":  # the outcome names it '"Set alarm" (com.android.deskclock)'
+        return bool(label) and json.dumps(" ".join(label.split()), ensure_ascii=False)[:-1] in windows
     if change.kind == "state" and item is not None:
         return any((item.key[0] == "id" and state.get("resource_id") == item.key[1])
                    or (label and json.dumps(label, ensure_ascii=False) in str(state.get("element") or ""))
@@ -186,7 +210,9 @@ def _screen_phrase(screen: _Screen | None) -> str:
     if screen is None:
         return "Screen: UI dump unreadable."
     bits = [_bare(screen.package) if screen.package else "unknown app"]
-    if screen.title:
+    if screen.modal:
+        bits.append(f"{screen.modal} in front" + (", a list" if screen.scrollable else ""))
+    elif screen.title:
         bits.append(_q(screen.title) + (" list" if screen.scrollable else ""))
     return "Screen: " + ", ".join(bits) + "."
 

@@ -71,6 +71,44 @@ def test_app_change_keyboard_and_no_change() -> None:
     assert verdict_words(text) == []
 
 
+def test_a_dialog_is_the_screen_and_what_it_covers_is_neither_gone_nor_new() -> None:
+    """Under "Set alarm" the summary names the dialog, not the Clock list behind it; opening it lists
+    its own items only (the list behind is covered, not gone), and closing it lists nothing behind
+    as new (it was there all along); each label is named once."""
+    phone = SimPhone(popups=False)
+    phone.launch("com.android.deskclock")
+    fab = center(phone, resource_id="com.android.deskclock:id/fab")
+    opened = describe_step(step(phone, "tap", [fab], 'tap ImageButton "Add alarm"', lambda: phone.tap(*fab)))
+    assert opened.startswith('Screen: com.android.deskclock, "Clock" list. Action: tap ImageButton')
+    assert 'the dialog "Set alarm" in front' in opened and "gone:" not in opened, opened
+    assert '"Decrease hour"' in opened  # the dialog's own items
+    new = opened.partition("new: ")[2]
+    assert len(re.findall(r'"[^"]*"', new)) == len(set(re.findall(r'"[^"]*"', new)))
+
+    pm = center(phone, resource_id="com.android.deskclock:id/pm_label")
+    inside = describe_step(step(phone, "tap", [pm], 'tap RadioButton "PM"', lambda: phone.tap(*pm)))
+    assert inside.startswith('Screen: com.android.deskclock, the dialog "Set alarm" in front. Action: tap'), inside
+    assert '"Clock"' not in inside
+
+    ok = center(phone, resource_id="android:id/button1")
+    closed = describe_step(step(phone, "tap", [ok], 'tap Button "OK"', lambda: phone.tap(*ok)))
+    assert closed.startswith('Screen: com.android.deskclock, the dialog "Set alarm" in front.'), closed
+    assert 'After: the dialog "Set alarm" closed.' in closed and "new:" not in closed and "gone:" not in closed
+    assert "title now" not in closed
+
+
+def test_a_dialog_the_outcome_names_is_not_named_again() -> None:
+    """The outcome beside the summary says the window opened: the summary keeps only the dialog's items."""
+    phone = SimPhone(popups=False)
+    phone.launch("com.android.deskclock")
+    fab = center(phone, resource_id="com.android.deskclock:id/fab")
+    job = step(phone, "tap", [fab], 'tap ImageButton "Add alarm"', lambda: phone.tap(*fab))
+    observed = {"windows_opened": ['"Set alarm" (com.android.deskclock)'], "windows_closed": [],
+                "text": {"appeared": [], "disappeared": []}, "states": []}
+    text = describe_step(LensJob(**{**job.__dict__, "observed": observed}))
+    assert "in front" not in text.partition("After:")[2] and '"Decrease hour"' in text, text
+
+
 def test_unreadable_dumps_do_not_crash() -> None:
     job = LensJob("s", 1, b"not a png", b"nor this", "tap", [(1, 2)], "tap", "<<<garbage", "")
     text = describe_step(job)
