@@ -281,7 +281,8 @@ def build_loop(
         from artemis_cli.operators.pro.loop import ProLoop
 
         loop_class = ProLoop
-        extra = {"agents": make_pro_agents(model, profile, engine, session_id), "goal": task.goal}
+        extra = {"agents": make_pro_agents(model, profile, engine, session_id), "goal": task.goal,
+                 "secrets_told": task_secrets(task)}
     loop = loop_class(
         **extra,
         session_id=session_id,

@@ -69,3 +69,37 @@ def test_a_validator_quoting_the_operator_note_stores_no_password(tmp_path: Path
     assert verdicts and all(PASSWORD not in json.dumps(v) for v in verdicts)
     dump = "\n".join(engine.db.conn.iterdump())
     assert PASSWORD not in dump
+
+
+def test_the_planner_is_told_the_secrets_names_never_their_values(tmp_path: Path) -> None:
+    """A plan can say "log in" knowing the agent types the password by name: the planner's request
+    names each secret with its description, as the operator's system text does; no value."""
+    task = Task.model_validate({
+        "id": "pro-shop-secret", "goal": "Log in to the Shop as demo", "max_steps": 5,
+        "secrets": {"shop_password": "the demo account's password"},
+        "sim": {"world": "default", "seed": 57, "popups": False},
+        "reference": [
+            {"launch": "com.artemis.shop"},
+            {"type": {"text": "demo", "into": {"id": "username"}}},
+            {"type": {"secret": "shop_password", "into": {"id": "password"}, "submit": True}},
+            {"finish": {"success": True, "answer": "Logged in"}},
+        ],
+    })
+    base = pro_script_policy(reference_script(task))
+    planner: list[str] = []
+
+    def policy(request: FakeRequest) -> FakeReply:
+        if not request.tools and role_of_system(request.system) == "planner":
+            planner.append("\n".join(p.get("text", "") for c in request.contents for p in c.get("parts", [])
+                                     if isinstance(p, dict)))
+        return base(request)
+
+    engine = DataEngine.open(tmp_path / "data")
+    with FakeGeminiServer(policy) as server:
+        model = GeminiModel(["gemini-2.5-pro"], api_key="k", base_url=server.base_url)
+        result = run_task(task, load_profile("pro"), SimPhone(seed=57, popups=False, shop_password=PASSWORD),
+                          model, engine, real_time=False, secrets={"shop_password": PASSWORD})
+    assert result.steps >= 3, result.message
+    assert planner, "the planner was never asked"
+    assert "# SECRETS" in planner[0] and "- shop_password: the demo account's password" in planner[0], planner[0]
+    assert all(PASSWORD not in text for text in planner)

@@ -54,6 +54,8 @@ class ProAgents:
 class ProLoop(FlashLoop):
     agents: ProAgents | None = None
     goal: str = ""
+    #: the task's secrets by name and description (never values), told to the planner
+    secrets_told: dict[str, str] = field(default_factory=dict)
     failures_before_recovery: int = 2
     plan: Plan | None = None
     stamps: dict[int, tuple[str, str]] = field(default_factory=dict)
@@ -78,7 +80,7 @@ class ProLoop(FlashLoop):
         assert self.agents is not None
         if self.plan is None:
             first = self.agents.planner.plan(self.goal, self._view("planner", number - 1),
-                                             self._screenshots("planner", current=obs.png))
+                                             self._screenshots("planner", current=obs.png), self.secrets_told)
             self._write_plan(number, first, "initial")
             return
         history = self.writer.history
@@ -86,7 +88,8 @@ class ProLoop(FlashLoop):
                                                   history[-1].key, times=3):
             revised = self.agents.planner.revise(self.plan, self.goal, self._view("planner", number - 1),
                                                  reason=f"the same action ({history[-1].phrase}) repeated on one screen",
-                                                 screenshots=self._screenshots("planner", current=obs.png))
+                                                 screenshots=self._screenshots("planner", current=obs.png),
+                                                 secrets=self.secrets_told)
             self._write_plan(number, revised, "loop detected")
 
     def plan_recitation(self, number: int) -> str | None:

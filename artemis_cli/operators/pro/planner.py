@@ -7,7 +7,7 @@ itself); ``revise`` returns the next version with ids preserved for kept or rena
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from artemis_cli.models.base import Model
@@ -48,8 +48,14 @@ def parse_planner_reply(data: Any) -> list[ProposedMilestone]:
     return out
 
 
-def planner_request_text(goal: str, compiled_history: str, plan: Plan | None, reason: str | None) -> str:
+def planner_request_text(goal: str, compiled_history: str, plan: Plan | None, reason: str | None,
+                         secrets: Mapping[str, str] | None = None) -> str:
+    """The planner's request; ``secrets``: the task's secrets by name and description (never a
+    value), so a plan can say "log in" knowing the agent can type the password."""
     lines = ["# GOAL", goal.strip(), ""]
+    if secrets:
+        lines += ["# SECRETS", "The agent types these by name (type_text secret=NAME); their values are never shown:",
+                  *(f"- {name}: {text}" for name, text in secrets.items()), ""]
     if plan is not None:
         lines += ["# CURRENT PLAN", plan.checklist(), "", "# WHY A REVISION IS NEEDED", (reason or "").strip(), ""]
     lines += [*history_block(compiled_history), ""]
@@ -81,10 +87,11 @@ class Planner:
         self.last_outcome = outcome
         return outcome
 
-    def plan(self, goal: str, compiled_history: str = "", screenshots: Sequence[tuple[str, bytes]] = ()) -> Plan:
+    def plan(self, goal: str, compiled_history: str = "", screenshots: Sequence[tuple[str, bytes]] = (),
+             secrets: Mapping[str, str] | None = None) -> Plan:
         """Version 1 of the plan. Fallback: a single milestone, the goal. ``screenshots``: (label,
-        PNG) pairs sent after the text (the current screen)."""
-        outcome = self._ask(planner_request_text(goal, compiled_history, None, None), screenshots)
+        PNG) pairs sent after the text (the current screen); ``secrets``: names and descriptions."""
+        outcome = self._ask(planner_request_text(goal, compiled_history, None, None, secrets), screenshots)
         if outcome.value is None:
             return Plan.from_titles([goal or "Complete the task"])
         # Ids the model invents for a first plan mean nothing: every milestone is new.
@@ -92,9 +99,9 @@ class Planner:
         return revised_plan(None, proposed)
 
     def revise(self, plan: Plan, goal: str, compiled_history: str, reason: str,
-               screenshots: Sequence[tuple[str, bytes]] = ()) -> Plan:
+               screenshots: Sequence[tuple[str, bytes]] = (), secrets: Mapping[str, str] | None = None) -> Plan:
         """The next version (ids kept for kept/renamed milestones). Fallback: ``plan`` unchanged."""
-        outcome = self._ask(planner_request_text(goal, compiled_history, plan, reason), screenshots)
+        outcome = self._ask(planner_request_text(goal, compiled_history, plan, reason, secrets), screenshots)
         if outcome.value is None:
             return plan
         return revised_plan(plan, outcome.value)
