@@ -326,13 +326,14 @@ def session_budget(engine: DataEngine, session_id: str) -> ContextBudget | None:
     return ContextBudget.from_dict((rec.config or {}).get("context_budget")) if rec is not None else None
 
 
-def context_budget(profile: Any, model: Model, screen: tuple[int, int]) -> ContextBudget:
+def context_budget(profile: Any, model: Model, screen: tuple[int, int],
+                   secrets: dict[str, str] | None = None) -> ContextBudget:
     """The run's budget and floor; the server's context window is asked once (an OpenAI-compatible
     model's ``context_window``: vLLM, llama.cpp, Ollama say it; others do not). Refuses a budget
     below the floor (``UsageError``) before any model call and before a session exists."""
     reader = getattr(model, "context_window", None)
     window = reader() if callable(reader) and not model.offline else None
-    budget = plan_budget(profile, screen, model, window)
+    budget = plan_budget(profile, screen, model, window, secrets)
     check_budget(budget)
     return budget
 
@@ -543,7 +544,7 @@ def run_task(
 
     limit = max_cost if max_cost is not None else profile.max_cost
     check_priced(model, profile, limit)
-    budget = context_budget(profile, model, (info.width, info.height))
+    budget = context_budget(profile, model, (info.width, info.height), task_secrets(task))
     # a secret nothing supplies is a usage error before the session exists (its variable named)
     secrets = resolve_secrets(task_secrets(task), task_id=task.id, have=secrets)
     if on_budget is not None:

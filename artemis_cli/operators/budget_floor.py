@@ -121,8 +121,9 @@ class ContextBudget:
 
 
 def floor_parts(profile: Any, screen: tuple[int, int], provider: str = "gemini",
-                operator_max_side: int | None = None) -> dict[str, int]:
-    """The floor's parts in tokens (see the module doc); their sum is the floor."""
+                operator_max_side: int | None = None, secrets: dict[str, str] | None = None) -> dict[str, int]:
+    """The floor's parts in tokens (see the module doc); their sum is the floor. ``secrets``: the
+    task's secrets (names and descriptions), which the system text lists."""
     from artemis_cli.memory.ledger import estimate_tokens
     from artemis_cli.models.base import ModelRequest, ToolDecl
     from artemis_cli.operators.compression import MIN_FROZEN_BUDGET
@@ -137,7 +138,7 @@ def floor_parts(profile: Any, screen: tuple[int, int], provider: str = "gemini",
     else:
         image = gemini_image_tokens(*size)
     tools = [ToolDecl(d.name, d.description, d.parameters) for d in tool_declarations(profile.coordinates)]
-    s_zone = estimate_tokens(ModelRequest(system=system_prompt(marks=shot.marks), messages=[], tools=tools))
+    s_zone = estimate_tokens(ModelRequest(system=system_prompt(marks=shot.marks, secrets=secrets), messages=[], tools=tools))
     kept_images = max(0, min(t.min_active_steps, t.image_scrub_depth - 1))
     return {
         "system_and_tools": s_zone,
@@ -150,13 +151,13 @@ def floor_parts(profile: Any, screen: tuple[int, int], provider: str = "gemini",
 
 
 def plan_budget(profile: Any, screen: tuple[int, int], model: Any = None,
-                window: tuple[int, str] | None = None) -> ContextBudget:
+                window: tuple[int, str] | None = None, secrets: dict[str, str] | None = None) -> ContextBudget:
     """The run's budget: the floor, the server's window (``window``: tokens and where it was
     read; None when the server does not say) and the effective budget."""
     t = profile.memory.transcript
     provider = getattr(model, "provider", None) or "gemini"
     side = getattr(getattr(model, "options", None), "max_image_side", None)
-    parts = floor_parts(profile, screen, provider, side)
+    parts = floor_parts(profile, screen, provider, side, secrets)
     budget = ContextBudget(tokens=t.context_budget_tokens, source="profile", profile_tokens=t.context_budget_tokens,
                            reply_reserve=t.reply_reserve_tokens, floor_tokens=sum(parts.values()), floor_parts=parts)
     if window is not None:
