@@ -201,8 +201,10 @@ def text_changes(pre: UITree, post: UITree, *, app_changed: bool = False) -> Tex
     new, gone = _extra(after, before), _extra(before, after)
     if before and after and len(new) >= REPLACED_SHARE * len(after) and len(gone) >= REPLACED_SHARE * len(before):
         return TextChanges(replaced=True)
-    appeared, a_more = _bounded(new)
-    disappeared, d_more = _bounded(gone)
+    # Each text once: two places showing "40%" (a slider's label and the setting's summary) that
+    # both changed are one thing to read.
+    appeared, a_more = _bounded(list(dict.fromkeys(new)))
+    disappeared, d_more = _bounded(list(dict.fromkeys(gone)))
     return TextChanges(appeared, disappeared, a_more, d_more)
 
 

@@ -109,3 +109,14 @@ def test_the_period_paragraph_says_what_was_done_not_how_many_actions(chore: tup
     assert "Steps 1–12: " in paragraph and '"Wi-Fi" OFF→ON' in paragraph and '"Bluetooth" OFF→ON' in paragraph
     assert '"Dark theme" OFF→ON' in paragraph
     assert '× "tap"' not in paragraph  # no counts of actions where facts fit
+
+
+def test_no_outcome_lists_a_text_twice(chore: tuple[Task, DataEngine, str, int]) -> None:
+    """Feedback says each thing once: the brightness dialog's "40%" and the setting's summary are
+    two nodes with one text, one change to read."""
+    _, engine, sid, _ = chore
+    lists = [(s.number, key, (s.outcome or {}).get("text", {}).get(key) or [])
+             for s in engine.get_steps(sid) for key in ("appeared", "disappeared")]
+    assert any(texts for _, _, texts in lists)
+    twice = [(n, key, texts) for n, key, texts in lists if len(texts) != len(set(texts))]
+    assert not twice, twice
