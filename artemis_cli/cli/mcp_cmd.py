@@ -55,7 +55,23 @@ def mcp(
                  release_after)
         except KeyboardInterrupt as exc:
             stop: StopRequested = as_stop(exc)
+            if http is None:
+                _exit_now(stop.exit_code)
             raise typer.Exit(stop.exit_code) from None
+
+
+def _exit_now(code: int) -> None:
+    """Exit at once, everything written and closed: on stdio a stop signal leaves the SDK's
+    stdin reader blocked in a read on a worker thread that interpreter exit would wait for until
+    the client closes stdin (a client that sends SIGTERM first would see the server hang)."""
+    import contextlib
+    import os
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
 
 
 def _mcp(device: str | None, backend: str, goal: str | None, http: int | None, allow_apps: tuple[str, ...],

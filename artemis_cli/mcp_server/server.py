@@ -189,8 +189,8 @@ class ArtemisMcp:
             return True
         self._owner, self._owner_http = conn, _http_session_of(ctx)
         stack = getattr(conn, "exit_stack", None)
-        if stack is not None:
-            http = self._owner_http
+        http = self._owner_http
+        if stack is not None and http is not None:  # on stdio the connection ends with the server: close()
 
             async def closed() -> None:
                 if self._owner is conn and self._stopping():
@@ -201,8 +201,7 @@ class ArtemisMcp:
                     label = self.session.client.label
                     what = (f"sent nothing for {self.release_after_s:g} s and had no connection open"
                             if self._went_quiet(http) else "disconnected")
-                    self.interrupt(f"the MCP client {what}",
-                                   carry_on=f"its previous client ({label}) {what}" if http else None)
+                    self.interrupt(f"the MCP client {what}", carry_on=f"its previous client ({label}) {what}")
 
             stack.push_async_callback(closed)
         return True
