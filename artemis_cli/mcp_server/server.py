@@ -184,7 +184,10 @@ class ArtemisMcp:
         closes; False (nothing changed) when another connection drives it."""
         conn = _connection_of(ctx)
         if self._owner is not None and conn is not self._owner and self.session.session_id is not None:
-            return False
+            if not self._same_client_back(ctx):
+                return False
+            self._owner = None  # its connection's end, whenever the SDK notices it, changes nothing now
+            self.worker.submit(self.session.handover, _client_of(ctx))
         if conn is self._owner:
             return True
         self._owner, self._owner_http = conn, _http_session_of(ctx)
@@ -205,6 +208,16 @@ class ArtemisMcp:
 
             stack.push_async_callback(closed)
         return True
+
+    def _same_client_back(self, ctx: Any) -> bool:
+        """Whether ``ctx`` is the driving client again on a new connection while its old one has no
+        request or stream open: a client that runs one process per call (the Inspector CLI) and
+        never sends a DELETE. Two live clients of one kind each hold a stream open (the SDKs'
+        GET stream), so neither takes the other's session."""
+        if _client_of(ctx) != self.session.client:
+            return False
+        transport = self._transport(self._owner_http)
+        return transport is not None and getattr(transport, "_requests_in_flight", 1) == 0
 
     def _stopping(self) -> bool:
         """Whether the HTTP server is shutting down (a signal): its connections close with it."""

@@ -170,6 +170,15 @@ class DrivenSession:
         self._own(session_id)
         self._t0 = time.monotonic()
 
+    def handover(self, client: ClientInfo) -> None:
+        """The driving client is back on a new connection (its old one had nothing open): the
+        session goes on uninterrupted; the connection is recorded and the first answer says so."""
+        if self.session_id is None:
+            return
+        self._event(None, CLIENT_EVENT, {"name": client.name, "version": client.version, "new_connection": True})
+        self.opening = (f"Session {self.session_id} continues after step {self._last_step}: {client.label} "
+                        "again, on a new connection.")
+
     def continue_next(self, session_id: str, why: str) -> None:
         """Let the next client's first call continue ``session_id``, interrupted in this process a
         moment ago (the phone is where it left it: nothing to restore); ``why`` it stopped."""

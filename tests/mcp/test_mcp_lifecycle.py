@@ -176,7 +176,7 @@ _CLIENT = """
 import sys
 sys.path.insert(0, sys.argv[2])
 from mcp_support import McpClient
-client = McpClient.http(sys.argv[1])
+client = McpClient.http(sys.argv[1], name="gone-client")
 print(client.call("launch_app", app="Clock").structured_content["session_id"], flush=True)
 sys.stdin.read()  # until killed
 """
@@ -203,20 +203,20 @@ def test_a_sigkilled_http_client_is_released_and_the_next_client_continues(tmp_p
         gone.communicate(timeout=20)
         nxt = McpClient.http(url)
         try:
-            refused = nxt.call("launch_app", app="Settings")
+            refused = nxt.call("launch_app", app="Settings")  # another client: not released yet
             text = refused.content[0].text
-            if refused.is_error:  # the owner was not released yet: the refusal says when
-                assert f"session {session_id} is being driven by another client" in text, text
-                assert re.search(r"released in \d+ s \(at \d\d:\d\d:\d\d UTC", text), text
-                seen = nxt.call("observe")  # looking is allowed meanwhile, and not recorded
-                assert not seen.is_error and seen.structured_content["recorded"] is False
-                assert answer(seen).startswith("Not recorded: ")
-                note = lines.get(timeout=60)  # the release: the session is interrupted
-                assert f"session {session_id} interrupted (the MCP client sent nothing for 1 s" in note, note
-                assert "the next client continues it" in note
-                taken = nxt.call("launch_app", app="Settings")
-            else:
-                taken = refused
+            assert refused.is_error, text
+            assert f"session {session_id} is being driven by another client (MCP client gone-client 1)" in text
+            # the refusal says when: a countdown once the SDK saw the connection close, else that it
+            # starts when the open request or stream closes
+            assert re.search(r"released in \d+ s \(at \d\d:\d\d:\d\d UTC|once that closes it is released", text)
+            seen = nxt.call("observe")  # looking is allowed meanwhile, and not recorded
+            assert not seen.is_error and seen.structured_content["recorded"] is False
+            assert answer(seen).startswith("Not recorded: ")
+            note = lines.get(timeout=60)  # the release: the session is interrupted
+            assert f"session {session_id} interrupted (the MCP client sent nothing for 1 s" in note, note
+            assert "the next client continues it" in note
+            taken = nxt.call("launch_app", app="Settings")
             first = answer(taken)
             assert first.startswith(f"Session {session_id} continues after step 1: its previous client"), first
             assert taken.structured_content["session_id"] == session_id and taken.structured_content["step"] == 2
