@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_mcp_server import server_env, start_http_server
+from test_mcp_server import server_env, start_http_server, stop_server
 
 from artemis_cli.engine.db import DataEngine
 
@@ -49,7 +49,6 @@ def test_two_inspector_cli_calls_in_a_row_are_both_served(tmp_path: Path) -> Non
         assert text.startswith(f"Session {session_id} continues after step 1: MCP client inspector-cli"), text
         assert second["structuredContent"]["step"] == 2
     finally:
-        proc.terminate()
-        proc.communicate(timeout=30)
+        stop_server(proc)
     with DataEngine.open_for_reading(data) as engine:
         assert [s.action_type for s in engine.get_steps(session_id)] == ["launch_app", "press_key"]

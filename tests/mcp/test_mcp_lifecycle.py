@@ -13,12 +13,13 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
 from mcp_support import McpClient
-from test_mcp_server import answer, cli, server_env, stdio_client
+from test_mcp_server import answer, cli, server_env, start_http_server, stdio_client, stop_server
 
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.segments import session_time, stops
@@ -85,22 +86,32 @@ def recorded(data: Path, session_id: str) -> tuple[Any, list[str], Any]:
     return rec, [s.action_type for s in steps], cut
 
 
-def test_stdin_closed_then_sigterm_at_3s_keeps_the_wait_in_flight(tmp_path: Path) -> None:
-    data = tmp_path / "data"
+def stopped_in_a_wait(data: Path, stop: Callable[[subprocess.Popen[bytes]], None]) -> tuple[str, int, str]:
+    """A session with a launch_app, then a wait(5) in flight when ``stop`` is done to the server:
+    the session id, the exit code and stderr."""
     raw = RawStdio(data)
     try:
         session_id = raw.call("launch_app", app="Clock")["structuredContent"]["session_id"]
         raw.in_flight("wait", seconds=5)
-        assert raw.proc.stdin is not None
-        raw.proc.stdin.close()
-        try:
-            raw.proc.wait(3)
-        except subprocess.TimeoutExpired:
-            raw.proc.send_signal(signal.SIGTERM)
+        stop(raw.proc)
         code, err = raw.finish()
     finally:
         if raw.proc.poll() is None:
             raw.proc.kill()
+    return session_id, code, err
+
+
+def test_stdin_closed_then_sigterm_at_3s_keeps_the_wait_in_flight(tmp_path: Path) -> None:
+    def close_then_sigterm(proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        try:
+            proc.wait(3)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGTERM)
+
+    data = tmp_path / "data"
+    session_id, code, err = stopped_in_a_wait(data, close_then_sigterm)
     rec, steps, cut = recorded(data, session_id)
     assert code in (0, 143), err
     assert steps == ["launch_app", "wait"], err
@@ -111,15 +122,8 @@ def test_stdin_closed_then_sigterm_at_3s_keeps_the_wait_in_flight(tmp_path: Path
 
 def test_sigterm_with_a_call_in_flight_writes_it_whole_and_exits_143(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    raw = RawStdio(data)
-    try:
-        session_id = raw.call("launch_app", app="Clock")["structuredContent"]["session_id"]
-        raw.in_flight("wait", seconds=5)
-        raw.proc.send_signal(signal.SIGTERM)  # stdin still open: the signal alone stops it
-        code, err = raw.finish()
-    finally:
-        if raw.proc.poll() is None:
-            raw.proc.kill()
+    # stdin still open: the signal alone stops it
+    session_id, code, err = stopped_in_a_wait(data, lambda proc: proc.send_signal(signal.SIGTERM))
     rec, steps, cut = recorded(data, session_id)
     assert code == 143, err
     assert steps == ["launch_app", "wait"], err
@@ -184,16 +188,10 @@ sys.stdin.read()  # until killed
 
 def test_a_sigkilled_http_client_is_released_and_the_next_client_continues(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    proc = subprocess.Popen([sys.executable, "-m", "artemis_cli", "mcp", "--http", "0", "--device", "sim",
-                             "--data-dir", str(data), "--release-after", "1"], stderr=subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, text=True, env=server_env())
+    url, proc = start_http_server(data, "--release-after", "1")
     assert proc.stderr is not None
     lines = _lines(proc.stderr)
     try:
-        head = lines.get(timeout=60)
-        m = re.search(r"at (http://127\.0\.0\.1:\d+/mcp)", head)
-        assert m and "a silent client is released after 1 s" in head, head
-        url = m.group(1)
         tests_dir = str(Path(__file__).resolve().parents[1])
         gone = subprocess.Popen([sys.executable, "-c", _CLIENT, url, tests_dir], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, text=True, env=server_env())
@@ -224,11 +222,7 @@ def test_a_sigkilled_http_client_is_released_and_the_next_client_continues(tmp_p
         finally:
             nxt.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc)
     with DataEngine.open_for_reading(data) as engine:
         rec = engine.get_session(session_id)
         interrupted = engine.events(session_id, kind="interrupted")
