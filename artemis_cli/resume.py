@@ -12,7 +12,7 @@ from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.lease import Lease
 from artemis_cli.engine.records import EventRecord, SessionRecord
-from artemis_cli.engine.segments import RESUME_EVENT
+from artemis_cli.engine.segments import FAST_FORWARD_EVENT, RESUME_EVENT
 from artemis_cli.memory.service import StepMemoryService
 from artemis_cli.models.base import Model
 from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport
@@ -92,13 +92,14 @@ def resume_session(
 
 def ensure_resumable(rec: SessionRecord) -> None:
     """A session that ended (succeeded or failed) has nothing left to resume: UsageError."""
+    from artemis_cli.engine.records import MCP_LOOP, continue_command
     from artemis_cli.errors import UsageError
 
     if rec.status in ("succeeded", "failed"):
         raise UsageError(f"session {rec.id} already ended ({rec.status}); there is nothing to resume")
-    if rec.loop == "mcp":  # an outside agent decided its steps: there is no model loop to go on with
+    if rec.loop == MCP_LOOP:  # an outside agent decided its steps: there is no model loop to go on with
         raise UsageError(f"session {rec.id} was driven by an MCP client ({rec.model_label or 'unknown'})",
-                         hint=f"continue it with: artemis mcp --resume {rec.id}")
+                         hint=f"continue it with: {continue_command(rec.id, rec.loop)}")
 
 
 def resume_model(rec: SessionRecord, engine: DataEngine, model: str | None = None,
@@ -210,7 +211,7 @@ def restore_sim(engine: DataEngine, session_id: str, device: Device, task: Any, 
     from artemis_cli.operators.fastforward import fast_forward
 
     distance = fast_forward(device, task, steps, secrets)
-    engine.record_event(EventRecord(session_id=session_id, step=None, kind="fast_forward",
+    engine.record_event(EventRecord(session_id=session_id, step=None, kind=FAST_FORWARD_EVENT,
                                     payload={"steps": len(steps), "dhash_distance": distance}))
     if distance and notice:
         notice(f"the restored simulated screen differs from the last recorded one by {distance} bits")

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -19,8 +19,9 @@ class McpClient:
     """One MCP connection. ``call`` waits for a tool's answer; ``start`` sends a call and returns
     its future at once; ``close`` ends the connection (pending calls are abandoned)."""
 
-    def __init__(self, connect: Callable[[], Any]) -> None:
+    def __init__(self, connect: Callable[[], Any], name: str | None = None) -> None:
         self._connect = connect
+        self._info = types.Implementation(name=name, version="1") if name else None
         self._loop = asyncio.new_event_loop()
         self._calls: asyncio.Queue[tuple[str, Any, Future[Any]]] | None = None
         self._ready: Future[Any] = Future()
@@ -33,14 +34,15 @@ class McpClient:
         return cls(lambda: stdio_client(params, errlog=errlog))
 
     @classmethod
-    def http(cls, url: str) -> McpClient:
-        return cls(lambda: streamable_http_client(url))
+    def http(cls, url: str, name: str | None = None) -> McpClient:
+        """``name``: the clientInfo name it sends (the SDK's own by default)."""
+        return cls(lambda: streamable_http_client(url), name)
 
     async def _main(self) -> None:
         self._calls = asyncio.Queue()
         pending: set[asyncio.Task[Any]] = set()
         try:
-            async with self._connect() as streams, ClientSession(streams[0], streams[1]) as session:
+            async with self._connect() as streams, ClientSession(streams[0], streams[1], client_info=self._info) as session:
                 self._ready.set_result(await session.initialize())
                 while True:
                     name, args, fut = await self._calls.get()

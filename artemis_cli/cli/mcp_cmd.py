@@ -29,6 +29,11 @@ def mcp(
     resume: Annotated[str | None, typer.Option(
         "--resume", help="Continue an interrupted MCP session (its id, a unique prefix, or 'latest') on the "
                          "first tool call.")] = None,
+    release_after: Annotated[float, typer.Option(
+        "--release-after", min=0.1, max=86400, metavar="SECONDS",
+        help="With --http: a client that has sent nothing and had no request or stream open for this long "
+             "is gone (it left without a DELETE: a crash, a kill, the Inspector CLI): its session is "
+             "interrupted and the next client continues it.")] = 60.0,
     profile: Annotated[str | None, typer.Option("--profile", "-p", help="flash | pro | path to a profile "
                                                                         "(settle times, recall limits).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Simulated phone seed.")] = 0,
@@ -38,20 +43,40 @@ def mcp(
 
     stdio by default (what Claude Code, Cursor and VS Code start); the session begins at the first
     tool call and ends on `finish`, or is left `interrupted` when the client goes away (continue it
-    with `artemis mcp --resume ID`). Progress and errors go to stderr; stdout carries only MCP.
+    with `artemis mcp --resume ID`). Over --http, a client that left without saying so is released
+    after --release-after seconds and the next client continues its session. Progress and errors
+    go to stderr; stdout carries only MCP.
     """
     from artemis_cli.stopping import StopRequested, as_stop, catch_stop_signals
 
     with catch_stop_signals():
         try:
-            _mcp(device, backend, goal, http, tuple(allow_app or ()), read_only, resume, profile, seed, data_dir)
+            _mcp(device, backend, goal, http, tuple(allow_app or ()), read_only, resume, profile, seed, data_dir,
+                 release_after)
         except KeyboardInterrupt as exc:
             stop: StopRequested = as_stop(exc)
+            if http is None:
+                _exit_now(stop.exit_code)
             raise typer.Exit(stop.exit_code) from None
 
 
+def _exit_now(code: int) -> None:
+    """Exit at once, everything written and closed: on stdio a stop signal leaves the SDK's
+    stdin reader blocked in a read on a worker thread that interpreter exit would wait for until
+    the client closes stdin (a client that sends SIGTERM first would see the server hang)."""
+    import contextlib
+    import os
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
 def _mcp(device: str | None, backend: str, goal: str | None, http: int | None, allow_apps: tuple[str, ...],
-         read_only: bool, resume: str | None, profile: str | None, seed: int, data_dir: Path | None) -> None:
+         read_only: bool, resume: str | None, profile: str | None, seed: int, data_dir: Path | None,
+         release_after: float = 60.0) -> None:
     import anyio
 
     from artemis_cli.config.profile import load_profile
@@ -93,11 +118,13 @@ def _mcp(device: str | None, backend: str, goal: str | None, http: int | None, a
             session = DrivenSession(engine, dev, prof, goal=goal or "", policy=Policy(allow_apps, read_only),
                                     run_config=run_config, resume_id=resume_id,
                                     notice=notice)
-            server = ArtemisMcp(session, on_notice=lambda text: err().print(escape(text)))
+            server = ArtemisMcp(session, on_notice=lambda text: err().print(escape(text), soft_wrap=True),
+                                release_after_s=release_after)
             where = f"device {escape(info.serial)} ({info.kind}, {info.width}x{info.height}) · data {escape(str(engine.data_dir))}"
             mode = " · read-only" if read_only else ""
             mode += f" · apps {escape(', '.join(allow_apps))}" if allow_apps else ""
             mode += f" · resuming {resume_id} at the first tool call" if resume_id else ""
+            mode += f" · a silent client is released after {release_after:g} s" if http is not None else ""
             reason = "the MCP client disconnected"
             try:
                 if http is None:

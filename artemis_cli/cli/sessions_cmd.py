@@ -101,7 +101,9 @@ def parse_since(value: str | None) -> str | None:
 
 def resume_command(rec: Any) -> str | None:
     """How to continue a session that stopped before its end (None for ended or live ones)."""
-    return f"artemis resume {rec.id}" if rec.status in ("interrupted", "aborted") else None
+    from artemis_cli.engine.records import continue_command
+
+    return continue_command(rec.id, rec.loop) if rec.status in ("interrupted", "aborted") else None
 
 
 def session_to_dict(rec: Any) -> dict[str, Any]:

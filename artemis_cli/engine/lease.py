@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .clock import now_iso, parse_iso, utc_now
 from .errors import SessionBusy, SessionTakenOver
+from .records import MCP_LOOP, continue_command
 from .rows import select_rows
 from .transaction import write_transaction
 
@@ -114,12 +115,12 @@ def read_owner(db: Any, session_id: str) -> LeaseOwner | None:
 
 
 def busy_error(owner: LeaseOwner) -> SessionBusy:
+    then = continue_command(owner.session_id, MCP_LOOP if owner.command == MCP_LOOP else None)
     if owner.host == this_host():
-        hint = (f"wait for it to end, or stop it (kill {owner.pid}) and take over with "
-                f"`artemis resume {owner.session_id}`")
+        hint = f"wait for it to end, or stop it (kill {owner.pid}) and take over with `{then}`"
     else:
         hint = (f"stop it on {owner.host}; if that host is gone, the lease lapses {LEASE_TIMEOUT_S:.0f} s after "
-                f"its last heartbeat, then `artemis resume {owner.session_id}` takes over")
+                f"its last heartbeat, then `{then}` takes over")
     return SessionBusy(f"session {owner.session_id} is in use by {owner.describe()}", hint=hint)
 
 

@@ -38,6 +38,14 @@ BLOB_FIELDS: tuple[str, ...] = ("pre_screenshot", "post_screenshot", "ui_xml", "
 
 #: What typed password text is replaced by before it is stored (SPEC §5 invariant 5).
 REDACTED = "[redacted]"
+#: The ``loop`` of a session an MCP client drove (``artemis mcp``).
+MCP_LOOP = "mcp"
+
+
+def continue_command(session_id: str, loop: str | None) -> str:
+    """The command that continues a stopped session: ``artemis mcp --resume ID`` for one an MCP
+    client drove (``artemis resume`` refuses those), else ``artemis resume ID``."""
+    return f"artemis mcp --resume {session_id}" if loop == MCP_LOOP else f"artemis resume {session_id}"
 
 
 def secret_label(name: str) -> str:

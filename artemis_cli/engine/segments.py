@@ -25,6 +25,8 @@ from artemis_cli.engine.clock import parse_iso, utc_now
 #: Event kinds that bound segments.
 INTERRUPTED_EVENT = "interrupted"
 RESUME_EVENT = "resume"
+#: A resume bringing a simulated phone to where the session was (``resume.restore_sim``).
+FAST_FORWARD_EVENT = "fast_forward"
 
 
 @dataclass(frozen=True)
@@ -171,8 +173,10 @@ def session_time(engine: Any, rec: Any, *, now: datetime | None = None, running:
 
 
 def _record_times(engine: Any, session_id: str, events: list[Any]) -> list[str]:
-    """Every timestamp the session's steps and events left: where a silent stop ended a segment."""
-    times = [e.created_at for e in events if e.created_at]
+    """Every timestamp the session's steps and events left: where a silent stop ended a segment.
+    A ``fast_forward`` event is the next segment's preparation (a resume restoring a simulated
+    phone, before its ``resume`` event), not a sign of the stopped one being alive."""
+    times = [e.created_at for e in events if e.created_at and e.kind != FAST_FORWARD_EVENT]
     for started_at, ended_at in engine.step_times(session_id):
         times += [t for t in (started_at, ended_at) if t]
     return times

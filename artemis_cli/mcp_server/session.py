@@ -11,6 +11,7 @@ is the new screen. ``observe``, ``recall`` and ``note`` become events of the ste
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from artemis_cli.device.protocol import Device
 from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.lease import Lease
-from artemis_cli.engine.records import EventRecord, SessionRecord
+from artemis_cli.engine.records import MCP_LOOP, EventRecord, SessionRecord, continue_command
 from artemis_cli.errors import DeviceOffline, UsageError
 from artemis_cli.mcp_server.answers import StepAnswer, ViewAnswer
 from artemis_cli.memory.mechanical import MechanicalLens
@@ -38,14 +39,14 @@ from artemis_cli.operators.tools import ToolCall, ToolCallError, validate_call
 from artemis_cli.operators.turn import TurnResult
 from artemis_cli.perception.types import Target
 
-#: The session's ``loop``: what decided its steps.
-MCP_LOOP = "mcp"
 #: Event kinds of the calls that are not actions (recorded on the step they precede).
 OBSERVE_EVENT, RECALL_EVENT, NOTE_EVENT = "mcp_observe", "mcp_recall", "mcp_note"
 #: An action refused before it was sent (the screen changed under it, an app not allowed…).
 REFUSED_EVENT = "mcp_refused"
 #: The client that connected (name, version), on session start and on each resume.
 CLIENT_EVENT = "mcp_client"
+#: A step whose wait or settling a stop cut short (the client left, the server was stopped).
+CUT_SHORT_EVENT = "mcp_cut_short"
 #: Actions whose point or element the client picked on the screen it saw.
 _AIMED = ("tap", "double_tap", "long_press", "drag")
 #: Keys that leave an app not on the allow-list.
@@ -57,7 +58,8 @@ def check_resumable(rec: SessionRecord) -> None:
     from artemis_cli.resume import ensure_resumable
 
     if rec.loop != MCP_LOOP:
-        raise UsageError(f"session {rec.id} was not driven over MCP", hint=f"continue it with: artemis resume {rec.id}")
+        raise UsageError(f"session {rec.id} was not driven over MCP",
+                         hint=f"continue it with: {continue_command(rec.id, rec.loop)}")
     if rec.status in ("succeeded", "failed"):
         ensure_resumable(rec)
 
@@ -116,6 +118,13 @@ class DrivenSession:
     _t0: float = 0.0
     _offset_base_ms: int = 0
     _last_step: int = 0
+    #: set when the process is stopping or the client left: the step in flight ends its wait and
+    #: settling now, so it is written whole before a client's SIGKILL (``hurry``)
+    _hurry: threading.Event = field(default_factory=threading.Event)
+    #: what the first answer to a client says of the session it got (continued, started), once
+    opening: str | None = None
+    _continues: str | None = None  # why the session to continue stopped (``continue_next``)
+    _resumed: bool = False  # the open session was resumed (kept even with no step of its own)
 
     # -- the session's life ------------------------------------------------------------------
 
@@ -130,8 +139,11 @@ class DrivenSession:
             return self.session_id
         self.client = client
         if self.resume_id is not None:
-            self._resume(self.resume_id)  # refused (another owner, say): the next call tries again
-            self.resume_id = None
+            why = self._continues
+            self._resume(self.resume_id, restore=why is None)  # refused (another owner): the next call tries again
+            self.opening = (f"Session {self.resume_id} continues after step {self._last_step}"
+                            + (f": {why}" if why else " (artemis mcp --resume)."))
+            self.resume_id, self._continues = None, None
         else:
             self._create()
         assert self.session_id is not None
@@ -158,7 +170,22 @@ class DrivenSession:
         self._own(session_id)
         self._t0 = time.monotonic()
 
-    def _resume(self, session_id: str) -> None:
+    def handover(self, client: ClientInfo) -> None:
+        """The driving client is back on a new connection (its old one had nothing open): the
+        session goes on uninterrupted; the connection is recorded and the first answer says so."""
+        if self.session_id is None:
+            return
+        self._event(None, CLIENT_EVENT, {"name": client.name, "version": client.version, "new_connection": True})
+        self.opening = (f"Session {self.session_id} continues after step {self._last_step}: {client.label} "
+                        "again, on a new connection.")
+
+    def continue_next(self, session_id: str, why: str) -> None:
+        """Let the next client's first call continue ``session_id``, interrupted in this process a
+        moment ago (the phone is where it left it: nothing to restore); ``why`` it stopped."""
+        self.resume_id, self._continues = session_id, f"{why}; the phone is as that client left it."
+        self.last_session_id = session_id
+
+    def _resume(self, session_id: str, restore: bool = True) -> None:
         from artemis_cli.engine.segments import RESUME_EVENT
         from artemis_cli.resume import restore_sim, resumed_offset_ms, task_for_session
 
@@ -166,11 +193,12 @@ class DrivenSession:
         check_resumable(rec)
         self._own(rec.id)
         steps = self.engine.get_steps(rec.id)
-        if self.device.info().kind == "sim":  # the simulated phone starts over: replay what was done
+        if restore and self.device.info().kind == "sim":  # the simulated phone starts over: replay what was done
             restore_sim(self.engine, rec.id, self.device, task_for_session(self.engine, rec.id), steps, self.notice)
         self._last_step = steps[-1].number if steps else 0
         self._offset_base_ms = resumed_offset_ms(rec)
         self._t0 = time.monotonic()
+        self._resumed = True
         self.engine.update_session(rec.id, status="running", models={**(rec.models or {}),
                                    "operator": f"mcp:{self.client.name}"}, model_label=self.client.label)
         self._event(None, RESUME_EVENT, {"after_step": self._last_step, "device": self.device.info().serial,
@@ -195,30 +223,48 @@ class DrivenSession:
         if self.session_id is None:
             return
         session_id = self.session_id
+        empty = False
         try:
             if self._service is not None:
                 self._service.flush(5.0)
                 self._service.close()
             if self._lease is not None:
                 self._lease.check()  # taken over: the final write is not ours
-            finish_session(self.engine, session_id, status,
-                           {"steps": self.engine.last_step_number(session_id), "model": self.client.label,
-                            "model_label": self.client.label, "offline_model": False, **result})
+            steps = self.engine.last_step_number(session_id)
+            empty = not steps and not self._resumed
+            if not empty:
+                finish_session(self.engine, session_id, status,
+                               {"steps": steps, "model": self.client.label,
+                                "model_label": self.client.label, "offline_model": False, **result})
         finally:
             if self._lease is not None:
                 self._lease.release()
+            self._hurry.clear()
             self.last_session_id = session_id
+            self._resumed = False
             self.session_id, self._lease, self._writer, self._memory, self._service = None, None, None, None, None
             self.seen, self._last_step = None, 0
+        if empty:  # only looked at the phone (observe, recall): nothing to keep, replay or resume
+            self.engine.remove_session(session_id)
+            self.last_session_id = None
 
-    def interrupt(self, reason: str) -> None:
-        """The client went away (or the server was stopped): the session stays resumable."""
+    def interrupt(self, reason: str) -> str | None:
+        """The client went away (or the server was stopped): the session stays resumable. Returns
+        the id of the session left ``interrupted`` (None: there was none, or it had no step and
+        is not kept)."""
         if self.session_id is None:
-            return
+            self._hurry.clear()
+            return None
         session_id = self.session_id
         self.end("interrupted", {"stop_reason": reason,
                                  "message": f"{reason} after step {self._last_step} — continue it with: "
-                                            f"artemis mcp --resume {session_id}"})
+                                            f"{continue_command(session_id, MCP_LOOP)}"})
+        return self.last_session_id
+
+    def hurry(self) -> None:
+        """The process is stopping or the client left: the step in flight (if any) cuts its wait
+        and settling short and is written whole; cleared when the session is closed."""
+        self._hurry.set()
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -251,7 +297,7 @@ class DrivenSession:
 
     def _sleep(self, seconds: float) -> None:
         if self.real_time:
-            time.sleep(seconds)
+            self._hurry.wait(seconds)
 
     # -- calls that are not actions ----------------------------------------------------------
 
@@ -262,6 +308,13 @@ class DrivenSession:
         self._event(step, OBSERVE_EVENT, {"dhash": obs.dhash, "foreground_app": obs.foreground,
                                           "elements": len(obs.elements)})
         return ViewAnswer(obs, step=step, session_id=self.session_id or "", notes=self._notes(),
+                          allow_apps=self.policy.allow_apps)
+
+    def peek(self) -> ViewAnswer:
+        """The screen now for a client that does not drive the session: nothing is recorded and
+        the screen the driving client last saw (what its indices refer to) stays as it was."""
+        obs = observe(self.device, self.screen, self.profile.coordinates, backoff_s=0.25, sleep=time.sleep)
+        return ViewAnswer(obs, step=self._last_step + 1, session_id=self.session_id or "",
                           allow_apps=self.policy.allow_apps)
 
     def _notes(self) -> list[str]:
@@ -383,7 +436,10 @@ class DrivenSession:
                             watch=self.real_time and self.profile.settle_max_ms > 0, early=False)
         lease = self._lease
         done = perform(planned, self.device, pre, take, settling, real_time=self.real_time, sleep=self._sleep,
-                       on_drop=dropped, before_send=lease.check if lease is not None else None)
+                       on_drop=dropped, before_send=lease.check if lease is not None else None, hurry=self._hurry)
+        if self._hurry.is_set():  # the record says the wait or settling was shorter than asked
+            self._event(number, CUT_SHORT_EVENT, {"tool": call.name, "after_s": round(time.monotonic() - step_t0, 3),
+                                                  "why": "the client left or the server was stopped"})
         reply = action_reply(done.outcome, call.intent)
         function_call = FunctionCall(call.name, dict(call.call.args), call.call.id)
         turn = TurnResult(action=planned, call=call, messages=[Message("model", [Part(function_call=function_call)])],

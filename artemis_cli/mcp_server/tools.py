@@ -12,6 +12,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
+from artemis_cli.mcp_server.bounds import bounded_schema
 from artemis_cli.memory.recall_args import RECALL_HISTORY_DESCRIPTION, RECALL_HISTORY_PARAMETERS
 from artemis_cli.operators.prompts import android_knowhow, untrusted_content
 from artemis_cli.operators.tools import tool_declarations
@@ -101,6 +102,8 @@ def _action_tools() -> list[McpTool]:
 def mcp_tools(read_only: bool = False) -> list[McpTool]:
     """The tool list, in a fixed order; ``read_only``: observe and recall only."""
     every = [_OBSERVE, *_action_tools(), _RECALL, _NOTE]
+    every = [McpTool(t.name, t.description, bounded_schema(t.name, copy.deepcopy(t.input_schema)), t.read_only)
+             for t in every]
     return [t for t in every if t.name in READ_ONLY_TOOLS] if read_only else every
 
 

@@ -326,7 +326,7 @@ def _scroll_to_end(action: PlannedAction, device: Device) -> ActionResult:
 
 def execute(
     action: PlannedAction, device: Device, *, real_time: bool = True, pre: UITree | None = None,
-    probe: Probe | None = None,
+    probe: Probe | None = None, sleep: Callable[[float], None] = time.sleep,
 ) -> ActionResult:
     """Perform the action. Device failures other than a dropped connection become results.
 
@@ -369,8 +369,8 @@ def execute(
             if not stop_app(device, action.args["package"]):
                 return ActionResult("failed", f"{action.args['package']} still runs after a force-stop")
         elif t == "wait":
-            if real_time:
-                time.sleep(float(action.args["seconds"]))
+            if real_time:  # ``sleep`` may return early: a stop cuts a wait short, never a sent action
+                sleep(float(action.args["seconds"]))
         elif t == "finish":
             return ActionResult("finished", action.args.get("answer", ""))
     except DeviceOffline:

@@ -387,6 +387,7 @@ def settle(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     judge: Callable[[Observation], bool] | None = None,
+    hurried: Callable[[], bool] | None = None,
 ) -> SettleResult:
     """The post-action observation, taken once the screen has stopped changing.
 
@@ -400,7 +401,8 @@ def settle(
     equal, and the screen is observed again; all bounded by ``max_s`` from the start (a screen
     still changing then is observed once more, as it is). Without ``watch`` (or ``max_s`` 0)
     this is the fixed sleep then ``take()``. A failing cheap capture ends the watching (the
-    observation stands).
+    observation stands). Once ``hurried()`` says so (the process is stopping) the watching ends
+    as at ``max_s``.
     """
     t0 = clock()
     if floor_s > 0:
@@ -415,7 +417,7 @@ def settle(
     previous: str | None = None
     stable = False
     while True:
-        if clock() >= deadline:
+        if clock() >= deadline or (hurried is not None and hurried()):
             break
         try:
             shot = dhash_hex(device.screenshot())

@@ -7,6 +7,8 @@ whoever decided it — its status is what was observed after it (SPEC §15), nev
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -58,12 +60,15 @@ def perform(
     sleep: Callable[[float], None],
     on_drop: Callable[[str], None] | None = None,
     before_send: Callable[[], None] | None = None,
+    hurry: threading.Event | None = None,
 ) -> Performed:
     """Send ``action`` (planned on ``pre``), observe the screen once it settled (``take``) and
     judge the outcome. A connection that drops while the action is sent is never re-sent (its
     effect is unknown: ``on_drop`` is told and the screen is observed first); one that drops
     while observing after it leaves ``post`` None and says why in ``offline``. ``before_send`` runs
-    just before the device is touched (the lease check)."""
+    just before the device is touched (the lease check). ``hurry``, once set (the process is
+    stopping), cuts a ``wait`` and the settling short: the action is never cut, and the step is
+    observed and judged as usual, only sooner."""
     size = (pre.space.width, pre.space.height)
 
     def probe(size: tuple[int, int] = size) -> UITree | None:
@@ -72,7 +77,8 @@ def perform(
     if before_send is not None:
         before_send()
     try:
-        sent = execute(action, device, real_time=real_time, pre=pre.tree, probe=probe)
+        sent = execute(action, device, real_time=real_time, pre=pre.tree, probe=probe,
+                       sleep=time.sleep if hurry is None else _until(hurry))
     except DeviceOffline as exc:
         if on_drop is not None:
             on_drop(str(exc))
@@ -87,8 +93,17 @@ def perform(
 
         try:
             post = settle(device, take, floor_s=settling.floor_s, max_s=settling.max_s, watch=settling.watch,
-                          sleep=sleep, judge=judge if settling.early else None).obs
+                          sleep=sleep, judge=judge if settling.early else None,
+                          hurried=None if hurry is None else hurry.is_set).obs
         except DeviceOffline as exc:
             post, offline = None, str(exc)
     outcome = judged[0][1] if judged and judged[0][0] is post else assess(action, sent, pre, post)
     return Performed(post, sent, ActionResult(outcome.status, outcome.detail, sent.typing), outcome, offline)
+
+
+def _until(hurry: threading.Event) -> Callable[[float], None]:
+    """A sleep that ends early once ``hurry`` is set."""
+    def sleep(seconds: float) -> None:
+        hurry.wait(seconds)
+
+    return sleep

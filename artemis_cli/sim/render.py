@@ -70,14 +70,32 @@ def _mask(text: str, size: int) -> tuple[Image.Image, int, int]:
     return m, int(lf), int(t)
 
 
-@lru_cache(maxsize=8192)
+def visible_prefix(text: str, max_w: int) -> str:
+    """The part of ``text`` that can show in ``max_w`` pixels (every glyph advances at least one
+    pixel), so a field holding a megabyte of text renders as fast as one holding a line: a phone
+    accepts long text in a field and shows its start. Pillow refuses strings over a million
+    characters."""
+    return text[:max(1, max_w) + 1]
+
+
 def fit(text: str, size: int, max_w: int) -> str:
+    """``text`` cut (with "...") to ``max_w`` pixels; the cache keys on the visible prefix only."""
+    return _fit(visible_prefix(text, max_w), size, max_w)
+
+
+@lru_cache(maxsize=8192)
+def _fit(text: str, size: int, max_w: int) -> str:
     f = font(size)
     if f.getlength(text) <= max_w:
         return text
-    while text and f.getlength(text + "...") > max_w:
-        text = text[:-1]
-    return text + "..." if text else ""
+    lo, hi = 0, len(text)  # the longest prefix that fits with "...", by bisection
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if f.getlength(text[:mid] + "...") <= max_w:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo] + "..." if lo else ""
 
 
 def wrap(text: str, size: int, max_w: int) -> list[str]:
@@ -126,7 +144,8 @@ class Painter:
         lf, t, r, b = self.r(box)
         y = t + pad
         step = round(size * 1.3)
-        for line in wrap(s, size, r - lf - 2 * pad):
+        rows = max(1, (b - t) // max(1, step) + 1)
+        for line in wrap(visible_prefix(s, rows * max(1, r - lf)), size, r - lf - 2 * pad):
             if y + step > b:
                 break
             self.text((lf + self.ox, y + self.oy, r + self.ox, y + step + self.oy), line, size, color, pad=pad)

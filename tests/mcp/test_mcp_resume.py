@@ -4,15 +4,17 @@ simulated phone restored to where the session was — with the next step number.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
 import pytest
 from mcp_support import index_of
-from test_mcp_server import answer, stdio_client
+from test_mcp_server import answer, cli, stdio_client
 
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.segments import INTERRUPTED_EVENT, RESUME_EVENT
+from artemis_cli.mcp_server.session import CUT_SHORT_EVENT
 
 pytest.importorskip("mcp")
 
@@ -32,7 +34,9 @@ def test_a_client_gone_mid_call_leaves_whole_steps_and_resume_continues(tmp_path
             assert busy.is_error and "in use by" in busy.content[0].text, busy.content
     finally:
         rival.close()
-    pending = first.start("wait", seconds=1.0)  # in flight when the client goes away
+    # in flight when the client goes away the SDK's way: stdin closed, SIGTERM 2 s later, SIGKILL
+    # 2 s after that: the wait is cut short so the step is written whole before the kill
+    pending = first.start("wait", seconds=5.0)
     time.sleep(0.3)
     first.close()
     log.close()
@@ -51,6 +55,15 @@ def test_a_client_gone_mid_call_leaves_whole_steps_and_resume_continues(tmp_path
     assert all(s.pre_screenshot and s.post_screenshot and s.ui_xml and s.post_ui_xml and s.outcome for s in steps)
     assert stops and stops[-1].payload["after_step"] == 4
     assert f"artemis mcp --resume {session_id}" in (stored.result or {}).get("message", "")
+    assert (stored.result or {}).get("stop_reason") == "the MCP client disconnected"
+    with DataEngine.open_for_reading(data) as engine:
+        (cut,) = engine.events(session_id, kind=CUT_SHORT_EVENT)
+    assert cut.step == 4 and cut.payload["tool"] == "wait" and cut.payload["after_s"] < 5
+    shown = cli("sessions", "show", session_id, "--data-dir", str(data))
+    assert f"continue with: artemis mcp --resume {session_id}" in shown.stdout, shown.stdout
+    assert "artemis resume" not in shown.stdout
+    listed = json.loads(cli("sessions", "show", session_id, "--json", "--data-dir", str(data)).stdout)
+    assert listed["resume"] == f"artemis mcp --resume {session_id}"
 
     second = stdio_client(data, "--resume", session_id)
     try:

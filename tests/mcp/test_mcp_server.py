@@ -159,11 +159,11 @@ def test_stdio_client_drives_records_and_the_session_replays(tmp_path: Path) -> 
     check_recorded(data, session_id, "mcp")
 
 
-def start_http_server(data: Path) -> tuple[str, subprocess.Popen[str]]:
-    """`artemis mcp --http 0 --device sim` and the URL it says it serves."""
+def start_http_server(data: Path, *args: str) -> tuple[str, subprocess.Popen[str]]:
+    """`artemis mcp --http 0 --device sim [ARGS]` and the URL it says it serves."""
     proc = subprocess.Popen([sys.executable, "-m", "artemis_cli", "mcp", "--http", "0", "--device", "sim",
-                             "--data-dir", str(data)], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                            env=server_env())
+                             "--data-dir", str(data), *args], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            text=True, env=server_env())
     assert proc.stderr is not None
     line = proc.stderr.readline()
     m = re.search(r"at (http://127\.0\.0\.1:\d+/mcp)", line)
@@ -180,11 +180,15 @@ def http_server(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen[st
     try:
         yield url, data, proc
     finally:
-        proc.terminate()
-        try:
-            proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc)
+
+
+def stop_server(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    try:
+        proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 def test_streamable_http_client_drives_the_same_flow(http_server: tuple[str, Path, subprocess.Popen[str]]) -> None:

@@ -105,3 +105,23 @@ def test_screenshot_cache_returns_same_bytes(phone: SimPhone) -> None:
     b = phone.screenshot()  # the kept PNG of the same screen, as plain bytes
     assert b == a and type(b) is bytes
     assert phone.screenshot() is b  # not encoded again
+
+
+def test_a_field_holding_a_megabyte_of_text_shows_its_start() -> None:
+    """A phone takes long text in a field and shows its start; Pillow refuses strings over a
+    million characters, so only the visible prefix is drawn (issue 35: one type_text of 1 MB
+    wedged an MCP session, every later screenshot raising)."""
+    long, short = SimPhone(popups=False), SimPhone(popups=False)
+    for phone, text in ((long, "Pixel " * 200_000), (short, "Pixel " * 40)):
+        phone.launch("com.android.settings")
+        tap(phone, text="About phone")
+        tap(phone, text="Device name")
+        tap(phone, resource_id="com.android.settings:id/device_name_input")
+        for _ in range(len("Artemis Sim")):
+            phone.key("delete")
+        phone.type_text(text)
+    field = node(long, resource_id="com.android.settings:id/device_name_input")
+    assert len(field.get("text") or "") == 1_200_000  # the field keeps every character
+    box = bounds(field)
+    assert _crop(long, box) == _crop(short, box)  # both show the same start, cut with "..."
+    assert len(_img(long).crop(box).getcolors(1 << 16) or []) > 2  # text is drawn, not an empty box
