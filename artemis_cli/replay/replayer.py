@@ -309,7 +309,11 @@ class Replayer:
                              hint="check the number with `artemis sessions show`")
         self.checks = success_checks(self.src)
         self.incomplete = incomplete_reason(self.engine, self.src)
-        self.secrets = {rec.number: self.secret(rec) for rec in recorded if is_secret_step(rec)}
+        from artemis_cli.replay.place import as_recorded
+
+        # asked by the step number of the user's recording (not the promoted baseline's)
+        self.secrets = {rec.number: self.secret(as_recorded(self.engine, rec, self.baseline_of))
+                        for rec in recorded if is_secret_step(rec)}
         self.session_id = self._create_session()
         with self.engine.acquire_lease(self.session_id, "replay") as lease:
             self.lease = lease
