@@ -77,11 +77,12 @@ def _test(paths: list[str], model: str | None, profile: str | None, devices: str
     raise typer.Exit(0 if suite["status"] == "passed" else (130 if suite["status"] == "interrupted" else 1))
 
 
-def _print_table(suite: dict[str, Any]) -> None:
-    """The results: case, status and device always whole; the failure is cut to the room left
-    (its whole text is in --json, the JUnit file and the case's report); session, cost and steps
-    are left out, in that order, on a narrow terminal (cli/tables)."""
-    from artemis_cli.cli.tables import Column, FitTable, print_table
+def results_table(suite: dict[str, Any]) -> Any:
+    """The results as a :class:`~artemis_cli.cli.tables.FitTable`: case, status and device always
+    whole; the failure is cut to the room left (its whole text is in --json, the JUnit file and
+    the case's report); session, cost and steps are left out, in that order, when the terminal is
+    too narrow for them (cli/tables)."""
+    from artemis_cli.cli.tables import Column, FitTable
     from artemis_cli.models.pricing import format_usd
 
     table = FitTable([Column("case", "id"), Column("status"), Column("device", "id"),
@@ -93,7 +94,14 @@ def _print_table(suite: dict[str, Any]) -> None:
         cost = format_usd((c.get("cost") or {}).get("total_usd")) if c.get("cost") else "-"
         table.add_row(c["name"], status, c.get("device") or "-", str(c.get("steps") or 0), cost,
                       c.get("session_id") or "-", c.get("failure") or "")
-    print_table(table)
+    return table
+
+
+def _print_table(suite: dict[str, Any]) -> None:
+    from artemis_cli.cli.tables import print_table
+    from artemis_cli.models.pricing import format_usd
+
+    print_table(results_table(suite))
     t = suite["totals"]
     err().print(f"{t['passed']}/{t['cases']} passed, {t['failed']} failed, {t['flaky']} flaky · cost "
                 f"{format_usd(t.get('cost_usd'))}" + (f" · index: {suite['index']}" if suite.get("index") else ""),
