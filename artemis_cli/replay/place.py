@@ -89,3 +89,18 @@ def as_recorded(engine: DataEngine, step: StepRecord, root: str | None) -> StepR
         if number is not None:
             return dataclasses.replace(step, number=number)
     return step
+
+
+def step_phrase(engine: DataEngine, replayed: str, number: int, root: str | None) -> str:
+    """``step 5`` as the user's recording ``root`` numbers step ``number`` of the replayed session:
+    ``step 5 (the promoted baseline's step 8)``, or ``the promoted baseline's step 9 (a healed
+    step, not in the recording)``; plain ``step N`` without a baseline."""
+    if root is None or root == replayed:
+        return f"step {number}"
+    try:
+        recorded = recording_step(engine, engine.get_step(replayed, number), root)
+    except Exception:
+        recorded = None
+    if recorded is None:
+        return f"the promoted baseline's step {number} (a healed step, not in the recording)"
+    return f"step {recorded} (the promoted baseline's step {number})"

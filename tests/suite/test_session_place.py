@@ -63,7 +63,11 @@ def test_devices_takes_sim_world_entries(promoted: tuple) -> None:
     # the world of the device wins: the drift baseline on the default world has to heal back
     default = _cli("test", sid, "--devices", "sim:default", "--json", home=home)
     (case,) = json.loads(default.stdout)["cases"]
-    assert case["device"] == "sim:default" and (case["status"] == "failed" or case["replay"]["healed"] > 0), case
+    assert case["device"] == "sim:default" and case["status"] == "failed", case
+    # its steps are named as the user's recording numbers them, the baseline's only beside them
+    assert case["failure"].startswith("diverged at the promoted baseline's step 8 (a healed step, not in the "
+                                      "recording)"), case["failure"]
+    assert "last matched step 5 (the promoted baseline's step 7)" in case["failure"], case["failure"]
     bad = _cli("test", sid, "--devices", "sim:nope", home=home)
     assert bad.returncode == 2 and "bad --devices entry 'sim:nope': no sim world 'nope'" in bad.stderr
     assert "Hint: worlds:" in bad.stderr and "drift" in bad.stderr
