@@ -14,7 +14,7 @@ from artemis_cli.cli.console import err, escape, out, write_out
 def replay(
     session: Annotated[str, typer.Argument(help="Session id to replay (a unique prefix, or 'latest').")],
     device: Annotated[
-        str | None, typer.Option("--device", "-d", help="Serial, 'sim' or 'sim:<world>'. Default: the recorded device (a fresh simulated phone for sim sessions).")
+        str | None, typer.Option("--device", "-d", help="Serial, 'sim' or 'sim:<world>'. Default: where the replayed session was recorded — the recording's device and world, or after sessions promote its baseline's (a fresh simulated phone for sim sessions); said on stderr, as artemis test does.")
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; touch no device, record nothing.")] = False,
     from_step: Annotated[int, typer.Option("--from-step", min=1, help="First recorded step to replay (the device must already show its screen; setup and app launch run only from step 1).")] = 1,
