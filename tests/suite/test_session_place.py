@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from junitparser import JUnitXml
 
 ROOT = Path(__file__).resolve().parents[2]
 BUY = ROOT / "tasks" / "shop-buy-one.yaml"
@@ -48,9 +49,16 @@ def test_replay_and_test_run_a_promoted_recording_in_the_baselines_world(promote
     replay = _cli("replay", sid, "--json", home=home)
     assert replay.returncode == 0, replay.stderr
     assert said in replay.stderr
-    test = _cli("test", sid, "--json", home=home)
+    xml = home.parent / "place.xml"
+    test = _cli("test", sid, "--json", "--junit", str(xml), home=home)
     assert test.returncode == 0, test.stderr
     assert said in test.stderr
+    # no task cases: no model named for them; the healing model is, with why
+    assert "session cases heal with healer (no --model and no GEMINI_API_KEY" in test.stderr
+    (ts,) = list(JUnitXml.fromfile(str(xml)))
+    props = {p.name: p.value for p in ts.properties()}
+    assert props["healing_model"] == "healer" and "offline healer" in props["healing_model.why"]
+    assert "model" not in props
     (case,) = json.loads(test.stdout)["cases"]
     assert case["status"] == "passed" and case["replay"]["healed"] == 0, case
 
