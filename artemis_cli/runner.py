@@ -100,7 +100,8 @@ class Callbacks:
     on_notice: Callable[[str], None] | None = None
 
 
-def _decide_status(outcome: LoopOutcome, checks: list[CheckResult], has_checks: bool) -> tuple[str, bool, str]:
+def _decide_status(outcome: LoopOutcome, checks: list[CheckResult], has_checks: bool,
+                   max_steps: int | None = None) -> tuple[str, bool, str]:
     if outcome.stop_reason in ("device_offline", "model_unavailable", "storage_full"):
         return "interrupted", False, outcome.stop_message
     if outcome.stop_reason in ("model_config", "budget"):  # fix the key / raise the limit, then resume
@@ -109,15 +110,18 @@ def _decide_status(outcome: LoopOutcome, checks: list[CheckResult], has_checks: 
     # was ended, not judged (aborted, not failed), and stays resumable to try the step again
     if outcome.stop_reason in ("model_error", "model_refused", "model_no_action"):
         return "aborted", False, outcome.stop_message
+    # the step budget ran out before the model called finish: said first, whatever the checks say
+    ran_out = "" if outcome.finished or outcome.stop_reason != "max_steps" else (
+        f"stopped at max_steps {max_steps if max_steps is not None else outcome.steps} without finish")
     if has_checks:
         ok = all(c.passed for c in checks)
         failed = [c.check for c in checks if not c.passed]
         msg = "all success checks passed" if ok else "success checks failed: " + "; ".join(failed)
-        return ("succeeded" if ok else "failed"), ok, msg
+        return ("succeeded" if ok else "failed"), ok, f"{ran_out}; {msg}" if ran_out else msg
     if outcome.finished:
         ok = bool(outcome.model_success)
         return ("succeeded" if ok else "failed"), ok, "the model finished with success=" + str(ok).lower()
-    return "failed", False, f"stopped after {outcome.steps} steps without finishing (max_steps)"
+    return "failed", False, ran_out or f"stopped after {outcome.steps} steps without finishing"
 
 
 def call_recorder(engine: DataEngine, session_id: str) -> Callable[[ModelRequest, ModelResponse | None, Exception | None], None]:
@@ -356,7 +360,7 @@ def finish_run(
     checks: list[CheckResult] = []
     if outcome.stop_reason not in ("device_offline", "storage_full") and task.success:
         checks = evaluate_checks(task.success, device, outcome.final, finish=outcome)
-    status, success, message = _decide_status(outcome, checks, bool(task.success))
+    status, success, message = _decide_status(outcome, checks, bool(task.success), loop.max_steps)
     if status == "interrupted" and outcome.stop_reason == "budget":
         message += (f" — the session is saved; continue it with a higher limit: artemis resume {session_id} "
                     f"--max-cost {_next_limit(outcome)}")

@@ -50,9 +50,11 @@ class DeviceSlot:
     spec: str
 
 
-def parse_devices(value: str | Iterable[str]) -> list[DeviceSlot]:
+def parse_devices(value: str | Iterable[str], *, worlds: bool = False) -> list[DeviceSlot]:
     """``sim*2,127.0.0.1:7555`` → ``sim#1``, ``sim#2``, ``127.0.0.1:7555``. A single plain ``sim``
-    stays ``sim``; several sims are numbered in order."""
+    stays ``sim``; several sims are numbered in order. With ``worlds`` (``artemis test``) a
+    ``sim:<world>`` entry is a simulated phone of that world (``sim:drift``; listed twice:
+    ``sim:drift#2``), which every case on it uses instead of its own."""
     entries = [e.strip() for e in (value.split(",") if isinstance(value, str) else value)]
     entries = [e for e in entries if e]
     if not entries:
@@ -69,15 +71,27 @@ def parse_devices(value: str | Iterable[str]) -> list[DeviceSlot]:
             if not 1 <= n <= MAX_SIMS:
                 raise UsageError(f"bad --devices entry {e!r}", hint=f"sim*N takes N from 1 to {MAX_SIMS}, e.g. sim*2")
             kinds.append(("sim", n))
+        elif worlds and e.startswith("sim:"):
+            from artemis_cli.sim.worlds import WORLDS
+
+            if e[4:] not in WORLDS:
+                raise UsageError(f"bad --devices entry {e!r}: no sim world {e[4:]!r}",
+                                 hint=f"worlds: {', '.join(sorted(WORLDS))}")
+            kinds.append((e, -1))
         elif e.startswith("sim"):
             raise UsageError(f"bad --devices entry {e!r}",
-                             hint="sims take each task's own world and seed: use sim or sim*N")
+                             hint="sim:<world> (e.g. sim:drift), sim or sim*N" if worlds
+                             else "sims take each task's own world and seed: use sim or sim*N")
         else:
             kinds.append((e, 0))
     sims = sum(n for k, n in kinds if k == "sim")
     out: list[DeviceSlot] = []
     number = 0
     for kind, n in kinds:
+        if n < 0:  # sim:<world>
+            same = sum(1 for s in out if s.spec == kind)
+            out.append(DeviceSlot(kind if not same else f"{kind}#{same + 1}", kind))
+            continue
         if kind != "sim":
             if any(s.name == kind for s in out):
                 raise UsageError(f"device {kind!r} is listed twice in --devices")

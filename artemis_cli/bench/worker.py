@@ -57,8 +57,14 @@ def _rebuild_interrupted(message: str, row: dict[str, Any] | None, hint: str | N
 
 
 def is_sim(device: str) -> bool:
-    """``sim`` or a numbered sim slot ``sim#N``: the pair runs on an in-process simulated phone."""
-    return device == "sim" or device.startswith("sim#")
+    """``sim``, a numbered sim slot ``sim#N`` or a world's ``sim:<world>`` (``artemis test``): the
+    pair runs on an in-process simulated phone."""
+    return device == "sim" or device.startswith(("sim#", "sim:"))
+
+
+def sim_world_of(device: str) -> str | None:
+    """The world a ``sim:<world>`` device slot names (None for any other device)."""
+    return device[4:] if device.startswith("sim:") else None
 
 
 def cpu_seconds() -> float:

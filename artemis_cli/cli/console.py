@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from functools import cache
 from typing import IO, TYPE_CHECKING, Any
 
@@ -84,3 +85,31 @@ def escape(text: str) -> str:
     from rich.markup import escape as _escape
 
     return _escape(text)
+
+
+@contextlib.contextmanager
+def json_on_error(as_json: bool) -> Iterator[None]:
+    """``--json``: a command that stops before it has a result (a model check that fails, a bad
+    device, an output path that cannot be written) still prints exactly one JSON document on
+    stdout — ``{"status": "error", "error", "hint", "exit_code"}`` — so ``--json | jq`` never
+    reads empty input; the error then reaches stderr and the exit code as usual (cli/app)."""
+    import click
+    import typer
+
+    try:
+        yield
+    except (typer.Exit, typer.Abort, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+        raise  # the command's own exit (its result already printed) or Click's usage error
+    except Exception as exc:
+        if as_json:
+            import json
+
+            from artemis_cli.errors import ArtemisError
+
+            if isinstance(exc, ArtemisError):
+                doc = {"status": "error", "error": str(exc), "hint": exc.hint, "exit_code": exc.exit_code}
+            else:  # what cli/app prints for an error nobody expected
+                doc = {"status": "error", "error": f"unexpected {type(exc).__name__}: {exc}",
+                       "hint": "rerun with ARTEMIS_DEBUG=1 for the full traceback, and report it.", "exit_code": 1}
+            write_out(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+        raise

@@ -1,4 +1,9 @@
-"""Files the commands write (``report -o``, ``sessions export -o``, ``bench run --out``).
+"""Files the commands write (``report -o``/``--assets``, ``sessions export -o``, ``bench run --out``,
+``test --junit``/``--report-dir``).
+
+One rule for every output path, checked by :func:`check_output` before any slow work starts: the
+directory it goes into must exist — none is created (a mistyped directory is the user's to fix);
+an output *folder* (``--report-dir``, ``--assets``) is itself created inside an existing one.
 
 Every way the target can be unwritable (its directory does not exist, it is a directory,
 permission denied, no space left on the device — also when that only shows on flush) becomes one
@@ -18,8 +23,10 @@ from pathlib import Path
 from artemis_cli.errors import OutputError
 
 
-def _error(path: Path, exc: OSError, option: str) -> OutputError:
+def _error(path: Path, exc: OSError, option: str, folder: bool = False) -> OutputError:
     reason = exc.strerror or os.strerror(exc.errno or 0) or type(exc).__name__
+    if folder and exc.errno == errno.ENOTDIR and Path(exc.filename or "") == path:
+        return OutputError(str(path), "it is a file, not a folder", hint=f"give {option} a folder")
     if exc.errno == errno.EISDIR:
         return OutputError(str(path), reason, hint=f"give {option} a file path, not a directory")
     if exc.errno in (errno.ENOTDIR, errno.EEXIST):  # a file where a directory should be
@@ -28,12 +35,17 @@ def _error(path: Path, exc: OSError, option: str) -> OutputError:
                        hint=f"give {option} a file in a directory you can write to, on a disk with free space")
 
 
-def check_output(path: Path, *, option: str = "--output") -> None:
-    """Fail before any slow work when ``path`` obviously cannot be written: it is a directory, or
-    its directory does not exist. Nothing is created: a mistyped directory is the user's to fix,
-    not a reason to make one."""
+def check_output(path: Path, *, option: str = "--output", folder: bool = False) -> None:
+    """Fail (``OutputError``, exit 2) before any slow work when ``path`` obviously cannot be
+    written: a file that is a directory (``folder``: a folder that is a file), or whose directory
+    does not exist. Nothing is created here: a mistyped directory is the user's to fix, not a
+    reason to make one. Every command's output options go through this one check."""
     try:
-        if path.is_dir():
+        if folder and path.exists() and not path.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+        if folder and path.is_dir():
+            return
+        if not folder and path.is_dir():
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
         parent = path.parent
         if parent.is_dir():
@@ -42,9 +54,10 @@ def check_output(path: Path, *, option: str = "--output") -> None:
         if existing is not None and not existing.is_dir():  # a file where a directory should be
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(existing))
     except OSError as exc:
-        raise _error(path, exc, option) from None
+        raise _error(path, exc, option, folder) from None
+    what = "a folder" if folder else "a file"
     raise OutputError(str(path), f"the directory {parent} does not exist",
-                      hint=f"create it first (mkdir -p {parent}), or give {option} a file in an existing directory")
+                      hint=f"create it first (mkdir -p {parent}), or give {option} {what} in an existing directory")
 
 
 def write_output(path: Path, data: str | bytes, *, option: str = "--output") -> None:

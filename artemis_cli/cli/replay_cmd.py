@@ -14,7 +14,7 @@ from artemis_cli.cli.console import err, escape, out, write_out
 def replay(
     session: Annotated[str, typer.Argument(help="Session id to replay (a unique prefix, or 'latest').")],
     device: Annotated[
-        str | None, typer.Option("--device", "-d", help="Serial, 'sim' or 'sim:<world>'. Default: the recorded device (a fresh simulated phone for sim sessions).")
+        str | None, typer.Option("--device", "-d", help="Serial, 'sim' or 'sim:<world>'. Default: where the replayed session was recorded — the recording's device and world, or after sessions promote its baseline's (a fresh simulated phone for sim sessions); said on stderr, as artemis test does.")
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; touch no device, record nothing.")] = False,
     from_step: Annotated[int, typer.Option("--from-step", min=1, help="First recorded step to replay (the device must already show its screen; setup and app launch run only from step 1).")] = 1,
@@ -44,7 +44,6 @@ def replay(
         BY_CHOICES,
         ReplayOptions,
         ReplayStepResult,
-        device_spec_for,
         incomplete_reason,
         plan,
         replay_session,
@@ -59,13 +58,13 @@ def replay(
         raise UsageError("--model and --profile choose the healing model: they need --heal",
                          hint="add --heal, or drop them for a replay without a model")
     src = engine.get_session(session)
-    from artemis_cli.replay.lineage import resolve
+    from artemis_cli.replay.place import replay_place
 
-    base = resolve(engine, src)
+    place = replay_place(engine, src)  # the one rule artemis test's session cases follow too
     source_id = src.id  # the replayer substitutes the baseline itself, so the result names both
-    if base.substituted:
-        err().print(f"[bold]{src.id}[/] has a promoted baseline: replaying [bold]{base.replayed}[/] instead")
-        src = engine.get_session(base.replayed)
+    if place.substituted:
+        src = engine.get_session(place.replayed)
+    err().print(escape(place.text(device)), highlight=False)
     if heal and not dry_run:
         opts.heal = True
         opts.model, opts.profile = _healing_model(model, profile, src)
@@ -80,9 +79,9 @@ def replay(
             secret = " [yellow](password: from env or prompt)[/]" if s.secret else ""
             out().print(f"{s.number:>4}  {escape(s.action):<11} {escape(s.locate)}{secret}")
         return
-    spec, seed, sim_opts, world = device_spec_for(src)
-    dev = resolve_device(device or spec, sim_seed=seed, sim_options=sim_opts, sim_world=world)
     progress = err()  # progress on stderr, the result on stdout (cli/console.py)
+    dev = resolve_device(device or place.spec, sim_seed=place.seed, sim_options=place.sim_options,
+                         sim_world=place.world)
     info = dev.info()
     progress.print(f"[bold]Replaying {src.id}[/] on {escape(info.serial)} ({info.kind}, {info.width}x{info.height}) by {by}")
     incomplete = incomplete_reason(engine, src)

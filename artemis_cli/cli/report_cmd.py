@@ -34,6 +34,8 @@ def report(
     if path.is_dir():  # -o DIR writes the default name inside it
         path = path / name
     check_output(path, option="-o")  # before the (slow) build
+    if assets is not None:
+        check_output(assets, option="--assets", folder=True)
     try:
         write_report(engine, rec.id, path, assets=assets, marks=marks)
     except AssetWriteError as exc:

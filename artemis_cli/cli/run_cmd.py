@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from artemis_cli.cli.console import err, escape, out, write_out
+from artemis_cli.cli.console import err, escape, json_on_error, out, write_out
 from artemis_cli.engine.records import APP_FAULT_STATUSES
 
 
@@ -40,8 +40,9 @@ def run(
                                   "session's: what was spent so far counts). Default: the profile's max_cost.")] = None,
 ) -> None:
     """Run a task on a phone, an emulator or the simulated phone."""
-    stop_cleanly(lambda: _run(task_file, goal, device, profile, model, max_steps, data_dir, as_json, no_live, seed,
-                              backend, base_url, max_cost), as_json)
+    with json_on_error(as_json):  # --json: one JSON document, also when the run cannot start
+        stop_cleanly(lambda: _run(task_file, goal, device, profile, model, max_steps, data_dir, as_json, no_live,
+                                  seed, backend, base_url, max_cost), as_json)
 
 
 def _run(task_file: Path | None, goal: str | None, device: str | None, profile: str | None, model: str | None,
@@ -62,7 +63,9 @@ def _run(task_file: Path | None, goal: str | None, device: str | None, profile: 
     prof = load_profile(profile or task.profile)
     model_name = model or default_model_name(prof)
     if model is None and model_name == "heuristic":
-        err().print("[yellow]No GEMINI_API_KEY set: using the offline heuristic baseline (not an LLM).[/]")
+        from artemis_cli.models.registry import NO_KEY_REASON
+
+        err().print(f"[yellow]{NO_KEY_REASON}: using the offline heuristic baseline (not an LLM).[/]")
     mdl = build_model(model_name, task=task, profile=prof, base_url=base_url)
     from artemis_cli.budget import check_priced
     from artemis_cli.models.preflight import check_model

@@ -21,9 +21,6 @@ if TYPE_CHECKING:  # the schemas are built and Rich is loaded on first use (star
 
 app = typer.Typer(help="Work with task files.", no_args_is_help=True)
 
-TASK_SUFFIXES = (".yaml", ".yml")
-
-
 @dataclass
 class TaskCheck:
     """The outcome of loading one task file."""
@@ -60,12 +57,15 @@ def _console(stderr: bool = False) -> Console:
 
 
 def expand_task_paths(paths: list[Path]) -> tuple[list[Path], list[ConfigIssue]]:
-    """Files as given; directories become every *.yaml/*.yml inside them, recursively."""
+    """Files as given; directories become their task files (``config.task_files``: every
+    *.yaml/*.yml inside them, recursively, hidden folders left out)."""
+    from artemis_cli.config.task_files import task_files_in
+
     files: list[Path] = []
     problems: list[ConfigIssue] = []
     for path in paths:
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.suffix in TASK_SUFFIXES and p.is_file())
+            found = task_files_in(path)
             if not found:
                 problems.append(ConfigIssue(str(path), None, None, "no task files (*.yaml) in this directory"))
             files.extend(found)

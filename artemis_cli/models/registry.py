@@ -27,9 +27,23 @@ def profile_provider(profile: Any) -> str:
 def default_model_name(profile: Any = None) -> str:
     """What runs without ``--model``: the profile's operator when it names an OpenAI-compatible
     endpoint (``profile``), else gemini with an API key, else the offline heuristic baseline."""
+    return model_choice(None, profile)[0]
+
+
+#: Why the keyless default is the heuristic baseline (``artemis run`` and ``artemis test`` say so).
+NO_KEY_REASON = "no --model and no GEMINI_API_KEY (or GOOGLE_API_KEY) set"
+
+
+def model_choice(model: str | None, profile: Any = None) -> tuple[str, str]:
+    """(model name, why it was chosen) of a run given ``--model`` (or None) and its profile: the
+    one rule ``default_model_name`` applies, with the reason the CLI shows the user."""
+    if model:
+        return model, f"--model {model}"
     if profile is not None and profile_provider(profile) == "openai":
-        return "profile"
-    return "gemini" if has_api_key() else "heuristic"
+        return "profile", "the profile's operator is an OpenAI-compatible endpoint"
+    if has_api_key():
+        return "gemini", "no --model; an API key is set"
+    return "heuristic", NO_KEY_REASON
 def provider_of(name: str) -> str:
     """Which provider a ``--model`` name runs on: openai, gemini, or the offline model's own name."""
     if name.startswith(OPENAI_PREFIX) or name == "profile":

@@ -237,18 +237,27 @@ def run_heal(
     return HealOutcome(None, outcome.final, steps, why_not)
 
 
-def healing_model(name: str | None, profile: str | None, source: Any) -> tuple[Any, Any, bool]:
-    """(model, profile, fell back) a healing replay of ``source`` uses: ``name`` as ``artemis run``
-    takes it; without one, the profile's default model when an API key is set, else the offline
-    healer, which ``scripted`` also means here (``fell back`` True: callers say so). One rule for ``replay --heal`` and ``artemis test``."""
-    from artemis_cli.config.profile import load_profile
-    from artemis_cli.models.registry import build_model, default_model_name
+def healing_choice(name: str | None, prof: Any) -> tuple[str, str, bool]:
+    """(model name, why, fell back) a healing replay uses with profile ``prof``: ``name`` as
+    ``artemis run`` takes it; without one, the profile's default model when an API key is set,
+    else the offline healer, which ``scripted`` also means here. One rule for ``replay --heal``
+    and ``artemis test`` (which says it before its first case)."""
+    from artemis_cli.models.registry import model_choice
 
-    prof = load_profile(profile or getattr(source, "profile", None) or "flash")
-    chosen = name or default_model_name(prof)
+    chosen, why = model_choice(name, prof)
     # without an API key the default is the heuristic baseline; ``scripted`` plays a task's
     # reference, which a heal has none of (its plan is the recording): both heal with the healer
-    fell_back = (name is None and chosen == "heuristic") or chosen == "scripted"
-    if fell_back:
-        chosen = "healer"
+    if (name is None and chosen == "heuristic") or chosen == "scripted":
+        return "healer", f"{why}: the offline healer follows the recording as a plan; not an LLM", True
+    return chosen, why, False
+
+
+def healing_model(name: str | None, profile: str | None, source: Any) -> tuple[Any, Any, bool]:
+    """(model, profile, fell back) a healing replay of ``source`` uses (:func:`healing_choice`;
+    ``fell back`` True: callers say so)."""
+    from artemis_cli.config.profile import load_profile
+    from artemis_cli.models.registry import build_model
+
+    prof = load_profile(profile or getattr(source, "profile", None) or "flash")
+    chosen, _why, fell_back = healing_choice(name, prof)
     return build_model(chosen, task=None, profile=prof), prof, fell_back

@@ -48,6 +48,7 @@ from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.hittest import hit_test
 from artemis_cli.perception.types import Element, Target, UITree
 from artemis_cli.replay.match import TargetMatch, find_by_semantics, scale_point
+from artemis_cli.replay.place import as_recorded, step_phrase
 from artemis_cli.replay.results import (
     BY_CHOICES,
     REPLAY_MODEL_LABEL,
@@ -301,6 +302,10 @@ class Replayer:
         if task_cfg.get("app"):
             self.device.launch(task_cfg["app"])
 
+    def _step(self, number: int) -> str:
+        """``step N`` of the user's recording, for a message (not the promoted baseline's N)."""
+        return step_phrase(self.engine, self.src.id, number, self.baseline_of)
+
     def run(self) -> ReplayResult:
         # everything that can refuse the replay comes first: a refusal leaves no session behind
         recorded = self.engine.get_steps(self.src.id, start=self.opts.from_step)
@@ -309,7 +314,9 @@ class Replayer:
                              hint="check the number with `artemis sessions show`")
         self.checks = success_checks(self.src)
         self.incomplete = incomplete_reason(self.engine, self.src)
-        self.secrets = {rec.number: self.secret(rec) for rec in recorded if is_secret_step(rec)}
+        # asked by the step number of the user's recording (not the promoted baseline's)
+        self.secrets = {rec.number: self.secret(as_recorded(self.engine, rec, self.baseline_of))
+                        for rec in recorded if is_secret_step(rec)}
         self.session_id = self._create_session()
         with self.engine.acquire_lease(self.session_id, "replay") as lease:
             self.lease = lease
@@ -401,12 +408,12 @@ class Replayer:
             ok, verdict = False, result.message  # a heal that did not rejoin says why
         elif result.heal and result.first_divergence is not None and result.finished:
             ok = all(c.passed for c in result.checks) if self.checks else bool(self._finish and self._finish.model_success)
-            verdict = f"healed from step {result.first_divergence}; " + (
+            verdict = f"healed from {self._step(result.first_divergence)}; " + (
                 _checks_phrase(result.checks) if self.checks else f"the replayed finish said success={str(ok).lower()}")
             verdict = f"{len(result.steps)} steps ({counts}); {verdict}"
         elif result.first_divergence is not None:
             ok = False
-            verdict = f"diverged at step {result.first_divergence}" + (
+            verdict = f"diverged at {self._step(result.first_divergence)}" + (
                 f" ({result.count('diverged')} diverged steps in all)" if self.opts.continue_on_divergence else "")
             if result.checks:
                 verdict += "; " + _checks_phrase(result.checks)
@@ -457,9 +464,9 @@ class Replayer:
         healed = run_heal(self, recorded, index, diverged.detail, number, on_model_step, spent,
                           done=diverged.took_effect, current=current)
         self._heal_spent[index] = spent + healed.model_steps
-        last = f"step {result.last_matched}" if result.last_matched is not None else "no step"
+        last = self._step(result.last_matched) if result.last_matched is not None else "no step"
         if healed.rejoin is None or healed.final is None:
-            result.message = (f"diverged at step {recorded[index].number}; the heal did not rejoin the "
+            result.message = (f"diverged at {self._step(recorded[index].number)}; the heal did not rejoin the "
                               f"recording: {healed.message}; last matched {last}")
             return None
         self.engine.record_event(EventRecord(session_id=self.session_id, kind="heal_rejoined", payload={

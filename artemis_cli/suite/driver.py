@@ -47,12 +47,14 @@ def _import_unfinished(engine: Any, items: list[Any], work: Path, suite_id: str)
 STEP_LINE_EVERY = 10
 
 
-def _session_jobs(engine: Any, cases: list[Case], work: Path) -> dict[str, dict[str, str]]:
+def _session_jobs(engine: Any, cases: list[Case], work: Path, say: Callable[[str], None],
+                  world_slots: bool = False) -> dict[str, dict[str, str]]:
     """For each session case: the session to replay and the bundles that carry it (and its promoted
     baseline) into the case's data dir. A bundle PATH is imported into the user's data dir first
-    (idempotent), so its replay is linked to it there."""
+    (idempotent), so its replay is linked to it there. Where each runs is said here, by the rule
+    ``artemis replay`` follows (``replay.place``)."""
     from artemis_cli.engine.bundle import import_bundle, write_bundle
-    from artemis_cli.replay.lineage import resolve
+    from artemis_cli.replay.place import replay_place
 
     out: dict[str, dict[str, str]] = {}
     work.mkdir(parents=True, exist_ok=True)
@@ -64,7 +66,9 @@ def _session_jobs(engine: Any, cases: list[Case], work: Path) -> dict[str, dict[
         source = work / f"{_safe(c.key)}.source.zip"
         write_bundle(engine, rec.id, source)
         job = {"session": rec.id, "source_bundle": str(source), "baseline_bundle": ""}
-        chosen = resolve(engine, rec)  # the promoted baseline a replay of ``rec`` replays, if any
+        chosen = replay_place(engine, rec)  # the promoted baseline a replay of ``rec`` replays, if any
+        say(f"{c.key}: {chosen.text()}" + ("; on a sim:<world> device of --devices, in that world" if world_slots
+                                           else ""))
         if chosen.substituted:
             baseline = work / f"{_safe(c.key)}.baseline.zip"
             write_bundle(engine, chosen.replayed, baseline)
@@ -93,7 +97,8 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
 
     store.start_suite(engine, suite_id, {"cases": [c.key for c in cases], "model": model, "profile": profile,
                                          "retries": retries})
-    sessions = _session_jobs(engine, cases, work)
+    sessions = _session_jobs(engine, cases, work, say,
+                             world_slots=any(str(getattr(d, "spec", "")).startswith("sim:") for d in devices or []))
     reports: dict[str, str] = {}
     shown_steps: dict[str, int] = {}
 
@@ -124,7 +129,11 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
         def note(self, device: str, text: str) -> None:
             say(f"{device}: {text}")
 
-    pending = list(cases)
+    pending = [c for c in cases if not c.invalid]  # an invalid task file never runs: it fails below
+    for c in cases:
+        if c.invalid:
+            store.record_case(engine, suite_id, c.key, 1, None, "failed", None, _invalid_failure(c))
+            say(f"invalid {c.key}: {c.invalid}")
     attempt = 1
     interrupted = False
     unfinished: list[str] = []
@@ -160,6 +169,12 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
     out_cases: list[dict[str, Any]] = []
     for c in cases:
         row = results.get(c.key)
+        if c.invalid:
+            out_cases.append({"key": c.key, "name": c.task_id, "source": c.source, "status": "failed",
+                              "flaky": False, "attempts": 0, "device": None, "session_id": None, "steps": 0,
+                              "failure": _invalid_failure(c), "message": c.invalid, "kind": "invalid",
+                              "task_file": c.task_file})
+            continue
         if row is None:
             out_cases.append({"key": c.key, "name": c.task_id, "source": c.source, "status": "interrupted",
                               "flaky": False, "attempts": 0, "failure": "not finished"})
@@ -192,6 +207,10 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
 
         suite["index"] = str(write_index(suite, report_dir))
     return suite
+
+
+def _invalid_failure(case: Case) -> str:
+    return f"invalid task file: {case.invalid}"
 
 
 def _total_cost(cases: list[dict[str, Any]]) -> float | None:

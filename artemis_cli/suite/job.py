@@ -69,7 +69,7 @@ def run_case_job(job: CaseJob, device: str, work_dir: Path,
     ``work_dir`` (its own data dir); return the case row. A device that drops raises ``DeviceOffline``."""
     if job.session:
         return run_session_job(job, device, work_dir, on_step)
-    from artemis_cli.bench.worker import PairInterrupted, is_sim, reset_served_sim
+    from artemis_cli.bench.worker import PairInterrupted, is_sim, reset_served_sim, sim_world_of
     from artemis_cli.config.profile import load_profile
     from artemis_cli.config.task import load_task
     from artemis_cli.device.select import resolve_device
@@ -83,7 +83,8 @@ def run_case_job(job: CaseJob, device: str, work_dir: Path,
     model_name = job.model or default_model_name(prof)
     mdl = build_model(model_name, task=task, profile=prof)
     sim_opts = task.sim.model_dump() if task.sim is not None else {}
-    world = sim_opts.pop("world", "default")
+    world = sim_world_of(device) or sim_opts.pop("world", "default")  # a sim:<world> device: that world
+    sim_opts.pop("world", None)
     seed = sim_opts.pop("seed", 0)
     if is_sim(device):
         dev = resolve_device("sim", sim_seed=seed, sim_options=sim_opts, sim_world=world,
@@ -121,16 +122,18 @@ def run_case_job(job: CaseJob, device: str, work_dir: Path,
 
 def run_session_job(job: CaseJob, device: str, work_dir: Path,
                     on_step: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Replay ``job.session`` with healing on ``device`` (a sim takes the recording's own world and
-    seed, as ``artemis replay`` does) into ``work_dir``; return the case row naming the diverged or
+    """Replay ``job.session`` with healing on ``device`` (a sim takes the world and seed of the
+    session replayed — the recording, or its promoted baseline — as ``artemis replay`` does, unless
+    the device is ``sim:<world>``) into ``work_dir``; return the case row naming the diverged or
     last matched step when it fails."""
-    from artemis_cli.bench.worker import PairInterrupted, is_sim
+    from artemis_cli.bench.worker import PairInterrupted, is_sim, sim_world_of
     from artemis_cli.device.select import resolve_device
     from artemis_cli.engine.bundle import import_bundle
     from artemis_cli.engine.db import DataEngine
     from artemis_cli.engine.token_usage import token_usage
     from artemis_cli.errors import ArtemisError, DeviceError
-    from artemis_cli.replay.replayer import device_spec_for, replay_session
+    from artemis_cli.replay.place import replay_place
+    from artemis_cli.replay.replayer import replay_session
 
     engine = DataEngine.open(Path(work_dir))
     import_bundle(engine, Path(job.source_bundle))
@@ -139,9 +142,10 @@ def run_session_job(job: CaseJob, device: str, work_dir: Path,
 
         promote(engine, engine.get_session(import_bundle(engine, Path(job.baseline_bundle)).session_id))
     source = engine.get_session(job.session)
-    _spec, seed, sim_opts, world = device_spec_for(source)
+    place = replay_place(engine, source)  # the rule of artemis replay: the baseline's world after a promote
     if is_sim(device):
-        dev = resolve_device("sim", sim_seed=seed, sim_options=sim_opts, sim_world=world or "default")
+        dev = resolve_device("sim", sim_seed=place.seed, sim_options=place.sim_options,
+                             sim_world=sim_world_of(device) or place.world or "default")
     else:
         dev = resolve_device(device, backend="adb")
     try:

@@ -91,10 +91,10 @@ def test_missing_path_is_a_usage_error(tmp_path: Path) -> None:
     assert "nope.yaml: no such task file, folder or bundle" in res.stderr
 
 
-def test_broken_task_file_names_the_file_before_anything_runs(tmp_path: Path) -> None:
+def test_strict_broken_task_file_names_the_file_before_anything_runs(tmp_path: Path) -> None:
     bad = tmp_path / "broken.yaml"
     bad.write_text("id: broken\ngoal: x\nmax_steps: lots\n")
-    res = _cli(str(DARK), str(bad), tmp=tmp_path)
+    res = _cli(str(DARK), str(bad), "--strict", "--model", "scripted", tmp=tmp_path)
     assert res.returncode == 2, res.stderr
     assert "broken.yaml" in res.stderr and "max_steps" in res.stderr
     assert "start" not in res.stderr
