@@ -313,11 +313,11 @@ def _tree_cost(key: tuple[bytes, tuple[int, ...] | None], tree: UITree) -> int:
 #: it by (digest, screen size hint) (``_PARSED``). An unchanged screen's dump (the step after a
 #: no-op, the dumps a step's summary reads again with no size hint) is not parsed again. Safe to
 #: share: a UITree, its nodes and its warnings are immutable (frozen dataclasses, tuples); what
-#: ``UITree.cached`` keeps on a tree is derived from it alone. Bounds: 6 MB of trees (~32 screens
-#: of 100 nodes, what a session goes back and forth between) and 3 MB of parses; a parse and its
-#: tree share their nodes, so counting them in both is an upper bound.
-_RAW: ByteLRU[bytes, _Parsed] = ByteLRU("perception.parsed_dumps", 3 * MB, _parsed_cost)
-_PARSED: ByteLRU[tuple[bytes, tuple[int, ...] | None], UITree] = ByteLRU("perception.ui_trees", 6 * MB, _tree_cost)
+#: ``UITree.cached`` keeps on a tree is derived from it alone. Bounds: 4 MB of trees (~50 sim
+#: screens of ~45 nodes, ~25 real ones of 100: the screens a session goes back and forth between)
+#: and 2 MB of parses; a parse and its tree share their nodes, so counting both is an upper bound.
+_RAW: ByteLRU[bytes, _Parsed] = ByteLRU("perception.parsed_dumps", 2 * MB, _parsed_cost)
+_PARSED: ByteLRU[tuple[bytes, tuple[int, ...] | None], UITree] = ByteLRU("perception.ui_trees", 4 * MB, _tree_cost)
 
 
 @dataclass(frozen=True)
