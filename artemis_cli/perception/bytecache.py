@@ -1,7 +1,7 @@
 """One mechanism for every in-memory cache: a thread-safe LRU bounded in bytes.
 
 A cache bounded by its number of entries holds whatever those entries weigh: 1,024 screenshots
-are 30 MB on the sim and 1 GB on a tablet. Each :class:`ByteLRU` is given the bytes it may hold
+are 30 MB on the sim and 1 GB of a tablet's 1 MB PNGs. Each :class:`ByteLRU` is given the bytes it may hold
 and an approximate but honest cost per entry (:func:`cost_of`: the ``sys.getsizeof`` of bytes
 and strings, a tree's node count times a measured size per node, a picture's width × height ×
 channels), and evicts the least recently used entries until it fits. An entry that alone weighs
@@ -29,7 +29,7 @@ P = ParamSpec("P")
 
 MB = 1 << 20
 #: What one entry costs besides its key and value: the OrderedDict slot and its link node, and
-#: the (cost, value) pair this class keeps (measured with tracemalloc on CPython 3.12: ~150 B).
+#: the (cost, value) pair this class keeps (measured with tracemalloc on CPython 3.11: ~154 B).
 ENTRY_OVERHEAD = 160
 #: What Pillow's bundled FreeType font loaded at one size holds (``ImageFont.load_default``):
 #: ~64 KB of resident memory each, measured over 50 sizes.
@@ -165,7 +165,8 @@ def memoize(
 ) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """``functools.lru_cache`` bounded in bytes: results kept in a :class:`ByteLRU` by the
     positional arguments (``cost(args, result)``; default :func:`cost_of` of both). Keyword
-    arguments bypass the cache. The cache is the wrapper's ``cache`` attribute."""
+    arguments bypass the cache, and a None result is made again each time. The cache is the
+    wrapper's ``cache`` attribute."""
 
     def wrap(fn: Callable[P, R]) -> Callable[P, R]:
         store: ByteLRU[tuple[Any, ...], Any] = ByteLRU(name, max_bytes, cost)
