@@ -1,21 +1,26 @@
 """Resource bounds of a long run: peak resident memory at step 100 vs the last step, blob dedup.
 
 Runs ``python -m artemis_cli run TASK --model gemini --device sim --max-steps N --no-live --json``
-as a child process (the process whose memory is measured) against a FakeGeminiServer in this
+as a child process (the process whose memory is measured; ``rss_child.py`` runs the CLI as it is
+and, at exit, writes the size of each in-memory cache) against a FakeGeminiServer in this
 process, playing long_run.py's deterministic multi-app chore through the real google-genai SDK.
 While the child runs, the DataEngine is polled read-only and ``/proc/<pid>/status`` is read when
 the committed step count first reaches each sample point (VmHWM = peak RSS so far, VmRSS = now).
 When the child has already exited by the time the last step is seen, the last figure is the
 child's lifetime peak from ``wait4`` (ru_maxrss). Prints one JSON object (or aligned lines)::
 
-    python benchmarks/rss.py --steps 1000 --json [--profile flash|pro] [--sample-every 100]
+    python benchmarks/rss.py --steps 1000 --json [--profile flash|pro] [--sample-every 100] [--tracemalloc]
 
 Keys: steps, exit_code, status, elapsed_s, steps_per_s, rss_mb_step100, rss_mb_step1000 (peak
 RSS at step 100 / at the last step, named after the default 1000 whatever --steps is),
-rss_ratio (goal ≤ 1.2), rss_mb_peak_exit (lifetime peak), screenshots_recorded (pre + post
+rss_ratio (goal ≤ 1.15), rss_mb_peak_exit (lifetime peak), screenshots_recorded (pre + post
 screenshot references over all steps), screenshot_blobs (distinct screenshots stored), xml_refs,
-xml_blobs, blob_bytes_recorded (sizes in the blobs table), blob_bytes_on_disk, dedup_ratio (references / distinct blobs, screenshots and XML
-together), and with --sample-every N an ``rss_series`` of {step, vmrss_mb, vmhwm_mb}.
+xml_blobs, blob_bytes_recorded (sizes in the blobs table), blob_bytes_on_disk, dedup_ratio
+(references / distinct blobs, screenshots and XML together), with --sample-every N an
+``rss_series`` of {step, vmrss_mb, vmhwm_mb}, and last ``caches`` (each cache's entries, bytes
+and byte bound ``max_bytes`` at the child's exit) and the ratio again. --tracemalloc traces the
+child's allocations and adds ``top_growers``: the allocation sites that grew most between the
+first and the last sample point (slow, and its RSS figures are not comparable).
 Linux only (/proc). Figures are measured, never asserted here (SPEC §14).
 """
 
@@ -25,6 +30,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -102,10 +108,13 @@ def sample_points(steps: int, every: int | None) -> list[int]:
     return sorted(points)
 
 
-def watch_child(proc: subprocess.Popen[bytes], db_path: Path, points: list[int]) -> tuple[Watch, int, float]:
+def watch_child(
+    proc: subprocess.Popen[bytes], db_path: Path, points: list[int], trace: Tracing | None = None
+) -> tuple[Watch, int, float]:
     """Poll until the child exits; returns what was seen, its exit code and peak RSS (MB, wait4)."""
     seen = Watch()
     pending = list(points)
+    snap_at = {points[0], points[-1]} if trace is not None else set()
     while True:
         done_pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if done_pid == proc.pid:
@@ -120,7 +129,41 @@ def watch_child(proc: subprocess.Popen[bytes], db_path: Path, points: list[int])
                 point = pending.pop(0)
                 if mem is not None:
                     seen.samples[point] = Sample(point, round(mem[0], 1), round(mem[1], 1))
+                if trace is not None and point in snap_at:
+                    trace.snapshot(proc)
         time.sleep(POLL_S)
+
+
+@dataclass
+class Tracing:
+    """tracemalloc snapshots the child dumps on SIGUSR1 (``rss_child.py``), diffed at the end."""
+
+    where: Path
+    taken: int = 0
+
+    def snapshot(self, proc: subprocess.Popen[bytes]) -> None:
+        """Ask for one and wait for it to be written (or for the child to be gone)."""
+        self.taken += 1
+        done = self.where / f"snap-{self.taken}.done"
+        os.kill(proc.pid, signal.SIGUSR1)
+        while not done.exists() and proc.poll() is None:
+            time.sleep(POLL_S)
+
+    def growers(self, top: int = 20) -> list[dict[str, Any]]:
+        """The allocation sites that grew most from the first snapshot to the last."""
+        import tracemalloc
+
+        snaps = sorted(self.where.glob("snap-*.tm"), key=lambda p: int(p.stem.split("-")[1]))
+        if len(snaps) < 2:
+            return []
+        first, last = (tracemalloc.Snapshot.load(str(p)) for p in (snaps[0], snaps[-1]))
+        out = []
+        for stat in last.compare_to(first, "lineno")[:top]:
+            frame = stat.traceback[0]
+            out.append({"where": f"{frame.filename.replace(str(REPO) + '/', '')}:{frame.lineno}",
+                        "kb_diff": round(stat.size_diff / 1024, 1), "kb_now": round(stat.size / 1024, 1),
+                        "count_diff": stat.count_diff})
+        return out
 
 
 def blob_figures(data_dir: Path) -> dict[str, Any]:
@@ -148,6 +191,14 @@ def blob_figures(data_dir: Path) -> dict[str, Any]:
     }
 
 
+def cache_figures(path: Path) -> dict[str, Any] | None:
+    """Each in-memory cache of the child at exit (entries, bytes, its byte bound), from rss_child.py."""
+    try:
+        return dict(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return None
+
+
 def write_task(path: Path, steps: int, profile: str) -> None:
     # JSON is YAML: no YAML writer needed
     task = {"id": f"rss-{steps}", "goal": "Do the daily phone chores", "profile": profile,
@@ -157,7 +208,7 @@ def write_task(path: Path, steps: int, profile: str) -> None:
     path.write_text(json.dumps(task, indent=2) + "\n")
 
 
-def run(steps: int, profile: str, every: int | None, data_dir: Path) -> dict[str, Any]:
+def run(steps: int, profile: str, every: int | None, data_dir: Path, trace: bool = False) -> dict[str, Any]:
     script, _ = chore_script(steps)
     task_file = data_dir / "rss-task.yaml"
     write_task(task_file, steps, profile)
@@ -165,14 +216,20 @@ def run(steps: int, profile: str, every: int | None, data_dir: Path) -> dict[str
     points = sample_points(steps, every)
     with FakeGeminiServer(policy) as server:
         env = {**os.environ, "GEMINI_API_KEY": "fake-key", "ARTEMIS_GEMINI_BASE_URL": server.base_url,
-               "ARTEMIS_HOME": str(data_dir)}
+               "ARTEMIS_HOME": str(data_dir), "ARTEMIS_RSS_STATS": str(data_dir / "caches.json")}
         env.pop("GOOGLE_API_KEY", None)
-        cmd = [sys.executable, "-m", "artemis_cli", "run", str(task_file), "--model", "gemini", "--device", "sim",
+        tracing = None
+        if trace:
+            tracing = Tracing(data_dir / "tracemalloc")
+            tracing.where.mkdir(exist_ok=True)
+            env["ARTEMIS_RSS_TRACEMALLOC"] = str(tracing.where)
+        # rss_child.py runs `python -m artemis_cli` as it is, then reports the caches' sizes at exit
+        cmd = [sys.executable, str(HERE / "rss_child.py"), "run", str(task_file), "--model", "gemini", "--device", "sim",
                "--profile", profile, "--max-steps", str(steps), "--no-live", "--json"]
         t0 = time.perf_counter()
         with open(data_dir / "run.stdout", "wb") as out, open(data_dir / "run.stderr", "wb") as errs:
             proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=errs, stdin=subprocess.DEVNULL)
-            seen, code, peak_exit = watch_child(proc, data_dir / "artemis.db", points)
+            seen, code, peak_exit = watch_child(proc, data_dir / "artemis.db", points, tracing)
         elapsed = time.perf_counter() - t0
     try:
         result = json.loads((data_dir / "run.stdout").read_text())
@@ -198,10 +255,14 @@ def run(steps: int, profile: str, every: int | None, data_dir: Path) -> dict[str
         "rss_mb_peak_exit": round(peak_exit, 1),
         **blob_figures(data_dir),
         "data_dir": str(data_dir),
-        "goals": {"rss_ratio": "<= 1.2"},
+        "goals": {"rss_ratio": "<= 1.15"},
     }
+    if tracing is not None:
+        figures["traced"] = "tracemalloc on: RSS figures are not comparable with an untraced run"
+        figures["top_growers"] = tracing.growers()
     if every:
         figures["rss_series"] = [vars(seen.samples[p]) for p in sorted(seen.samples)]
+    figures["caches"] = cache_figures(data_dir / "caches.json")
     if code not in (0, 1):
         figures["stderr_tail"] = (data_dir / "run.stderr").read_text(errors="replace")[-2000:]
     return figures
@@ -215,6 +276,9 @@ def main() -> int:
                         help="also record an RSS series every N steps")
     parser.add_argument("--data-dir", type=Path, default=None, help="keep the run's data here")
     parser.add_argument("--keep", action="store_true", help="keep the temporary data dir")
+    parser.add_argument("--tracemalloc", action="store_true",
+                        help="trace the child's allocations and list what grew most between the first and the "
+                             "last sample point (slow; its RSS figures are not comparable)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.steps < 2:
@@ -227,17 +291,26 @@ def main() -> int:
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="artemis-rss-"))
     data_dir.mkdir(parents=True, exist_ok=True)
     try:
-        figures = run(args.steps, args.profile, args.sample_every, data_dir)
+        figures = run(args.steps, args.profile, args.sample_every, data_dir, args.tracemalloc)
     finally:
         if args.data_dir is None and not args.keep:  # ~30 MB of blobs per 1,000 steps
             shutil.rmtree(data_dir, ignore_errors=True)
     if args.data_dir is None and not args.keep:
         figures.pop("data_dir", None)
+    figures["caches"] = figures.pop("caches")  # last: what the caches held, then the ratio
+    figures["rss_ratio_last"] = figures["rss_ratio"]
     if args.json:
         print(json.dumps(figures, indent=2))
     else:
         for k, v in figures.items():
-            print(f"{k:24} {v}")
+            if k not in ("caches", "top_growers", "rss_ratio_last"):
+                print(f"{k:24} {v}")
+        for name, cache in (figures.get("caches") or {}).items():
+            print(f"cache {name:32} {cache['entries']:>6} entries {cache['bytes'] / 2**20:8.2f} MB"
+                  f" (bound {cache['max_bytes'] / 2**20:.1f} MB)")
+        for grower in figures.get("top_growers", []):
+            print(f"grew {grower['kb_diff']:>10} kB {grower['count_diff']:>8} blocks  {grower['where']}")
+        print(f"rss_ratio {figures['rss_ratio']} (step {min(FIRST_MARK, args.steps)} -> step {figures['steps']})")
     return 0 if figures["exit_code"] in (0, 1) else 1
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import fields, replace
-from functools import lru_cache
 from typing import Any, TypeVar
+
+from artemis_cli.perception.bytecache import memoize
 
 from .blobs import is_sha256
 from .clock import normalize_iso, now_iso, parse_iso
@@ -43,7 +44,8 @@ TYPING_ACTIONS = {"type_text", "type", "input_text"}
 R = TypeVar("R")
 
 
-@lru_cache(maxsize=64)
+#: Bound: 256 KB; the keys are the tables and column sets the code writes (a few dozen, ~1 KB each).
+@memoize("engine.insert_sql", 256 * 1024)
 def _insert_sql(table: str, columns: tuple[str, ...], ignore: bool) -> str:
     verb = "INSERT OR IGNORE" if ignore else "INSERT"
     names = ", ".join(f'"{c}"' for c in columns)

@@ -146,6 +146,9 @@ def echo_repr(value: object, limit: int = ECHO_CHARS) -> str:
 # --- folding -----------------------------------------------------------------------------------
 
 
+#: Bounded in bytes by its entries: 4,096 one-character strings and their one-character folds,
+#: ~200 bytes each with lru_cache's own node: under 1 MB. Kept as functools' C cache (not a
+#: ByteLRU): fold() calls it once per character of every non-ASCII text recall reads.
 @lru_cache(maxsize=4096)
 def _fold_char(ch: str) -> str:
     decomposed = unicodedata.normalize("NFD", ch)

@@ -37,6 +37,7 @@ from artemis_cli.memory.recall_args import CJK, fts_and, fts_or, fts_phrases
 from artemis_cli.memory.recall_index import STEP_KINDS, verdict_text
 from artemis_cli.memory.recall_result import RecallHit, step_runs
 from artemis_cli.memory.recall_text import Matcher, ScreenText, flat, safe_cut, screen_text, snippet
+from artemis_cli.perception.bytecache import MB, ByteLRU, cost_of
 
 __all__ = ["Candidate", "ScreenCache", "Search", "build_hits"]
 
@@ -66,22 +67,35 @@ class Candidate:
     same_as: list[int] = field(default_factory=list)  # later steps with the same matching text
 
 
+#: What one ScreenElement costs besides its strings (the object and its attribute dict).
+ELEMENT_BYTES = 200
+
+
+def _screen_text_cost(sha: str, text: ScreenText) -> int:
+    return cost_of(sha, text.problem) + sum(ELEMENT_BYTES + cost_of(e.cls, e.label, e.desc, e.flags)
+                                            for e in text.elements)
+
+
 class ScreenCache:
-    """Screen text per UI dump, parsed once per recall."""
+    """Screen text per UI dump, parsed once per recall. Bound: 8 MB of text (~2,000 screens of
+    ~4 KB): a recall over a long session reads each distinct dump once while it fits, and
+    again when it was dropped, rather than hold every screen of the session at once."""
 
     def __init__(self, engine: DataEngine) -> None:
         self.engine = engine
-        self._cache: dict[str, ScreenText] = {}
+        self._cache: ByteLRU[str, ScreenText] = ByteLRU("memory.recall_screen_texts", 8 * MB, _screen_text_cost)
 
     def of(self, step: StepRecord) -> ScreenText:
-        if not step.ui_xml:
+        sha = step.ui_xml
+        if not sha:
             return ScreenText(problem="no UI dump was recorded for this step")
-        if step.ui_xml not in self._cache:
-            try:
-                self._cache[step.ui_xml] = screen_text(self.engine.blob(step.ui_xml))
-            except BlobMissing:
-                self._cache[step.ui_xml] = ScreenText(problem="its UI dump is missing from the data dir")
-        return self._cache[step.ui_xml]
+        return self._cache.get_or_make(sha, lambda: self._read(sha))
+
+    def _read(self, sha: str) -> ScreenText:
+        try:
+            return screen_text(self.engine.blob(sha))
+        except BlobMissing:
+            return ScreenText(problem="its UI dump is missing from the data dir")
 
 
 class Search:

@@ -8,21 +8,24 @@ Parts keep everything a provider needs to receive its own content back unchanged
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from artemis_cli.perception.bytecache import MB, memoize
+
 Role = Literal["user", "model"]
 
 
-@functools.lru_cache(maxsize=1024)
+#: Bound: 8 MB of image bytes (the key is the image itself): ~200 model-sized screenshots of
+#: ~40 KB, more than any request's window holds. A session that keeps more (the naive bench
+#: mode) re-hashes the rest: ~30 µs per image, against a cache that grew with the session.
+@memoize("models.image_sha256", 8 * MB)
 def image_sha256(png: bytes) -> str:
     """SHA-256 of an image part. Cached: every request re-serialises the same screenshots
-    (bytes objects cache their own hash, so a hit costs nothing like a digest); room for a
-    session that keeps hundreds (the naive bench mode), which 64 entries re-hashed every call."""
+    (bytes objects cache their own hash, so a hit costs nothing like a digest)."""
     return hashlib.sha256(png).hexdigest()
 
 

@@ -30,17 +30,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import hashlib
 import json
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from artemis_cli.errors import ModelOutputError, ModelRefused
 from artemis_cli.models.base import FunctionCall, Message, ModelRequest, Part, ToolDecl, Usage
+from artemis_cli.perception.bytecache import MB, ByteLRU, memoize
 from artemis_cli.perception.model_image import scale_for_model
 
 TEXT_MODE_HEADING = "# HOW TO ACT (reply with JSON; no tool calling)"
@@ -75,33 +73,26 @@ class WireOptions:
 
 DATA_URL_PREFIX = "data:image/png;base64,"
 #: The sha256 of the image behind each recent ``data:`` URL (by the URL: a str caches its own
-#: hash, so looking up the URL object a request holds costs no pass over its base64).
-_URL_DIGESTS: OrderedDict[str, str] = OrderedDict()
-_URL_DIGESTS_MAX = 1024
-_URL_DIGESTS_LOCK = threading.Lock()  # lens threads render too
+#: hash, so looking up the URL object a request holds costs no pass over its base64). Bound:
+#: 8 MB (the URL is the key: ~150 model-sized screenshots of ~55 KB in base64); a URL no longer
+#: here is decoded and hashed again (~0.1 ms).
+_URL_DIGESTS: ByteLRU[str, str] = ByteLRU("models.openai_url_digests", 8 * MB)
 
 
-@functools.lru_cache(maxsize=32)
+#: Bound: 4 MB of PNG and URL (~40 screenshots: each turn re-sends the same few); the URL is also
+#: a key of ``_URL_DIGESTS``, so it is counted in both (an upper bound).
+@memoize("models.openai_data_urls", 4 * MB)
 def _data_url(png: bytes) -> str:
     """A PNG as a ``data:`` URL. Cached: each turn re-sends the same few screenshots."""
     url = DATA_URL_PREFIX + base64.b64encode(png).decode("ascii")
-    _remember_digest(url, hashlib.sha256(png).hexdigest())
+    _URL_DIGESTS.put(url, hashlib.sha256(png).hexdigest())
     return url
-
-
-def _remember_digest(url: str, digest: str) -> None:
-    with _URL_DIGESTS_LOCK:
-        _URL_DIGESTS[url] = digest
-        _URL_DIGESTS.move_to_end(url)
-        while len(_URL_DIGESTS) > _URL_DIGESTS_MAX:
-            _URL_DIGESTS.popitem(last=False)
 
 
 def image_url_digest(url: str) -> str:
     """``sha256:<hex>`` of the image a ``data:`` URL carries (its decoded bytes); any other URL
     is hashed as it is (``url:<hex>``)."""
-    with _URL_DIGESTS_LOCK:
-        digest = _URL_DIGESTS.get(url)
+    digest = _URL_DIGESTS.get(url)
     if digest is not None:
         return f"sha256:{digest}"
     head, sep, data = url.partition(";base64,")
@@ -112,7 +103,7 @@ def image_url_digest(url: str) -> str:
             raw = None
         if raw is not None:
             digest = hashlib.sha256(raw).hexdigest()
-            _remember_digest(url, digest)
+            _URL_DIGESTS.put(url, digest)
             return f"sha256:{digest}"
     return "url:" + hashlib.sha256(url.encode("utf-8", "surrogatepass")).hexdigest()
 

@@ -306,7 +306,7 @@ def intent_text(value: Any) -> str | None:
     return text if len(text) <= MAX_INTENT_CHARS else text[:MAX_INTENT_CHARS] + "…"
 
 
-@functools.cache
+@functools.cache  # one small frozenset per tool name the code declares (an unknown name raises): a few KB
 def accepted_args(name: str) -> frozenset[str]:
     """The argument names tool ``name`` takes (its declared properties; ``intent`` for actions)."""
     decl = next(d for d in tool_declarations() if d.name == name)

@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections import OrderedDict
-from functools import lru_cache
 
 import imagehash
 from PIL import Image
 
 from artemis_cli.errors import ScreenshotError
+from artemis_cli.perception.bytecache import ByteLRU, memoize
 from artemis_cli.perception.png import PNG_SIGNATURE
 from artemis_cli.perception.screenshot import carried_pixels
 
@@ -82,15 +81,18 @@ def _grey_table(image: Image.Image) -> list[int]:
     return list(_palette_grey(bytes(palette)))
 
 
-@lru_cache(maxsize=32)
+#: Bound: 64 KB, ~50 palettes (the sim draws with one; a real phone's PNGs are RGB(A)).
+@memoize("perception.palette_grey", 64 * 1024)
 def _palette_grey(palette: bytes) -> bytes:
     strip = Image.frombytes("P", (256, 1), bytes(range(256)))
     strip.putpalette(palette + bytes(768 - len(palette)) if len(palette) < 768 else palette[:768])
     return strip.convert("L").tobytes()
 
 
-_CACHE: OrderedDict[bytes, str] = OrderedDict()
-_CACHE_SIZE = 4096  # digests only: a few hundred KB however large the screenshots are
+#: Hashes by the PNG's SHA-256 digest. Bound: 512 KB, ~1,800 screens (an entry is a 32-byte
+#: digest and 16 hex characters: ~290 bytes with the cache's own overhead), twice the distinct
+#: screens of a 1,000-step run.
+_CACHE: ByteLRU[bytes, str] = ByteLRU("perception.dhashes", 512 * 1024)
 
 
 def dhash_hex(png: bytes) -> str:
@@ -100,16 +102,12 @@ def dhash_hex(png: bytes) -> str:
     the PNG, so a screen seen before costs a digest instead of a decode. A screenshot that
     carries its decoded picture (``Screenshot.pixels``) is hashed from it: no decode."""
     key = hashlib.sha256(png).digest() if isinstance(png, (bytes, bytearray)) else b""
-    if key and key in _CACHE:
-        _CACHE.move_to_end(key)
-        return _CACHE[key]
+    hit = _CACHE.get(key) if key else None
+    if hit is not None:
+        return hit
     pixels = carried_pixels(png)
     value = dhash_image(pixels if pixels is not None else load_png(png))
-    if key:
-        _CACHE[key] = value
-        if len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return value
+    return _CACHE.put(key, value) if key else value
 
 
 def hamming(a: str, b: str) -> int:

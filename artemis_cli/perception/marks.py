@@ -24,10 +24,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from artemis_cli.perception.model_image import ImageCache, encode_png, model_image, scale_for_model
+from artemis_cli.perception.bytecache import FONT_BYTES, MB, ByteLRU, memoize
+from artemis_cli.perception.model_image import encode_png, model_image, scale_for_model
 from artemis_cli.perception.png import png_size
 from artemis_cli.perception.types import Element
 
@@ -89,7 +89,9 @@ def marks_digest(marks: Sequence[Mark]) -> str:
     return hashlib.sha256(json.dumps(marks_to_json(marks), separators=(",", ":")).encode()).hexdigest()
 
 
-_cache = ImageCache(64)
+#: Marked screenshots by (sha256, max_side, marks digest), as :mod:`.model_image` keeps the
+#: scaled ones. Bound: 2 MB of PNG bytes (~50 marked screens at 1,152 px, ~40 KB each).
+_cache: ByteLRU[tuple[str, int, str], bytes] = ByteLRU("perception.marked_screenshots", 2 * MB)
 
 
 def draw_marks(png: bytes, max_side: int | None, marks: Sequence[Mark], *, sha: str | None = None) -> bytes:
@@ -113,7 +115,8 @@ def draw_marks(png: bytes, max_side: int | None, marks: Sequence[Mark], *, sha: 
     return out
 
 
-@lru_cache(maxsize=8)
+#: Bound: 640 KB, 9 fonts (one per label size: a run draws one image size, a report a few).
+@memoize("perception.mark_fonts", 640 * 1024, lambda args, font: FONT_BYTES)
 def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     from PIL import ImageFont
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import io
-import threading
-from collections import OrderedDict
 from typing import Any
 
+from artemis_cli.perception.bytecache import MB, ByteLRU
 from artemis_cli.perception.png import png_size
 
-__all__ = ["ImageCache", "scale_for_model", "scaled_size"]
+__all__ = ["scale_for_model", "scaled_size"]
 
 
 def scaled_size(width: int, height: int, max_side: int | None) -> tuple[int, int]:
@@ -28,31 +27,11 @@ def scaled_size(width: int, height: int, max_side: int | None) -> tuple[int, int
     return max(1, round(width * factor)), max(1, round(height * factor))
 
 
-class ImageCache:
-    """A small thread-safe LRU of derived images by key: screens repeat (a list the agent returns
-    to, the home screen), and decoding, drawing and re-encoding costs tens of milliseconds a step."""
-
-    def __init__(self, entries: int) -> None:
-        self._entries = entries
-        self._data: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[object, ...]) -> bytes | None:
-        with self._lock:
-            if key in self._data:
-                self._data.move_to_end(key)
-                return self._data[key]
-        return None
-
-    def put(self, key: tuple[object, ...], value: bytes) -> None:
-        with self._lock:
-            self._data[key] = value
-            while len(self._data) > self._entries:
-                self._data.popitem(last=False)
-
-
-#: Recently scaled screenshots by (sha256, max_side).
-_cache = ImageCache(64)
+#: Recently scaled screenshots by (sha256, max_side): screens repeat (a list the agent returns
+#: to, the home screen), and decoding, scaling and re-encoding costs tens of milliseconds a step.
+#: Bound: 2 MB of PNG bytes, ~50 sim screens at the default 1,152 px side (~40 KB each): a step
+#: scales its screenshot for each role that reads it (the ledger keeps its window's own copies).
+_cache: ByteLRU[tuple[str, int], bytes] = ByteLRU("perception.scaled_screenshots", 2 * MB)
 
 
 def scale_for_model(png: bytes, max_side: int | None, *, sha: str | None = None) -> bytes:
@@ -66,12 +45,7 @@ def scale_for_model(png: bytes, max_side: int | None, *, sha: str | None = None)
     if target == size:
         return png
     key = (sha or hashlib.sha256(png).hexdigest(), max_side)
-    hit = _cache.get(key)
-    if hit is not None:
-        return hit
-    scaled = _scaled(png, target)
-    _cache.put(key, scaled)
-    return scaled
+    return _cache.get_or_make(key, lambda: _scaled(png, target))
 
 
 def model_image(png: bytes, max_side: int | None) -> Any | None:

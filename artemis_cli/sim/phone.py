@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,6 +13,7 @@ from PIL import Image
 
 from artemis_cli.device.protocol import KEY_NAMES, DeviceInfo
 from artemis_cli.errors import DeviceOffline, HierarchyError, ScreenshotError, ShellError, UsageError
+from artemis_cli.perception.bytecache import MB, ByteLRU
 from artemis_cli.perception.logcat import LogEvents, LogWatch
 from artemis_cli.perception.packages import read_package_file
 from artemis_cli.perception.screenshot import Screenshot, without_pixels
@@ -127,7 +127,9 @@ class SimPhone:
         self._built: tuple[int, list[Window]] | None = None
         self._xml: tuple[int, str] | None = None
         self.u2_dumps = 0  # uiautomator2-style dumps served so far: numbers each dump's window order
-        self._png: OrderedDict[str, bytes] = OrderedDict()
+        #: PNGs of screens drawn before, by what was drawn. Bound: 4 MB of PNG, ~200 sim screens
+        #: of ~20 KB (plain bytes: no pictures kept).
+        self._png: ByteLRU[str, bytes] = ByteLRU("sim.screen_pngs", 4 * MB)
         self._logs = LogWatch(lambda command: self.run(command).output.decode("utf-8", "replace"))
 
     # ==== Device protocol ========================================================================
@@ -368,12 +370,8 @@ class SimPhone:
         png = self._png.get(key)
         if png is None:
             image = self.render_image()
-            png = encode_png(image)
-            self._png[key] = png
-            if len(self._png) > 64:
-                self._png.popitem(last=False)
+            png = self._png.put(key, encode_png(image))
             return Screenshot(png, image)
-        self._png.move_to_end(key)
         return png
 
     def _dark(self) -> bool:

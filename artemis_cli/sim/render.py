@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import io
-from functools import lru_cache
 
 from PIL import Image, ImageDraw, ImageFont
 
+from artemis_cli.perception.bytecache import FONT_BYTES, MB, memoize
 from artemis_cli.sim.widgets import Rect, Widget, Window
 
 _LIGHT = {
@@ -53,14 +53,17 @@ class Colors:
         return 2 * len(_NAMES) + sum(map(ord, label)) % len(_ICONS)
 
 
-@lru_cache(maxsize=64)
+#: Bound: 4 MB, ~60 sizes (what the sim's widgets use at any screen size).
+@memoize("sim.fonts", 4 * MB, lambda args, font: FONT_BYTES)
 def font(size: int) -> ImageFont.FreeTypeFont:
     f = ImageFont.load_default(size=max(8, size))
     assert isinstance(f, ImageFont.FreeTypeFont)
     return f
 
 
-@lru_cache(maxsize=8192)
+#: Bound: 8 MB of masks (Pillow keeps a "1" picture at a byte a pixel: a 300x40 label is ~13 KB),
+#: ~1,000 labels: every label of the screens a session moves between, drawn once.
+@memoize("sim.text_masks", 8 * MB)
 def _mask(text: str, size: int) -> tuple[Image.Image, int, int]:
     """A 1-bit mask of ``text`` plus the offset of its top-left relative to the text origin."""
     f = font(size)
@@ -83,7 +86,8 @@ def fit(text: str, size: int, max_w: int) -> str:
     return _fit(visible_prefix(text, max_w), size, max_w)
 
 
-@lru_cache(maxsize=8192)
+#: Bound: 1 MB, ~3,000 labels (an entry is two short strings and two ints: ~300 bytes).
+@memoize("sim.fitted_labels", 1 * MB)
 def _fit(text: str, size: int, max_w: int) -> str:
     f = font(size)
     if f.getlength(text) <= max_w:

@@ -72,3 +72,15 @@ def test_dedup_figures_are_consistent(figures: dict[str, Any]) -> None:
     refs = figures["screenshots_recorded"] + figures["xml_refs"]
     assert figures["dedup_ratio"] == round(refs / (figures["screenshot_blobs"] + figures["xml_blobs"]), 2)
     assert figures["dedup_ratio"] > 1
+
+
+def test_every_cache_is_printed_within_its_bound(figures: dict[str, Any]) -> None:
+    """The child's caches at exit (rss_child.py), last in the output with the ratio after them."""
+    caches = figures["caches"]
+    assert {"perception.ui_trees", "models.image_sha256", "sim.screen_pngs"} <= set(caches)
+    for name, cache in caches.items():
+        assert 0 <= cache["bytes"] <= cache["max_bytes"], name
+        assert cache["entries"] >= 0 and (cache["bytes"] > 0) == (cache["entries"] > 0), name
+    assert caches["perception.ui_trees"]["entries"] > 0 and caches["models.image_sha256"]["entries"] > 0
+    assert list(figures)[-2:] == ["caches", "rss_ratio_last"]
+    assert figures["rss_ratio_last"] == figures["rss_ratio"]
