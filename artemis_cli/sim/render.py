@@ -75,9 +75,16 @@ def fit(text: str, size: int, max_w: int) -> str:
     f = font(size)
     if f.getlength(text) <= max_w:
         return text
-    while text and f.getlength(text + "...") > max_w:
-        text = text[:-1]
-    return text + "..." if text else ""
+    # the longest prefix that fits with "...", found by halving (a width grows with its prefix):
+    # dropping one character at a time measured a 10 KB label 10,000 times (75 s a screenshot)
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if f.getlength(text[:mid] + "...") <= max_w:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo] + "..." if lo else ""
 
 
 def wrap(text: str, size: int, max_w: int) -> list[str]:

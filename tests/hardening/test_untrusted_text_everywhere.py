@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from artemis_cli.config.profile import load_profile
@@ -62,6 +62,9 @@ def _hostile(pieces: list[str]) -> st.SearchStrategy[str]:
     return st.lists(st.sampled_from(pieces), min_size=1, max_size=6).map(lambda ps: MARK + MARK.join(ps) + MARK)
 
 
+#: every piece at once (each test runs it besides the drawn examples)
+WORST = MARK + MARK.join(_PIECES) + MARK
+WORST_ANY = MARK + MARK.join(_PIECES + _SURROGATES) + MARK
 #: what a phone can show (the simulated phone renders text: no lone surrogates on it)
 SCREEN_TEXT = _hostile(_PIECES)
 #: what can reach Artemis at all: a UI dump or a JSON tool argument may carry lone surrogates
@@ -137,6 +140,7 @@ def _run(tmp_path: Path, label: str) -> tuple[DataEngine, str, list[FakeRequest]
 @settings(max_examples=4, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(label=SCREEN_TEXT, note=ANY_TEXT)
+@example(label=WORST, note=WORST_ANY)
 def test_a_run_keeps_hostile_screen_text_quoted_in_every_prompt_and_answer(tmp_path_factory: Any, label: str,
                                                                           note: str) -> None:
     tmp_path = tmp_path_factory.mktemp("run")
@@ -195,6 +199,7 @@ def _dump(label: str) -> str:
 
 @settings(max_examples=60, deadline=None)
 @given(label=ANY_TEXT)
+@example(label=WORST_ANY)
 def test_a_dump_with_hostile_labels_renders_quoted_everywhere(label: str) -> None:
     tree = parse_hierarchy(_dump(label))
     elements = index_elements(tree)
@@ -241,6 +246,7 @@ def _assert_result_quoted(result: Any, where: str) -> int:
 @settings(max_examples=4, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(label=SCREEN_TEXT, note=ANY_TEXT)
+@example(label=WORST, note=WORST_ANY)
 def test_mcp_answers_keep_hostile_text_quoted(tmp_path_factory: Any, label: str, note: str) -> None:
     from mcp.client.client import Client
 
