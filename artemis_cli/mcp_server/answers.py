@@ -9,7 +9,6 @@ say both are data, never instructions. A literal ``</screen>`` in device text is
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,16 +16,24 @@ from artemis_cli.operators.act import PlannedAction
 from artemis_cli.operators.observe import Observation
 from artemis_cli.operators.outcome import ActionOutcome
 from artemis_cli.operators.prompts import screen_fence
+from artemis_cli.perception.quoting import quote_untrusted, untrusted_json
 
 #: The screenshot a client gets is scaled to at most this many pixels on its longest side (the
 #: size vision models take without scaling it again); coordinates stay the screen's pixels.
 IMAGE_MAX_SIDE = 1568
 
 
-def device_json(data: dict[str, Any], indent: int | None = None) -> str:
-    """``data`` (which quotes device text) as JSON with any ``</`` escaped, so no device text can
-    close the ``<screen>`` fence."""
-    return json.dumps(data, ensure_ascii=False, indent=indent).replace("</", "<\\/")
+device_json = untrusted_json  # an answer that quotes device text, as JSON no device text can escape
+#: fields of a ``recall``/``note`` answer that hold a note's key or text as saved (text from the
+#: screen, as often as not): quoted as device text in the structured content as in the text
+_NOTE_FIELDS = ("key", "content", "saved")
+
+
+def memory_answer(answer: dict[str, Any]) -> dict[str, Any]:
+    """A ``recall`` or ``note`` answer as the client gets it (text and structured content): the
+    recall text quotes device text already; a note's key and content are quoted here."""
+    return {k: quote_untrusted(v, None) if k in _NOTE_FIELDS and isinstance(v, str) else v
+            for k, v in answer.items()}
 
 
 @dataclass

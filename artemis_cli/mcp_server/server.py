@@ -38,7 +38,7 @@ from mcp.server.lowlevel import Server
 
 from artemis_cli.engine.records import MCP_LOOP, continue_command
 from artemis_cli.errors import ArtemisError, DeviceError
-from artemis_cli.mcp_server.answers import IMAGE_MAX_SIDE, StepAnswer, ViewAnswer, device_json
+from artemis_cli.mcp_server.answers import IMAGE_MAX_SIDE, StepAnswer, ViewAnswer, device_json, memory_answer
 from artemis_cli.mcp_server.bounds import OutOfBounds, check_args
 from artemis_cli.mcp_server.session import ClientInfo, DrivenSession, ToolRefused
 from artemis_cli.mcp_server.tools import (
@@ -300,7 +300,7 @@ class ArtemisMcp:
             return self._view_result(view, marks=args.get("marks") is not False,
                                      screenshot=args.get("screenshot") is not False)
         if name in ("recall", "note"):
-            answer = session.memory_call(name, args)
+            answer = memory_answer(session.memory_call(name, args))
             image = answer.pop("_image_png", None)
             content: list[Any] = [_text(device_json(answer, indent=1))]
             if isinstance(image, bytes):

@@ -241,10 +241,11 @@ def build_chunk_lens_request(job: ChunkJob) -> ModelRequest:
                   for line in ledger_lines(step, job.recoveries.get(step.number, ()), verdict=False)]
         observed = facts_clause(step_facts(step), MAX_STEP_FACT_CHARS)
         lines.append(f"  observed: {observed or 'none'}")
-        summary = _flat(step.summary, MAX_SUMMARY_CHARS) if step.summary and step.summary_status == "ready" else "none"
+        summary = (quote(_flat(step.summary, MAX_SUMMARY_CHARS), limit=None)
+                   if step.summary and step.summary_status == "ready" else "none")
         lines.append(f"  screen: {summary}")
         lines.append(f"  validator: {verdict_phrase(step.verdict, MAX_VERDICT_REASON_CHARS) or 'none'}")
-        lines.append(f"  thought: {_flat(step.thought, MAX_THOUGHT_CHARS) if step.thought else 'none'}")
+        lines.append(f"  thought: {quote(_flat(step.thought, MAX_THOUGHT_CHARS), limit=None) if step.thought else 'none'}")
     lines.append("")
     lines.append("OBSERVED IN THIS SEGMENT (each control's latest state):")
     lines.append(facts_clause(range_facts(job.steps), MAX_DONE_FACT_CHARS) or "none")

@@ -13,7 +13,6 @@ nothing in any output. At most :data:`MAX_MECHANICAL_CHARS` characters.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from artemis_cli.perception.foreground import foreground_app, is_background_pack
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.hittest import HitIndex
 from artemis_cli.perception.modal import modal_in_front
+from artemis_cli.perception.quoting import quote_untrusted
 from artemis_cli.perception.structure import is_actionable, short_class
 from artemis_cli.perception.types import UITree
 
@@ -45,11 +45,8 @@ def _bare(name: str) -> str:
 
 
 def _q(text: str) -> str:
-    """Screen text as one quoted span (cut, on one line)."""
-    text = " ".join(text.split())
-    if len(text) > _LABEL_CHARS:
-        text = text[:_LABEL_CHARS] + "…"
-    return json.dumps(text, ensure_ascii=False)
+    """Screen text as one quoted span (whitespace collapsed, cut)."""
+    return quote_untrusted(" ".join(text.split()), _LABEL_CHARS)
 
 
 @dataclass(frozen=True)
@@ -181,19 +178,19 @@ def _stated(change: _Change, observed: dict[str, Any]) -> bool:
     if change.kind == "keyboard":
         return "keyboard" in str(observed.get("summary") or "")
     if change.kind == "title":
-        return bool(label) and json.dumps(label, ensure_ascii=False) in windows
+        return bool(label) and quote_untrusted(label, None) in windows
     if change.kind == "window":  # the outcome names it '"Set alarm" (com.android.deskclock)'
-        return bool(label) and json.dumps(" ".join(label.split()), ensure_ascii=False)[:-1] in windows
+        return bool(label) and quote_untrusted(" ".join(label.split()), None)[:-1] in windows
     if change.kind == "state" and item is not None:
         return any((item.key[0] == "id" and state.get("resource_id") == item.key[1])
-                   or (label and json.dumps(label, ensure_ascii=False) in str(state.get("element") or ""))
+                   or (label and quote_untrusted(label, None) in str(state.get("element") or ""))
                    for state in observed.get("states") or [])
     if change.kind == "text":
         field = observed.get("field") or {}
         return bool(field) and (bool(field.get("password")) or field.get("shows") == label)
     if change.kind in ("new", "gone") and label:
         said = text.get("appeared" if change.kind == "new" else "disappeared") or []
-        return label in said or json.dumps(label, ensure_ascii=False) in windows
+        return label in said or quote_untrusted(label, None) in windows
     return False
 
 

@@ -14,7 +14,6 @@ runs unchanged; ``begin_turn`` takes no decisions (so the compressor is never co
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +28,7 @@ from artemis_cli.memory.ledger import (
     _append,
 )
 from artemis_cli.models.base import Message, Part
+from artemis_cli.perception.quoting import close_quotes, quote_untrusted, untrusted_json
 
 MEMORY_MODES = ("transcript", "legacy", "naive")
 LEGACY_HISTORY_HEADING = "# HISTORY (every earlier step)"
@@ -51,12 +51,13 @@ def _call_text(part: Part) -> str:
     fc = part.function_call
     if fc is None:
         return ""
-    return f"{fc.name}({json.dumps(fc.args, ensure_ascii=False, sort_keys=True)})"
+    return f"{fc.name}({untrusted_json(fc.args, sort_keys=True)})"
 
 
 def _flat(text: str, limit: int = 400) -> str:
+    """One line of at most ``limit`` characters; a quoted string the cut goes into is closed."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "…"
+    return text if len(text) <= limit else close_quotes(text[:limit]) + "…"
 
 
 @dataclass
@@ -102,15 +103,14 @@ class LegacyLedger(TranscriptLedger):
             line += " | results: " + "; ".join(results)
         summary = self._summaries.get(entry.step)
         if summary:
-            line += " | screen: " + _flat(summary, 300)
+            line += " | screen: " + quote_untrusted(" ".join(summary.split()), 300)
         return line
 
     def history_text(self, tail: Tail) -> str:
         lines: list[str] = []
         for i, entry in enumerate(self.entries):
             nxt = self.entries[i + 1].replies_in if i + 1 < len(self.entries) else tail.replies_in
-            results = [_flat(f"{r.name} -> {json.dumps(r.response, ensure_ascii=False, sort_keys=True)}", 300)
-                       for r in nxt]
+            results = [_flat(f"{r.name} -> {untrusted_json(r.response, sort_keys=True)}", 300) for r in nxt]
             lines.append(self.step_line(entry, results))
         return "\n".join(lines)
 

@@ -50,6 +50,7 @@ from artemis_cli.memory.recall_result import (
 )
 from artemis_cli.memory.recall_search import ScreenCache, Search, build_hits
 from artemis_cli.memory.recall_text import Matcher, flat, safe_cut, ui_text_from_xml
+from artemis_cli.perception.quoting import quote_untrusted
 
 __all__ = [
     "DEFAULT_MAX_RESULTS",
@@ -280,7 +281,7 @@ def _view(step: StepRecord, screens: ScreenCache, details: bool) -> StepView:
     if details:
         for label, text in (("thought", step.thought or ""), ("validator", verdict_text(step.verdict))):
             if text.strip():
-                extra.append(f"{label}: {safe_cut(flat(text), _DETAIL_CHARS)}")
+                extra.append(f"{label}: {quote_untrusted(safe_cut(flat(text), _DETAIL_CHARS), None)}")
     return StepView(
         step=step.number,
         offset_ms=step.offset_ms or 0,

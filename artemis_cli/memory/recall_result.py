@@ -4,11 +4,11 @@ Rendered text (pinned by golden tests)::
 
     recall_history query="koala" steps=3-4: 2 matches (best first)
     - Step 3 (T+00:15): tap TextView "Koala" (id row0) @(540,250) -> ok
-        screen: Wombat | Koala
+        screen: "Wombat" | "Koala"
     Ledger of steps 3-4:
     - Step 3 (T+00:15): …
     Screen of step 3 (T+00:15, com.example.shop), before its action:
-      summary: A list of animals
+      summary: "A list of animals"
       TextView "Wombat"
       TextView "Koala" {selected}
     Note: …
@@ -19,13 +19,13 @@ or between whole values (:mod:`artemis_cli.memory.recall_text`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from artemis_cli.engine.clock import format_offset
 from artemis_cli.memory.recall_args import ECHO_CHARS
 from artemis_cli.memory.recall_text import safe_cut
+from artemis_cli.perception.quoting import close_quotes, one_token, quote_untrusted
 
 _MIN_LINE_CHARS = 24  # a line cut shorter than this is left out instead
 
@@ -66,7 +66,7 @@ class RecallHit:
                 continue
             left = room - used - sep - 1
             if i == 0 or left >= _MIN_LINE_CHARS:
-                kept.append(safe_cut(line, max(left, 0)).removesuffix("…"))
+                kept.append(close_quotes(safe_cut(line, max(left, 0)).removesuffix("…")))
             break
         body = "\n".join(kept).rstrip() + "…"
         return replace(self, body=body, truncated=True)
@@ -108,13 +108,13 @@ class StepView:
     cut_lines: int = 0  # element lines left out to fit the cap
 
     def head(self) -> str:
-        where = f", {self.app}" if self.app else ""
+        where = f", {one_token(self.app)}" if self.app else ""
         return f"Screen of step {self.step} ({format_offset(self.offset_ms)}{where}), before its action:"
 
     def text(self) -> str:
         out = [self.head()]
         if self.summary:
-            out.append(f"  summary: {self.summary}")
+            out.append(f"  summary: {quote_untrusted(self.summary, None)}")
         out += [f"  {line}" for line in self.details]
         if self.problem:
             out.append(f"  ({self.problem})")
@@ -186,11 +186,11 @@ class RecallResult:
         what = []
         query = self.query.strip()
         if query:  # a long query is echoed as its start and its length (to_dict keeps it whole)
-            shown = json.dumps(query[:ECHO_CHARS], ensure_ascii=False)
+            shown = quote_untrusted(query[:ECHO_CHARS], None)
             what.append(f"query={shown}" if len(query) <= ECHO_CHARS
                         else f"query={shown}… ({len(query):,} characters)")
         if self.at is not None:
-            what.append(f"at={json.dumps(self.at.strip(), ensure_ascii=False)}")
+            what.append(f"at={quote_untrusted(self.at.strip(), None)}")
         if self.package:
             what.append(f"package={self.package}")
         if self.step_range:

@@ -22,7 +22,6 @@ nothing found at all) are looked up as substrings.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,8 +35,17 @@ from artemis_cli.memory.ledger_lines import action_phrase, intent_phrase, result
 from artemis_cli.memory.recall_args import CJK, fts_and, fts_or, fts_phrases
 from artemis_cli.memory.recall_index import STEP_KINDS, verdict_text
 from artemis_cli.memory.recall_result import RecallHit, step_runs
-from artemis_cli.memory.recall_text import Matcher, ScreenText, flat, safe_cut, screen_text, snippet
+from artemis_cli.memory.recall_text import (
+    Matcher,
+    ScreenText,
+    flat,
+    label_snippet,
+    safe_cut,
+    screen_text,
+    snippet,
+)
 from artemis_cli.perception.bytecache import MB, ByteLRU, cost_of
+from artemis_cli.perception.quoting import one_token, quote_untrusted
 
 __all__ = ["Candidate", "ScreenCache", "Search", "build_hits"]
 
@@ -295,8 +303,8 @@ def build_hits(
 def _ui_snippet(step: StepRecord, text: str, matcher: Matcher, screens: ScreenCache) -> str:
     labels = screens.of(step).labels() if step.ui_xml else []
     if any(matcher.score(label) != (0, 0) for label in labels):
-        return snippet(" | ".join(labels), matcher, separator=" | ")
-    return snippet(text, matcher, separator=" | " if " | " in text else None)
+        return label_snippet(labels, matcher)
+    return label_snippet(text.split(" | "), matcher) if " | " in text else snippet(text, matcher)
 
 
 def _step_hit(step: StepRecord, cand: Candidate, matcher: Matcher, details: bool, screens: ScreenCache) -> RecallHit:
@@ -319,9 +327,9 @@ def _step_hit(step: StepRecord, cand: Candidate, matcher: Matcher, details: bool
         }
         for kind, text in extra.items():
             if text.strip() and kind not in shown:
-                lines.append(f"    {KIND_LABEL[kind]}: {safe_cut(flat(text), DETAIL_CHARS)}")
+                lines.append(f"    {KIND_LABEL[kind]}: {quote_untrusted(safe_cut(flat(text), DETAIL_CHARS), None)}")
         if step.foreground_app:
-            lines.append(f"    app: {step.foreground_app}")
+            lines.append(f"    app: {one_token(step.foreground_app)}")
     body = f": {action_phrase(step)}{intent_phrase(step.intent)} -> {result_phrase(step)}" + "".join("\n" + line for line in lines)
     return RecallHit(
         kind="step",
@@ -346,8 +354,8 @@ def _note_hit(cand: Candidate, step: StepRecord | None) -> RecallHit:
         kind="note",
         step=number,
         offset_ms=offset,
-        head=f"- Note {json.dumps(key, ensure_ascii=False)} v{row['version']} @ {where}",
-        body=f": {safe_cut(flat(content), NOTE_CHARS)}",
+        head=f"- Note {quote_untrusted(key, None)} v{row['version']} @ {where}",
+        body=f": {quote_untrusted(safe_cut(flat(content), NOTE_CHARS), None)}",
         score=cand.score,
         fields=("note",),
         note_key=key,

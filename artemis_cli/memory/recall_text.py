@@ -28,6 +28,7 @@ __all__ = [
     "ScreenText",
     "flat",
     "index_text_from_xml",
+    "label_snippet",
     "safe_cut",
     "screen_text",
     "screen_text_of",
@@ -196,41 +197,47 @@ class Matcher:
 # --- snippets ------------------------------------------------------------------------------------
 
 
-def _segments(text: str, separator: str | None) -> list[str]:
-    if separator is not None:
-        parts = text.split(separator)
-    else:
-        parts = _SENTENCE.split(text)
-    return [p for p in (flat(part) for part in parts) if p]
+def _segments(text: str) -> list[str]:
+    return [p for p in (flat(part) for part in _SENTENCE.split(text)) if p]
 
 
-def snippet(text: str, matcher: Matcher, cap: int = SNIPPET_CHARS, *, separator: str | None = None) -> str:
-    """The best matching segment of ``text`` with neighbours, about ``cap`` characters, one line.
+def snippet(text: str, matcher: Matcher, cap: int = SNIPPET_CHARS) -> str:
+    """The best matching segment of ``text`` with neighbours, about ``cap`` characters, one line,
+    as one quoted string (``quote_untrusted``: recalled text is device or model text).
 
-    ``separator`` splits ``text`` into segments (``" | "`` for element labels); None: lines and
-    sentences. Picked in turn while they fit: the best segment (a phrase, then the most terms),
+    Segments are lines and sentences (:func:`label_snippet`: element labels). Picked in turn while they fit: the best segment (a phrase, then the most terms),
     segments that show terms not shown yet ("Bedtime" after "Alarm"), then the neighbours of
-    what is shown (a label's value is next to it). Joined back with ``separator`` (or a space);
-    "…" marks a gap."""
-    segments = _segments(text, separator)
+    what is shown (a label's value is next to it). Joined back with a space; "…" marks a gap."""
+    return quote_untrusted(_joined(_snippet_parts(_segments(text), matcher, cap, 1), " "), None)
+
+
+def label_snippet(labels: Sequence[str], matcher: Matcher, cap: int = SNIPPET_CHARS) -> str:
+    """:func:`snippet` over a screen's element labels: each shown label is quoted on its own
+    (``"Wombat" | "Koala"``), so no label can pass for another or leave its quotes."""
+    parts = _snippet_parts([p for p in (flat(label) for label in labels) if p], matcher, cap, 3)
+    return _joined([part if part == "…" else quote_untrusted(part, None) for part in parts], " | ")
+
+
+def _snippet_parts(segments: list[str], matcher: Matcher, cap: int, gap: int) -> list[str]:
+    """The segments :func:`snippet` shows, in order, with "…" for each gap (``gap``: the joiner's
+    length)."""
     if not segments:
-        return ""
-    joiner = separator if separator is not None else " "
+        return []
     covers = [matcher.covered(s) for s in segments]
     levels = [matcher.phrase_level(s) for s in segments]
     best = max(range(len(segments)), key=lambda k: (levels[k], len(covers[k]), -k))
     if len(segments[best]) >= cap:
         span = matcher.first(segments[best]) or (0, 0)
-        return window(segments[best], span[0], span[1], cap)
+        return [window(segments[best], span[0], span[1], cap)]
     chosen = [best]
     used = len(segments[best])
     shown = set(covers[best])
 
     def take(k: int) -> bool:
         nonlocal used
-        if 0 <= k < len(segments) and k not in chosen and used + len(joiner) + len(segments[k]) <= cap:
+        if 0 <= k < len(segments) and k not in chosen and used + gap + len(segments[k]) <= cap:
             chosen.append(k)
-            used += len(joiner) + len(segments[k])
+            used += gap + len(segments[k])
             return True
         return False
 
@@ -246,19 +253,31 @@ def snippet(text: str, matcher: Matcher, cap: int = SNIPPET_CHARS, *, separator:
         for k in list(chosen):
             take(k + distance)
             take(k - distance)
-    out: list[str] = []
+    out: list[str] = ["…"] if min(chosen) > 0 else []
     last = -1
     for k in sorted(chosen):
-        if out and k != last + 1:
+        if last >= 0 and k != last + 1:
             out.append("…")
         out.append(segments[k])
         last = k
-    text_out = joiner.join(out).replace(f"{joiner}…{joiner}", " … ")
-    if min(chosen) > 0:
-        text_out = "…" + text_out
     if max(chosen) < len(segments) - 1:
-        text_out += "…"
-    return text_out
+        out.append("…")
+    return out
+
+
+def _joined(parts: Sequence[str], sep: str) -> str:
+    """``parts`` joined with ``sep``, a gap as `` … ``, "…" at either end without a space."""
+    out = ""
+    for i, part in enumerate(parts):
+        if i == 0:
+            out = part
+        elif part == "…":
+            out += "…" if i == len(parts) - 1 else " …"
+        elif parts[i - 1] == "…":
+            out += part if i == 1 else " " + part
+        else:
+            out += sep + part
+    return out
 
 
 # --- screen text ---------------------------------------------------------------------------------

@@ -8,11 +8,11 @@ system instruction declares to be data, never instructions.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 from artemis_cli.engine.clock import format_offset
 from artemis_cli.memory.ledger import OBSERVATION_HEADING
+from artemis_cli.perception.quoting import fence_safe, quote_untrusted
 
 __all__ = ["SYSTEM_PROMPT", "format_offset", "observation_text", "screen_fence", "system_prompt", "task_message"]
 
@@ -163,7 +163,7 @@ def observation_text(
     if keyboard_shown is not None:
         lines.append("Keyboard: shown." if keyboard_shown else "Keyboard: hidden.")
     for text in user_instructions or []:
-        lines.append(f"User instruction (from the user, follow it): {json.dumps(text, ensure_ascii=False)}")
+        lines.append(f"User instruction (from the user, follow it): {quote_untrusted(text, None)}")
     lines.append(f"{OBSERVATION_HEADING} [{when}] (step {step}; the screenshot is the current screen)")
     for notice in notices or []:
         lines.append(f"Note: {notice}")
@@ -178,6 +178,7 @@ def observation_text(
 
 
 def screen_fence(body: str, empty: str) -> list[str]:
-    """Device text inside the untrusted ``<screen>`` fence (``empty`` when there is none); a
-    literal closing fence in the text is neutralised. Labels are already JSON-quoted per line."""
-    return ["<screen>", body.replace("</screen>", "<\\/screen>") or empty, "</screen>"]
+    """Device text inside the untrusted ``<screen>`` fence (``empty`` when there is none). The
+    body's device text is quoted already (``perception.quoting``); a fence tag in it is escaped
+    all the same."""
+    return ["<screen>", fence_safe(body) or empty, "</screen>"]

@@ -271,7 +271,12 @@ def _bool(args: dict[str, Any], key: str, default: bool = False) -> bool:
     return value
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _str(args: dict[str, Any], key: str, *, required: bool = True) -> str | None:
+    """A string argument; a lone surrogate in it (JSON can carry ``"\\ud800"``, no UTF-8 store,
+    wire or device takes it) is U+FFFD, as a UI dump's is."""
     value = args.get(key)
     if value is None:
         if required:
@@ -279,7 +284,7 @@ def _str(args: dict[str, Any], key: str, *, required: bool = True) -> str | None
         return None
     if not isinstance(value, str):
         raise ToolCallError(f"`{key}` must be a string, got {value!r}")
-    return value
+    return _LONE_SURROGATE.sub("\ufffd", value)
 
 
 def _point_args(args: dict[str, Any], index_key: str = "index", x_key: str = "x", y_key: str = "y",

@@ -1,31 +1,80 @@
-"""Device text in prompts and ledgers: quoted so it can neither end its quotes, start a line of
-its own, nor close the prompt's ``<screen>`` fence (SPEC §9: screen text is untrusted data)."""
+"""Device text in prompts, ledgers and tool answers: quoted so it can neither end its quotes,
+start a line of its own, nor open or close a prompt's ``<screen>`` fence (SPEC §9: screen text is
+untrusted data).
+
+This is the one place untrusted text is quoted: :func:`quote_untrusted` for one string,
+:func:`untrusted_json` for a JSON answer that carries device text. Both write JSON, so the text
+decodes back exactly; on top of JSON's own escapes
+
+* ``</`` is written ``<\\/`` and ``<screen`` (any case) ``\\u003cscreen``: no fence tag survives;
+* the line breaks JSON leaves raw (U+0085, U+2028, U+2029) are escaped, so the result is one line
+  whatever ``str.splitlines`` or a model's tokenizer counts as a line break;
+* lone surrogates (``"\\ud800"``, text no UTF-8 encoder takes) are escaped, so the result can be
+  written to any UTF-8 wire, file or database.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
-__all__ = ["MAX_QUOTED_CHARS", "MAX_SCREEN_TEXT_CHARS", "one_token", "quote_untrusted"]
+__all__ = ["MAX_QUOTED_CHARS", "MAX_SCREEN_TEXT_CHARS", "close_quotes", "fence_safe", "one_token",
+           "quote_untrusted", "untrusted_json"]
 
 #: Device text in history lines (ledger lines, recall, phrases): short, these stay for long.
 MAX_QUOTED_CHARS = 80
 #: Device text in the current observation's element list: kept whole; the cap only guards
 #: against pathological text (a dump with a megabyte label).
 MAX_SCREEN_TEXT_CHARS = 2000
-_RAW_LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_FENCE_TAG = r"</|<(?=[sS][cC][rR][eE][eE][nN])"
+_FENCE = re.compile(_FENCE_TAG)
+_UNSAFE = re.compile(_FENCE_TAG + r"|[\u0085\u2028\u2029\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    text = match.group()
+    if text == "</":
+        return "<\\/"
+    return f"\\u{ord(text):04x}"
+
+
+def untrusted_json(data: Any, indent: int | None = None, *, sort_keys: bool = False) -> str:
+    """``data`` as JSON (``ensure_ascii=False``) with the escapes above: however it is indented,
+    no device text inside it starts a line or opens or closes a fence."""
+    return _UNSAFE.sub(_escape, json.dumps(data, ensure_ascii=False, indent=indent, sort_keys=sort_keys))
+
+
+def fence_safe(text: str) -> str:
+    """``text`` with the fence tags escaped as :func:`untrusted_json` escapes them: what goes
+    inside a ``<screen>`` fence (device text there is quoted already; this is the backstop)."""
+    return _FENCE.sub(_escape, text)
 
 
 def quote_untrusted(text: str, limit: int | None = MAX_QUOTED_CHARS) -> str:
-    """JSON string of ``text`` cut to ``limit`` characters plus "…" (``None``: never cut).
-
-    ``</`` is written ``<\\/`` (the same JSON string) and the line breaks JSON leaves raw
-    (U+0085, U+2028, U+2029) are escaped, so the result is always one line."""
+    """``text`` as one JSON string on one line (escaped as :func:`untrusted_json` says), cut to
+    ``limit`` characters plus "…" (``None``: never cut)."""
     if limit is not None and len(text) > limit:
         text = text[:limit] + "…"
-    out = json.dumps(text, ensure_ascii=False).replace("</", "<\\/")
-    for raw, escaped in _RAW_LINE_BREAKS.items():
-        out = out.replace(raw, escaped)
-    return out
+    return untrusted_json(text)
+
+
+def close_quotes(text: str) -> str:
+    """``text`` (a line of quoted strings cut short) with a quoted string the cut went into
+    closed again (``…"``), leaving out an escape sequence the cut split: however a line holding
+    quoted device text is cut, the text never runs on unquoted."""
+    in_string, i = False, 0
+    while i < len(text):
+        if in_string and text[i] == "\\":
+            size = 6 if text[i + 1 : i + 2] == "u" else 2
+            if i + size > len(text):
+                return text[:i] + '…"'
+            i += size
+            continue
+        if text[i] == '"':
+            in_string = not in_string
+        i += 1
+    return text + '…"' if in_string else text
 
 
 def one_token(text: str) -> str:

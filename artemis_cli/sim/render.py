@@ -92,7 +92,9 @@ def _fit(text: str, size: int, max_w: int) -> str:
     f = font(size)
     if f.getlength(text) <= max_w:
         return text
-    lo, hi = 0, len(text)  # the longest prefix that fits with "...", by bisection
+    # the longest prefix that fits with "...", found by halving (a width grows with its prefix):
+    # dropping one character at a time measured a 10 KB label 10,000 times (75 s a screenshot)
+    lo, hi = 0, len(text)
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if f.getlength(text[:mid] + "...") <= max_w:

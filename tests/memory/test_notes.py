@@ -76,7 +76,7 @@ def test_recall_finds_newest_note_version_only(engine: DataEngine, sid: str) -> 
     recall = Recall(engine)
     result = recall.recall(sid, "flamingo7")
     assert [(h.kind, h.step, h.note_key) for h in result.hits] == [("note", 8, "voucher")]
-    assert result.hits[0].text() == '- Note "voucher" v2 @ Step 8 (T+00:56): code is FLAMINGO7 (PELICAN expired)'
+    assert result.hits[0].text() == '- Note "voucher" v2 @ Step 8 (T+00:56): "code is FLAMINGO7 (PELICAN expired)"'
     old = recall.recall(sid, "PELICAN42")
     assert old.hits == []  # the overwritten content is no longer recalled
     ranged = recall.recall(sid, "flamingo7", step_range="1-5")

@@ -254,8 +254,8 @@ def test_details_add_thought_and_summary(engine: DataEngine) -> None:
     engine.write_summary(sid, 1, status="ready", text="A fruit list with kiwi", source="lens", version=1)
     plain = Recall(engine).recall(sid, "item").hits[0].text()
     detailed = Recall(engine).recall(sid, "item", include_details=True).hits[0].text()
-    assert "summary:" not in plain and "summary: A fruit list with kiwi" in detailed
-    assert "validator: ok: true" in detailed and "app: com.example.shop" in detailed
+    assert "summary:" not in plain and 'summary: "A fruit list with kiwi"' in detailed
+    assert 'validator: "ok: true"' in detailed and "app: com.example.shop" in detailed
 
 
 def test_render_golden_and_json(engine: DataEngine) -> None:
@@ -278,8 +278,8 @@ def test_render_golden_and_json(engine: DataEngine) -> None:
     assert result.render() == "\n".join([
         'recall_history query="koala (AND*": 3 matches (best first)',
         '- Step 1 (T+00:05): tap TextView "Wombat" (id row0) @(540,250) -> ok',
-        "    screen: Wombat | Koala",
-        '- Note "animals" v1 @ Step 2 (T+00:10): koala seen twice',
+        '    screen: "Wombat" | "Koala"',
+        '- Note "animals" v1 @ Step 2 (T+00:10): "koala seen twice"',
         '- Step 2 (T+00:10): tap TextView "Koala" (id row0) @(540,250) -> error: DeviceError: boom',
     ])
     data = json.loads(json.dumps(result.to_dict()))

@@ -27,7 +27,7 @@ def test_exact_phrase_ranks_device_name_above_connected_devices(engine: DataEngi
     record(engine, sid, 3, "Connected devices", "Bluetooth", "Pairing")
     result = Recall(engine).recall(sid, "device name")
     assert result.steps[:3] == [2, 1, 3]
-    assert result.hits[0].text().splitlines()[1].startswith("    screen: About phone | Device name | Artemis Sim")
+    assert result.hits[0].text().splitlines()[1].startswith('    screen: "About phone" | "Device name" | "Artemis Sim"')
     question = Recall(engine).recall(sid, "what is the device name?")
     assert question.steps[0] == 2
 
@@ -79,7 +79,7 @@ def test_snippets_keep_values_whole(engine: DataEngine) -> None:
     text = Recall(engine).recall(sid, "order number").hits[0].text()
     thought, screen_line = text.splitlines()[1:3]
     assert thought.startswith("    thought: ") and "#A-10432" in thought and "+1 555-0102" in thought
-    assert screen_line.startswith("    screen: …") and "Order #A-10432 | Total $1,299.99" in screen_line
+    assert screen_line.startswith("    screen: …") and '"Order #A-10432" | "Total $1,299.99"' in screen_line
 
 
 def test_results_cut_to_the_budget_never_halve_a_value(engine: DataEngine) -> None:
@@ -94,7 +94,10 @@ def test_results_cut_to_the_budget_never_halve_a_value(engine: DataEngine) -> No
         assert len(hits) == 9
         for hit in hits:
             body = hit.text().removesuffix("…")
-            cut_in_thought += hit.truncated and "thought: " in body
+            # the thought is quoted (model text that may quote the screen): one value, whole or left out
+            last = body.splitlines()[-1]
+            cut_in_thought += hit.truncated and last.startswith("    thought:")
+            assert last.count('"') % 2 == 0, hit.text()
             for value in parts:  # the text never ends in the first part of a value
                 assert not any(body.endswith(value[:k]) for k in range(2, len(value))), (value, hit.text())
     assert cut_in_thought > 50

@@ -15,7 +15,7 @@ from artemis_cli.memory.recall_args import (
     query_phrases,
     query_terms,
 )
-from artemis_cli.memory.recall_text import Matcher, safe_cut, screen_text, snippet, window
+from artemis_cli.memory.recall_text import Matcher, label_snippet, safe_cut, screen_text, snippet, window
 from artemis_cli.sim.phone import SimPhone
 
 VALUES = ["$12.99", "#A-10432", "+1 555-0102", "ART-10001", '"Device name"', "9:00 PM", "ben.brooks@example.com",
@@ -130,13 +130,14 @@ def test_snippet_shows_the_whole_sentence_with_a_value_far_from_the_match() -> N
 def test_snippet_of_element_labels_keeps_each_label_whole_with_its_neighbours() -> None:
     labels = " | ".join(["About phone", "Device name · Artemis Sim", "Model", "Artemis Sim", "Android version", "14",
                          "Build number", "AP1A.240305.019", *[f"Filler row {i} with some words" for i in range(30)]])
-    text = snippet(labels, Matcher(query_terms("what is the build number?"), query_phrases("build number")),
-                   separator=" | ")
-    assert "Build number | AP1A.240305.019" in text and text.endswith("…") and len(text) <= 320
+    text = label_snippet(labels.split(" | "), Matcher(query_terms("what is the build number?"),
+                                                      query_phrases("build number")))
+    # each label quoted on its own (device text), the cap counting the labels
+    assert '"Build number" | "AP1A.240305.019"' in text and text.endswith("…") and len(text) <= 400
     clock = " | ".join(["Clock", "Alarm", "7:30 AM", "Wake up", "ON", "7:30 AM alarm", "Delete", "Delete alarm",
                         "9:00 PM", "Bedtime", "OFF", "9:00 PM alarm", "Add alarm", *["Pad"] * 80])
-    text = snippet(clock, Matcher(query_terms("when does the bedtime alarm ring")), 60, separator=" | ")
-    assert "9:00 PM | Bedtime" in text  # a term not shown yet (bedtime) wins a place, with its neighbour
+    text = label_snippet(clock.split(" | "), Matcher(query_terms("when does the bedtime alarm ring")), 60)
+    assert '"9:00 PM" | "Bedtime"' in text  # a term not shown yet (bedtime) wins a place, with its neighbour
 
 
 # --- screen text --------------------------------------------------------------------------------

@@ -61,7 +61,7 @@ def test_one_step_brings_its_screen_text_summary_and_ledger_line(session: tuple[
         "Ledger of steps 33-33:",
         ledger,
         "Screen of step 33 (T+02:45, com.android.contacts), before its action:",
-        "  summary: A contact card with the phone number +1 555-0133.",
+        '  summary: "A contact card with the phone number +1 555-0133."',
         '  TextView "Screen 33"',
         '  TextView "Order #A-10033"',
         '  TextView "Price $33.99"',
@@ -216,7 +216,7 @@ def test_cli_steps_at_and_package(session: tuple[DataEngine, str]) -> None:
     res = runner.invoke(app, ["recall", sid, "--steps", "33-33", *data_dir])
     assert res.exit_code == 0, res.output
     assert "Screen of step 33 (T+02:45, com.android.contacts), before its action:" in res.stdout
-    assert 'TextView "Order #A-10033"' in res.stdout and "summary: A contact card" in res.stdout
+    assert 'TextView "Order #A-10033"' in res.stdout and 'summary: "A contact card' in res.stdout
     res = runner.invoke(app, ["recall", sid, "--at", "T+02:47", "--json", *data_dir])
     assert res.exit_code == 0 and json.loads(res.stdout)["at_step"] == 33
     res = runner.invoke(app, ["recall", sid, "--package", CONTACTS, *data_dir])
@@ -250,7 +250,7 @@ def test_the_index_reads_every_text_of_the_dump_not_just_the_callers_labels(engi
     # what the step writer passes today: the element nodes' own labels (a row has none of its own)
     Recall(engine).index_step(stored, ui_text="About phone Navigate up")
     result = Recall(engine).recall(sid, "build number")
-    assert result.steps == [1] and "Build number | AP1A.240305.019" in result.hits[0].text()
+    assert result.steps == [1] and '"Build number" | "AP1A.240305.019"' in result.hits[0].text()
     rows = [r["text"] for r in engine.db.query("SELECT text FROM step_fts WHERE kind = 'ui' AND session_id = ?", [sid])]
     assert rows and "AP1A.240305.019" in rows[0] and "Wi-Fi" not in rows[0] and "Home" not in rows[0]  # no bars
 

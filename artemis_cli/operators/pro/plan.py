@@ -24,6 +24,7 @@ from typing import Any
 
 from artemis_cli.errors import UsageError
 from artemis_cli.memory.checklist import checklist_lines
+from artemis_cli.perception.quoting import quote_untrusted
 
 __all__ = [
     "ID_HEX_CHARS",
@@ -148,7 +149,7 @@ class Plan:
         lines = [f"Plan version {self.version}:"]
         for m in self.milestones:
             box = "[x]" if m.done else ("[>]" if current is not None and m.id == current.id else "[ ]")
-            lines.append(f"{box} id={m.id} {json.dumps(m.title, ensure_ascii=False)}")
+            lines.append(f"{box} id={m.id} {quote_untrusted(m.title, None)}")
         return "\n".join(lines)
 
     # -- JSON --
