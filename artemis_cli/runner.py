@@ -420,22 +420,36 @@ def count_usage(engine: DataEngine, result: RunResult) -> None:
 STOP_BOUND_S = 2.0
 
 
-def stop_background(loop: Any, service: StepMemoryService, bound_s: float) -> None:
+def stop_background(loop: Any, service: StepMemoryService, bound_s: float, why: str = "") -> None:
     """What every stop does first, before the final status is written and the engine is closed
-    (``memory.jobs``): the step summaries and the chunk lens take no new job, cancel the queued
-    ones and give the running ones ``bound_s`` between them, then cut them off; the Pro checker
-    finishes its verdict. Afterwards no background job writes to the engine."""
+    (``memory.jobs``): the step summaries and the chunk lens get ``bound_s`` between them, then
+    what is left is cut off (its steps stay ``pending``; a resume makes them); the Pro checker
+    finishes its verdict. Afterwards no background job writes to the engine. At the end of a run
+    (``why`` empty: the task's end, a budget stop, a device drop, a model failure) the queued jobs
+    are made within the bound too; on a stop signal (``why``: its name) they are cancelled at once,
+    no new model call is started, and the user is told what the stop waits for."""
     import time
 
     deadline = time.monotonic() + max(0.0, bound_s)
-    busy = service.in_flight() + (loop.compressor.in_flight() if loop.compressor is not None else 0)
-    notice = getattr(loop, "on_notice", None)
-    if busy and bound_s > 0 and notice is not None:
-        notice(f"stopping: finishing {busy} background summar{'y' if busy == 1 else 'ies'} "
-               f"(at most {bound_s:g} s; any left unfinished is made on resume)")
-    service.stop(bound_s)
-    if loop.compressor is not None:
-        loop.compressor.stop(max(0.0, deadline - time.monotonic()))
+    compressor = loop.compressor
+
+    def left() -> float:
+        return max(0.0, deadline - time.monotonic())
+
+    if why:
+        busy = service.in_flight() + (compressor.in_flight() if compressor is not None else 0)
+        notice = getattr(loop, "on_notice", None)
+        if notice is not None:
+            waits = (f"finishing {busy} background summar{'y' if busy == 1 else 'ies'} (at most {bound_s:g} s; "
+                     "any left unfinished is made on resume), then " if busy and bound_s > 0 else "")
+            notice(f"stopping on {why}: {waits}saving the session")
+    else:
+        service.flush(left())
+        if compressor is not None:
+            compressor.flush(left())
+    service.stop(left())
+    if compressor is not None:
+        compressor.stop(left())
     close_agents = getattr(loop, "close_agents", None)
     if close_agents is not None:
         close_agents()
@@ -446,7 +460,7 @@ def interrupt(engine: DataEngine, session_id: str, loop: Any, service: StepMemor
     """A stop signal: the background work is stopped, then the session is marked ``interrupted``
     (whole steps only) and ``SessionInterrupted`` raised for the CLI, which closes the engine."""
     stop = as_stop(exc)
-    stop_background(loop, service, STOP_BOUND_S)
+    stop_background(loop, service, STOP_BOUND_S, signal_name(stop.signum))
     step = engine.last_step_number(session_id)
     result = RunResult(
         session_id=session_id, status="interrupted", success=False, steps=step,

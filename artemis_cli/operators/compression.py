@@ -269,6 +269,10 @@ class Compressor:
     def in_flight(self) -> int:
         return self._pool.in_flight()
 
+    def flush(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the queued and running chunk jobs."""
+        return self._pool.wait(timeout_s)
+
     def stop(self, bound_s: float) -> None:
         """No new chunk job; queued ones cancelled, running ones cut off after ``bound_s`` (their
         chunk stays ``pending``; a resume closes those steps again)."""

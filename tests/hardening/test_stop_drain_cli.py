@@ -1,0 +1,158 @@
+"""Every stop is quiet and loses nothing (issue 35), at the CLI: SIGINT, SIGTERM, SIGHUP and a
+double Ctrl-C land while background lens jobs are provably in flight — the fake Gemini server
+holds every lens request on an event until the run has exited — and the run must exit 130/143/129
+with the session ``interrupted``, whole steps, its lease released and NOTHING but its own lines on
+stderr (no ``Traceback``, no "closed database"); the summaries cut off stay ``pending`` with no
+model call recorded, and ``artemis resume`` finishes the task and makes them, each call once.
+
+The fast, default-suite version of benchmarks/fault_matrix.py's signal rows (the full matrix
+stays a benchmark)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from artemis_cli.config.task import load_task
+from artemis_cli.engine.db import DataEngine
+from artemis_cli.memory.lens import LENS_SYSTEM_PROMPT
+from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
+from artemis_cli.models.registry import reference_script
+from artemis_cli.models.scripted import script_policy
+
+REPO = Path(__file__).resolve().parents[2]
+TASK = REPO / "tasks" / "demo.yaml"  # 4 steps
+
+
+class HeldLens:
+    """The task's reference solution for the operator; every step-lens request is announced
+    (``entered``) and answered only once ``release`` is set."""
+
+    def __init__(self) -> None:
+        self.play = script_policy(reference_script(load_task(TASK)))
+        self.entered = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, request: FakeRequest) -> FakeReply:
+        if request.system == LENS_SYSTEM_PROMPT:
+            self.entered.set()
+            assert self.release.wait(120), "the test never released the lens"
+        return self.play(request)  # type: ignore[no-any-return]
+
+
+class Stderr:
+    """Reads a process's stderr as it comes; ``wait_for(text)`` waits until a line holds it."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._done = False
+        self._thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self._thread.start()
+
+    def _read(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            with self._changed:
+                self.lines.append(line)
+                self._changed.notify_all()
+        with self._changed:
+            self._done = True
+            self._changed.notify_all()
+
+    def wait_for(self, text: str, timeout_s: float = 60) -> None:
+        with self._changed:
+            ok = self._changed.wait_for(lambda: self._done or any(text in ln for ln in self.lines), timeout_s)
+            assert ok and any(text in ln for ln in self.lines), f"{text!r} never on stderr:\n{self.text()}"
+
+    def text(self) -> str:
+        self._thread.join(60)
+        return "".join(self.lines)
+
+
+def _env(server: FakeGeminiServer) -> dict[str, str]:
+    env = {**os.environ, "GEMINI_API_KEY": "dummy", "ARTEMIS_GEMINI_BASE_URL": server.base_url,
+           "ARTEMIS_GEMINI_TIMEOUT_S": "120", "PYTHONUNBUFFERED": "1"}
+    for key in ("ARTEMIS_DEBUG", "ARTEMIS_HOME"):
+        env.pop(key, None)
+    return env
+
+
+def _cli(*args: str, data: Path) -> list[str]:
+    return [sys.executable, "-m", "artemis_cli", *args, "--json", "--no-live", "--data-dir", str(data)]
+
+
+def _facts(data: Path) -> dict[str, Any]:
+    with DataEngine.open(data) as engine:
+        session = engine.latest_session()
+        assert session is not None
+        steps = engine.get_steps(session.id)
+        return {
+            "id": session.id, "status": session.status, "lease": engine.lease_owner(session.id),
+            "numbers": [s.number for s in steps],
+            "whole": engine.missing_blobs() == [] and engine.integrity_check() == [],
+            "pending": [s.number for s in steps if s.summary_status == "pending"],
+            "lens_summaries": [s.number for s in steps if s.summary_status == "ready"
+                               and s.summary_source == "visual_lens"],
+            "lens_calls": [c for c in engine.llm_calls(session.id) if c.role == "lens"],
+        }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signals", [(signal.SIGINT,), (signal.SIGTERM,), (signal.SIGHUP,),
+                                     (signal.SIGINT, signal.SIGINT)],
+                         ids=["SIGINT", "SIGTERM", "SIGHUP", "ctrl-c-twice"])
+def test_a_stop_with_lens_jobs_in_flight_is_quiet_and_resume_makes_their_summaries(
+        signals: tuple[signal.Signals, ...], tmp_path: Path) -> None:
+    data, held = tmp_path / "data", HeldLens()
+    sig = signals[0]
+    with FakeGeminiServer(held) as server:
+        env = _env(server)
+        run = subprocess.Popen(_cli("run", str(TASK), "--model", "gemini", data=data), cwd=REPO, env=env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            err = Stderr(run)
+            assert held.entered.wait(120), err.text()  # a step's lens job is in flight, held
+            run.send_signal(sig)
+            if len(signals) > 1:  # an impatient user: a second Ctrl-C while the stop drains
+                err.wait_for(f"stopping on {sig.name}: finishing")
+                run.send_signal(signals[1])
+            assert run.stdout is not None
+            out = run.stdout.read()  # (stderr is the reader's: communicate() would take its lines)
+            run.wait(120)
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
+        stderr = err.text()
+        held.release.set()  # only now: every lens answer comes after the run has exited
+
+        assert run.returncode == 128 + sig, stderr
+        assert "Traceback" not in stderr and "closed database" not in stderr, stderr
+        assert "Error" not in stderr and "failed" not in stderr, stderr  # nothing but the run's own lines
+        facts = _facts(data)
+        sid = facts["id"]
+        assert stderr.rstrip().endswith(f"Continue with: artemis resume {sid}"), stderr
+        assert json.loads(out)["status"] == "interrupted"
+        assert facts["status"] == "interrupted" and facts["lease"] is None
+        assert facts["numbers"] == list(range(1, len(facts["numbers"]) + 1)) and facts["whole"]
+        assert facts["pending"], "no summary job was cut off"  # the held jobs, cut off ...
+        assert facts["lens_calls"] == []  # ... with no model call half-recorded
+
+        done = subprocess.run(_cli("resume", sid, data=data), cwd=REPO, env=env, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout)["status"] == "succeeded"
+    assert "Traceback" not in done.stderr
+    after = _facts(data)
+    assert after["pending"] == []
+    assert set(facts["pending"]) <= set(after["lens_summaries"])  # the cut-off summaries exist now
+    assert len(after["lens_calls"]) == len(after["lens_summaries"])  # each made by one recorded call
