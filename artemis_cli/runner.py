@@ -437,6 +437,9 @@ def stop_background(loop: Any, service: StepMemoryService, bound_s: float, why: 
         return max(0.0, deadline - time.monotonic())
 
     if why:
+        service.cancel_queued()
+        if compressor is not None:
+            compressor.cancel_queued()
         busy = service.in_flight() + (compressor.in_flight() if compressor is not None else 0)
         notice = getattr(loop, "on_notice", None)
         if notice is not None:

@@ -115,15 +115,21 @@ class BackgroundJobs:
                 return False
             wait(futures, timeout=min(remaining, 0.1), return_when=FIRST_COMPLETED)
 
-    def stop(self, bound_s: float = 0.0) -> list[str]:
-        """No new jobs; queued ones are cancelled; running ones get ``bound_s`` to finish, then
-        are cut off. Returns the labels of the jobs cancelled or cut off. Idempotent."""
+    def cancel_queued(self) -> list[str]:
+        """The first half of :meth:`stop`: no new jobs, and the queued ones are cancelled (no
+        attempt starts any more in the running ones either). Returns the cancelled labels."""
         with self._lock:
             self._stopping = True
             dropped = [j for j in self._jobs if j.future.cancel()]
             self._jobs.difference_update(dropped)
             for _ in self._threads:
                 self._queue.put(None)  # each worker ends after the jobs before it
+        return [j.label for j in dropped]
+
+    def stop(self, bound_s: float = 0.0) -> list[str]:
+        """No new jobs; queued ones are cancelled; running ones get ``bound_s`` to finish, then
+        are cut off. Returns the labels of the jobs cancelled or cut off. Idempotent."""
+        dropped = self.cancel_queued()
         self.wait(bound_s)
         with self._gate:  # no commit is under way now, and none will start for these
             with self._lock:
@@ -133,7 +139,7 @@ class BackgroundJobs:
         if running:
             log.debug("%s: %d job(s) cut off by the stop: %s", self.name, len(running),
                       ", ".join(j.label for j in running))
-        return [j.label for j in dropped + running]
+        return dropped + [j.label for j in running]
 
     def cut_off(self) -> bool:
         """In a job: whether a stop cut it off (it then ends quietly; its work stays pending)."""

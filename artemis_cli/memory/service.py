@@ -138,6 +138,13 @@ class StepMemoryService:
         """Jobs queued or running."""
         return self._pool.in_flight()
 
+    def cancel_queued(self) -> list[str]:
+        """No new jobs, queued ones cancelled (their steps stay ``pending``), no new attempt in
+        the running ones; the first half of :meth:`stop`."""
+        with self._lock:
+            self._closed = True
+        return self._pool.cancel_queued()
+
     def stop(self, bound_s: float) -> list[str]:
         """Stop accepting jobs, cancel queued ones, give running ones ``bound_s`` to finish and
         cut off the rest; every step not summarised stays ``pending`` (a resume summarises it).

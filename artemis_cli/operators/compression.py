@@ -273,6 +273,10 @@ class Compressor:
         """Wait up to ``timeout_s`` for the queued and running chunk jobs."""
         return self._pool.wait(timeout_s)
 
+    def cancel_queued(self) -> None:
+        """No new chunk job; the queued ones cancelled (the first half of :meth:`stop`)."""
+        self._pool.cancel_queued()
+
     def stop(self, bound_s: float) -> None:
         """No new chunk job; queued ones cancelled, running ones cut off after ``bound_s`` (their
         chunk stays ``pending``; a resume closes those steps again)."""
