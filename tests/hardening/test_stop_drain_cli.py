@@ -6,11 +6,13 @@ stderr (no ``Traceback``, no "closed database"); the summaries cut off stay ``pe
 model call recorded, and ``artemis resume`` finishes the task and makes them, each call once.
 
 The fast, default-suite version of benchmarks/fault_matrix.py's signal rows (the full matrix
-stays a benchmark)."""
+stays a benchmark). The last test is the same stop in-process, where the order is exact: a job
+answered after the stop has returned must write nothing (it did before the drain)."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -21,12 +23,17 @@ from typing import Any
 
 import pytest
 
+from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.lens import LENS_SYSTEM_PROMPT
 from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
+from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.models.registry import reference_script
 from artemis_cli.models.scripted import script_policy
+from artemis_cli.runner import run_task
+from artemis_cli.sim.phone import SimPhone
+from artemis_cli.stopping import SessionInterrupted, StopRequested
 
 REPO = Path(__file__).resolve().parents[2]
 TASK = REPO / "tasks" / "demo.yaml"  # 4 steps
@@ -168,3 +175,53 @@ def test_a_stop_with_lens_jobs_in_flight_is_quiet_and_resume_makes_their_summari
     assert after["pending"] == []
     assert set(facts["pending"]) <= set(after["lens_summaries"])  # the cut-off summaries exist now
     assert len(after["lens_calls"]) == len(after["lens_summaries"])  # each made by one recorded call
+
+
+class _StopAtSecondTap(SimPhone):
+    """Ctrl-C lands at the second tap (step 3), once two lens jobs are provably in flight."""
+
+    def __init__(self, held: HeldLens, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.held, self.taps_seen = held, 0
+
+    def tap(self, x: int, y: int) -> None:
+        self.taps_seen += 1
+        if self.taps_seen == 2:
+            assert self.held.wait_in_flight(2)
+            raise StopRequested(signal.SIGINT)
+        super().tap(x, y)
+
+
+def test_after_the_stop_no_background_job_writes_and_the_one_inside_the_bound_is_whole(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    task, held = load_task(TASK), HeldLens()
+    assert task.sim is not None
+    engine = DataEngine.open(tmp_path / "data")
+    notices: list[str] = []
+
+    def on_notice(text: str) -> None:
+        notices.append(text)
+        if text.startswith("stopping on SIGINT: finishing"):
+            held.release_rest.set()  # the stop has begun: the second job answers within its bound
+
+    with FakeGeminiServer(held) as server, caplog.at_level(logging.INFO):
+        model = GeminiModel(["gemini-2.5-flash"], api_key="k", base_url=server.base_url, timeout_s=120,
+                            sleep=lambda s: None)
+        phone = _StopAtSecondTap(held, world=task.sim.world, seed=task.sim.seed)
+        with pytest.raises(SessionInterrupted) as stopped:
+            run_task(task, load_profile("flash"), phone, model, engine, real_time=False, on_notice=on_notice)
+        sid = stopped.value.session_id
+        before = _facts(tmp_path / "data")
+        held.release.set()  # the cut-off job's answer comes back after the stop returned ...
+        for worker in [t for t in threading.enumerate() if t.name.startswith("artemis-lens")]:
+            worker.join(60)  # ... and its worker has ended
+            assert not worker.is_alive()
+        after = _facts(tmp_path / "data")
+    engine.close()
+    assert notices[-1].startswith("stopping on SIGINT: finishing 2 background summaries")
+    assert before["status"] == "interrupted" and before["numbers"] == [1, 2] and before["id"] == sid
+    # written within the bound: one summary, one call; the cut-off one: pending, nothing recorded
+    assert len(before["lens_summaries"]) == 1 and len(before["lens_calls"]) == 1, before
+    assert len(before["pending"]) == 1, before
+    assert after == before  # the late answer wrote nothing
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
