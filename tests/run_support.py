@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,3 +33,43 @@ def demo_on_fake_gemini(data: Path, wrap: Callable[[Any], Any]) -> Iterator[tupl
         engine = DataEngine.open(data)
         result = run_task(task, load_profile("flash"), sim_for(SimOptions(world=task.sim.world, seed=task.sim.seed)), model, engine, real_time=False)
         yield result, engine, srv
+
+
+class Stderr:
+    """Reads a process's stderr as it comes; ``wait_for(text)`` waits until a line holds it."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._done = False
+        self._thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self._thread.start()
+
+    def _read(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            with self._changed:
+                self.lines.append(line)
+                self._changed.notify_all()
+        with self._changed:
+            self._done = True
+            self._changed.notify_all()
+
+    def wait_for(self, text: str, timeout_s: float = 60) -> None:
+        """Until a line holds ``text`` (AssertionError when the stream ends or time runs out first)."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._done or any(text in ln for ln in self.lines), timeout_s)
+            seen = any(text in ln for ln in self.lines)
+        assert seen, f"{text!r} never on stderr:\n{''.join(self.lines)}"
+
+    def text(self) -> str:
+        """Everything, once the stream has ended (the process exited)."""
+        self._thread.join(60)
+        return "".join(self.lines)
+
+    def finish(self, proc: subprocess.Popen[str], timeout_s: float = 120) -> tuple[str, str]:
+        """(stdout, stderr) once ``proc`` has exited; ``communicate()`` would take the reader's lines."""
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        proc.wait(timeout_s)
+        return out, self.text()

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from run_support import Stderr
 
 from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import load_task
@@ -108,11 +109,12 @@ def test_a_signal_mid_run_stops_cleanly_and_resume_finishes(sig: signal.Signals,
 def test_ctrl_c_twice_and_ctrl_c_during_resume_leave_interrupted_not_running(tmp_path: Path) -> None:
     data = tmp_path / "data"
     run = _start(_cli("run", str(_slow_task(tmp_path)), "--model", "scripted", "--no-live", data=data))
+    err = Stderr(run)
     session_id = _wait_for_steps(data, 1)
     run.send_signal(signal.SIGINT)
-    time.sleep(0.05)
+    err.wait_for("stopping on SIGINT")  # the first one is being handled: the stop has begun
     run.send_signal(signal.SIGINT)  # impatient user: must not break the shutdown
-    _, stderr = run.communicate(timeout=60)
+    _, stderr = err.finish(run, 60)
     assert run.returncode == 130, stderr
     assert "Traceback" not in stderr and "Continue with: artemis resume" in stderr
     assert _status(data, session_id) == ("interrupted", None)

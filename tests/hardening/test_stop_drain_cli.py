@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from run_support import Stderr
 
 from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import load_task
@@ -62,36 +63,6 @@ class HeldLens:
     def wait_in_flight(self, count: int, timeout_s: float = 120) -> bool:
         with self._arrived:
             return self._arrived.wait_for(lambda: self._count >= count, timeout_s)
-
-
-class Stderr:
-    """Reads a process's stderr as it comes; ``wait_for(text)`` waits until a line holds it."""
-
-    def __init__(self, proc: subprocess.Popen[str]) -> None:
-        self.lines: list[str] = []
-        self._changed = threading.Condition()
-        self._done = False
-        self._thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
-        self._thread.start()
-
-    def _read(self, proc: subprocess.Popen[str]) -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            with self._changed:
-                self.lines.append(line)
-                self._changed.notify_all()
-        with self._changed:
-            self._done = True
-            self._changed.notify_all()
-
-    def wait_for(self, text: str, timeout_s: float = 60) -> None:
-        with self._changed:
-            ok = self._changed.wait_for(lambda: self._done or any(text in ln for ln in self.lines), timeout_s)
-            assert ok and any(text in ln for ln in self.lines), f"{text!r} never on stderr:\n{self.text()}"
-
-    def text(self) -> str:
-        self._thread.join(60)
-        return "".join(self.lines)
 
 
 def _env(server: FakeGeminiServer) -> dict[str, str]:
@@ -142,14 +113,11 @@ def test_a_stop_with_lens_jobs_in_flight_is_quiet_and_resume_makes_their_summari
             if len(signals) > 1:  # an impatient user: a second Ctrl-C while the stop drains
                 run.send_signal(signals[1])
             held.release_rest.set()  # the second job's answer comes back within the stop's bound
-            assert run.stdout is not None
-            out = run.stdout.read()  # (stderr is the reader's: communicate() would take its lines)
-            run.wait(120)
+            out, stderr = err.finish(run)
         finally:
             if run.poll() is None:
                 run.kill()
                 run.wait()
-        stderr = err.text()
         held.release.set()  # only now: the first job's answer comes after the run has exited
 
         assert run.returncode == 128 + sig, stderr
