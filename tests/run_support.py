@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import signal
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
@@ -18,6 +19,8 @@ from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.models.registry import reference_script
 from artemis_cli.models.scripted import script_policy
 from artemis_cli.runner import RunResult, run_task
+from artemis_cli.sim.phone import SimPhone
+from artemis_cli.stopping import StopRequested
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -73,3 +76,31 @@ class Stderr:
         out = proc.stdout.read()
         proc.wait(timeout_s)
         return out, self.text()
+
+
+def stop_begun(service: Any, bound_s: float) -> threading.Thread:
+    """``service.stop(bound_s)`` (a StepMemoryService) in a thread of its own, returned once the
+    stop has begun: it takes no job any more and waits for the running ones."""
+    stopper = threading.Thread(target=service.stop, args=(bound_s,), name="test-stopper")
+    stopper.start()
+    begun = threading.Event()
+    while not service._pool.stopping:
+        assert stopper.is_alive(), "the stop ended before it was seen to begin"
+        begun.wait(0.005)
+    return stopper
+
+
+class StopAtSecondTap(SimPhone):
+    """A simulated phone at whose second tap a stop signal (SIGINT) lands, once ``before()`` has
+    run (what must be true when it lands)."""
+
+    def __init__(self, before: Callable[[], object], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.before, self.taps_seen = before, 0
+
+    def tap(self, x: int, y: int) -> None:
+        self.taps_seen += 1
+        if self.taps_seen == 2:
+            self.before()
+            raise StopRequested(signal.SIGINT)
+        super().tap(x, y)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from run_support import Stderr
+from run_support import Stderr, StopAtSecondTap
 
 from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import load_task
@@ -33,8 +33,7 @@ from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.models.registry import reference_script
 from artemis_cli.models.scripted import script_policy
 from artemis_cli.runner import run_task
-from artemis_cli.sim.phone import SimPhone
-from artemis_cli.stopping import SessionInterrupted, StopRequested
+from artemis_cli.stopping import SessionInterrupted
 
 REPO = Path(__file__).resolve().parents[2]
 TASK = REPO / "tasks" / "demo.yaml"  # 4 steps
@@ -145,21 +144,6 @@ def test_a_stop_with_lens_jobs_in_flight_is_quiet_and_resume_makes_their_summari
     assert len(after["lens_calls"]) == len(after["lens_summaries"])  # each made by one recorded call
 
 
-class _StopAtSecondTap(SimPhone):
-    """Ctrl-C lands at the second tap (step 3), once two lens jobs are provably in flight."""
-
-    def __init__(self, held: HeldLens, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.held, self.taps_seen = held, 0
-
-    def tap(self, x: int, y: int) -> None:
-        self.taps_seen += 1
-        if self.taps_seen == 2:
-            assert self.held.wait_in_flight(2)
-            raise StopRequested(signal.SIGINT)
-        super().tap(x, y)
-
-
 def test_after_the_stop_no_background_job_writes_and_the_one_inside_the_bound_is_whole(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     task, held = load_task(TASK), HeldLens()
@@ -175,7 +159,9 @@ def test_after_the_stop_no_background_job_writes_and_the_one_inside_the_bound_is
     with FakeGeminiServer(held) as server, caplog.at_level(logging.INFO):
         model = GeminiModel(["gemini-2.5-flash"], api_key="k", base_url=server.base_url, timeout_s=120,
                             sleep=lambda s: None)
-        phone = _StopAtSecondTap(held, world=task.sim.world, seed=task.sim.seed)
+        # Ctrl-C lands at step 3's tap, once two lens jobs are provably in flight
+        phone = StopAtSecondTap(lambda: held.wait_in_flight(2) or pytest.fail("no lens job in flight"),
+                                world=task.sim.world, seed=task.sim.seed)
         with pytest.raises(SessionInterrupted) as stopped:
             run_task(task, load_profile("flash"), phone, model, engine, real_time=False, on_notice=on_notice)
         sid = stopped.value.session_id

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from run_support import stop_begun
 
 from artemis_cli.engine import DataEngine, SessionRecord, StepNotFound, StepRecord
 from artemis_cli.errors import UsageError
@@ -278,13 +279,18 @@ def test_bad_settings_are_usage_errors(engine: DataEngine, kwargs: dict[str, obj
         StepMemoryService(engine, ScriptedLens(), **kwargs)  # type: ignore[arg-type]
 
 
-def test_close_cancels_queued_jobs_and_cuts_off_the_running_one_all_stay_pending(engine: DataEngine, sid: str) -> None:
+def _one_running_one_queued(engine: DataEngine, sid: str) -> tuple[StepMemoryService, ScriptedLens, threading.Event]:
     gate = threading.Event()
     lens = ScriptedLens(gate=gate)
     svc = StepMemoryService(engine, lens, max_concurrency=1)
     svc.submit(job(sid, 1))
     svc.submit(job(sid, 2))
     assert lens.started.wait(5)
+    return svc, lens, gate
+
+
+def test_close_cancels_queued_jobs_and_cuts_off_the_running_one_all_stay_pending(engine: DataEngine, sid: str) -> None:
+    svc, lens, gate = _one_running_one_queued(engine, sid)
     svc.close()  # stop(0): the running job is cut off
     gate.set()  # its lens answers after the stop: nothing of it is written
     assert svc.flush(5)
@@ -295,17 +301,8 @@ def test_close_cancels_queued_jobs_and_cuts_off_the_running_one_all_stay_pending
 
 
 def test_a_stop_waits_for_a_running_job_within_its_bound(engine: DataEngine, sid: str) -> None:
-    gate = threading.Event()
-    lens = ScriptedLens(gate=gate)
-    svc = StepMemoryService(engine, lens, max_concurrency=1)
-    svc.submit(job(sid, 1))
-    svc.submit(job(sid, 2))
-    assert lens.started.wait(5)
-    stopper = threading.Thread(target=svc.stop, args=(30,))
-    stopper.start()
-    while not svc._pool.stopping:  # the stop has begun (the queued job is cancelled by then)
-        assert stopper.is_alive()
-        threading.Event().wait(0.005)
+    svc, lens, gate = _one_running_one_queued(engine, sid)
+    stopper = stop_begun(svc, 30)  # the queued job is cancelled by then
     gate.set()  # the running job finishes inside the bound: written whole
     stopper.join(30)
     assert not stopper.is_alive()

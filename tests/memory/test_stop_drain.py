@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
+from run_support import stop_begun
 
 from artemis_cli.engine import DataEngine, SessionRecord, StepRecord
 from artemis_cli.errors import debug_enabled
@@ -107,11 +108,7 @@ def test_a_summary_back_within_the_bound_is_written_with_its_call(tmp_path: Path
         svc = _service(engine, sid, server)
         svc.submit(pending_lens_jobs(engine, engine.get_steps(sid))[0])
         assert held.entered.wait(30)
-        stopper = threading.Thread(target=svc.stop, args=(60,))
-        stopper.start()
-        while not svc._pool.stopping:  # the stop has begun and waits for the job
-            assert stopper.is_alive()
-            threading.Event().wait(0.005)
+        stopper = stop_begun(svc, 60)  # the stop has begun and waits for the job
         held.release.set()
         stopper.join(60)
         assert not stopper.is_alive()
