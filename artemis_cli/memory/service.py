@@ -34,7 +34,7 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import EventRecord
 from artemis_cli.engine.storage import log_failure
 from artemis_cli.errors import UsageError
-from artemis_cli.memory.jobs import BackgroundJobs
+from artemis_cli.memory.jobs import BackgroundJobs, JobCutOff
 from artemis_cli.memory.lens import Lens, LensJob, LensResult
 
 __all__ = ["LENS_FAILURE_EVENT", "SUMMARY_VERSION", "StepMemoryService"]
@@ -171,6 +171,8 @@ class StepMemoryService:
     def _run(self, job: LensJob) -> None:
         try:
             self._summarise(job)
+        except JobCutOff:
+            raise
         except Exception as exc:  # a write or callback failed: never silent (unless a stop caused it)
             if self._pool.cut_off():
                 raise

@@ -310,6 +310,22 @@ def test_a_stop_waits_for_a_running_job_within_its_bound(engine: DataEngine, sid
     assert svc.state(sid, 2) == ("pending", None) and lens.calls == [1]
 
 
+def test_after_a_stop_begins_a_job_starts_no_new_attempt_and_ends_quietly(
+        engine: DataEngine, sid: str, caplog: pytest.LogCaptureFixture) -> None:
+    gate = threading.Event()
+    lens = ScriptedLens([RuntimeError("timeout"), TEXT], gate=gate)
+    svc = StepMemoryService(engine, lens, retry_limit=3)
+    svc.submit(job(sid, 1))
+    assert lens.started.wait(5)
+    with caplog.at_level(logging.INFO, logger="artemis_cli.memory.service"):
+        stopper = stop_begun(svc, 30)
+        gate.set()  # the first attempt fails after the stop began: no second one is made
+        stopper.join(30)
+    assert not stopper.is_alive()
+    assert lens.calls == [1] and svc.state(sid, 1) == ("pending", None)  # resume makes it
+    assert svc.problems == [] and [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
 def test_mechanical_lens_through_the_service(engine: DataEngine, sid: str) -> None:
     from artemis_cli.sim import SimPhone
 
