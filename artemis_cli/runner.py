@@ -30,6 +30,7 @@ from artemis_cli.memory.mechanical import MechanicalLens
 from artemis_cli.memory.recall import Recall
 from artemis_cli.memory.service import StepMemoryService
 from artemis_cli.models.base import Model, ModelRequest, ModelResponse, ToolDecl
+from artemis_cli.operators.background import STOP_BOUND_S, stop_background
 from artemis_cli.operators.budget_floor import ContextBudget, check_budget, image_cost, plan_budget
 from artemis_cli.operators.checks import CheckResult, evaluate_checks
 from artemis_cli.operators.compression import CompressionPolicy, Compressor
@@ -413,49 +414,6 @@ def count_usage(engine: DataEngine, result: RunResult) -> None:
     result.completion_tokens, result.thoughts_tokens = total.completion, total.thoughts
     result.model_calls = total.calls
     result.cost = session_costs(engine, result.session_id).to_dict()
-
-
-#: How long a stop (a signal, a second Ctrl-C's first) gives the background summaries in flight
-#: before it cuts them off; their steps stay ``pending`` and ``artemis resume`` summarises them.
-STOP_BOUND_S = 2.0
-
-
-def stop_background(loop: Any, service: StepMemoryService, bound_s: float, why: str = "") -> None:
-    """What every stop does first, before the final status is written and the engine is closed
-    (``memory.jobs``): the step summaries and the chunk lens get ``bound_s`` between them, then
-    what is left is cut off (its steps stay ``pending``; a resume makes them); the Pro checker
-    finishes its verdict. Afterwards no background job writes to the engine. At the end of a run
-    (``why`` empty: the task's end, a budget stop, a device drop, a model failure) the queued jobs
-    are made within the bound too; on a stop signal (``why``: its name) they are cancelled at once,
-    no new model call is started, and the user is told what the stop waits for."""
-    import time
-
-    deadline = time.monotonic() + max(0.0, bound_s)
-    compressor = loop.compressor
-
-    def left() -> float:
-        return max(0.0, deadline - time.monotonic())
-
-    if why:
-        service.cancel_queued()
-        if compressor is not None:
-            compressor.cancel_queued()
-        busy = service.in_flight() + (compressor.in_flight() if compressor is not None else 0)
-        notice = getattr(loop, "on_notice", None)
-        if notice is not None:
-            waits = (f"finishing {busy} background summar{'y' if busy == 1 else 'ies'} (at most {bound_s:g} s; "
-                     "any left unfinished is made on resume), then " if busy and bound_s > 0 else "")
-            notice(f"stopping on {why}: {waits}saving the session")
-    else:
-        service.flush(left())
-        if compressor is not None:
-            compressor.flush(left())
-    service.stop(left())
-    if compressor is not None:
-        compressor.stop(left())
-    close_agents = getattr(loop, "close_agents", None)
-    if close_agents is not None:
-        close_agents()
 
 
 def interrupt(engine: DataEngine, session_id: str, loop: Any, service: StepMemoryService, model: Model,

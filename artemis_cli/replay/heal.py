@@ -148,7 +148,8 @@ def run_heal(
     and the rejoin start after it -- redoing it would add a second item to a cart. ``current``:
     the screen now; when it already is a later step's recorded screen (a step that dismissed a
     pop-up that did not show this time), the replay rejoins there with no model call."""
-    from artemis_cli.runner import STOP_BOUND_S, Callbacks, build_loop, priced, stop_background
+    from artemis_cli.operators.background import STOP_BOUND_S, stop_background
+    from artemis_cli.runner import Callbacks, build_loop, priced
 
     r = replayer
     opts = r.opts
