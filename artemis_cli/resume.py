@@ -16,7 +16,7 @@ from artemis_cli.engine.segments import FAST_FORWARD_EVENT, RESUME_EVENT
 from artemis_cli.memory.service import StepMemoryService
 from artemis_cli.models.base import Model
 from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport
-from artemis_cli.operators.recording import responses_from_dicts
+from artemis_cli.operators.recording import pending_lens_jobs, responses_from_dicts
 from artemis_cli.operators.secrets import resolve_secrets, task_secrets
 from artemis_cli.runner import (
     Callbacks,
@@ -75,6 +75,9 @@ def resume_session(
         check_priced(model, spec.profile, limit)
 
         def body() -> LoopOutcome:
+            # summaries a stop cut off (or cancelled) are made now: they stayed pending
+            for job in pending_lens_jobs(engine, engine.get_steps(session_id)):
+                service.submit(job)
             if last is not None and last.result_status == "finished":
                 return LoopOutcome(steps=last.number, finished=True, stop_reason="finished",
                                    model_success=bool((last.action_args or {}).get("success")),

@@ -12,7 +12,7 @@ import contextlib
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, NoReturn
 
 from artemis_cli.budget import BudgetExceeded, BudgetGuard
 from artemis_cli.device.protocol import Device
@@ -23,12 +23,14 @@ from artemis_cli.engine.lease import Lease
 from artemis_cli.engine.records import EventRecord, LlmCallRecord, SessionRecord
 from artemis_cli.engine.storage import disk_full, is_disk_full
 from artemis_cli.errors import DeviceError
+from artemis_cli.memory.jobs import defer_write
 from artemis_cli.memory.ledger import LedgerSettings, TranscriptLedger
 from artemis_cli.memory.lens import Lens, VisualTransitionLens
 from artemis_cli.memory.mechanical import MechanicalLens
 from artemis_cli.memory.recall import Recall
 from artemis_cli.memory.service import StepMemoryService
 from artemis_cli.models.base import Model, ModelRequest, ModelResponse, ToolDecl
+from artemis_cli.operators.background import STOP_BOUND_S, stop_background
 from artemis_cli.operators.budget_floor import ContextBudget, check_budget, image_cost, plan_budget
 from artemis_cli.operators.checks import CheckResult, evaluate_checks
 from artemis_cli.operators.compression import CompressionPolicy, Compressor
@@ -125,21 +127,27 @@ def _decide_status(outcome: LoopOutcome, checks: list[CheckResult], has_checks: 
 
 
 def call_recorder(engine: DataEngine, session_id: str) -> Callable[[ModelRequest, ModelResponse | None, Exception | None], None]:
-    """Records every HTTP attempt of an auxiliary call (lens, chunk lens, planner…) in llm_calls."""
+    """Records every HTTP attempt of an auxiliary call (lens, chunk lens, planner…) in llm_calls;
+    inside a background summary job, with the job's result (``memory.jobs.defer_write``: a job a
+    stop cuts off records no call, and its redo on resume records it once)."""
 
     def record(request: ModelRequest, response: ModelResponse | None, error: Exception | None) -> None:
         attempts = response.attempts if response is not None else getattr(error, "attempts", []) or []
-        for a in attempts:
-            engine.record_llm_call(
-                LlmCallRecord(session_id=session_id, step=None, role=request.role, model=a.model,
-                              prompt_tokens=a.usage.prompt_tokens, cached_tokens=a.usage.cached_tokens,
-                              completion_tokens=a.usage.completion_tokens, thoughts_tokens=a.usage.thoughts_tokens,
-                              latency_ms=a.latency_ms, status=a.status, error_class=a.error_class,
-                              prefix_hash=request.prefix_hash(), request_hash=request.request_hash(),
-                              wire_hash=a.wire_hash)
-            )
+        defer_write(lambda: _record_attempts(engine, session_id, request, attempts))
 
     return record
+
+
+def _record_attempts(engine: DataEngine, session_id: str, request: ModelRequest, attempts: list[Any]) -> None:
+    for a in attempts:
+        engine.record_llm_call(
+            LlmCallRecord(session_id=session_id, step=None, role=request.role, model=a.model,
+                          prompt_tokens=a.usage.prompt_tokens, cached_tokens=a.usage.cached_tokens,
+                          completion_tokens=a.usage.completion_tokens, thoughts_tokens=a.usage.thoughts_tokens,
+                          latency_ms=a.latency_ms, status=a.status, error_class=a.error_class,
+                          prefix_hash=request.prefix_hash(), request_hash=request.request_hash(),
+                          wire_hash=a.wire_hash)
+        )
 
 
 #: ``lenses`` of :func:`run_task`: ``auto`` = the profile's lens models when the operator is a
@@ -354,12 +362,14 @@ def finish_run(
     outcome: LoopOutcome,
 ) -> RunResult:
     disk_full = outcome.stop_reason == "storage_full"
-    service.flush(0 if disk_full else profile.memory.runtime.flush_timeout_s)
-    _close_background(loop, service)
-    loop.check_owner()  # taken over since the last step: the checks and the final write are not ours
     checks: list[CheckResult] = []
-    if outcome.stop_reason not in ("device_offline", "storage_full") and task.success:
-        checks = evaluate_checks(task.success, device, outcome.final, finish=outcome)
+    try:  # a stop signal while the summaries finish or the checks run is a stop like any other
+        stop_background(loop, service, 0 if disk_full else profile.memory.runtime.flush_timeout_s)
+        loop.check_owner()  # taken over since the last step: the checks and the final write are not ours
+        if outcome.stop_reason not in ("device_offline", "storage_full") and task.success:
+            checks = evaluate_checks(task.success, device, outcome.final, finish=outcome)
+    except KeyboardInterrupt as exc:
+        interrupt(engine, session_id, loop, service, model, exc)
     status, success, message = _decide_status(outcome, checks, bool(task.success), loop.max_steps)
     if status == "interrupted" and outcome.stop_reason == "budget":
         message += (f" — the session is saved; continue it with a higher limit: artemis resume {session_id} "
@@ -412,13 +422,23 @@ def count_usage(engine: DataEngine, result: RunResult) -> None:
     result.cost = session_costs(engine, result.session_id).to_dict()
 
 
-def _close_background(loop: Any, service: StepMemoryService) -> None:
-    service.close()
-    if loop.compressor is not None:
-        loop.compressor.close_pool()
-    close_agents = getattr(loop, "close_agents", None)
-    if close_agents is not None:
-        close_agents()
+def interrupt(engine: DataEngine, session_id: str, loop: Any, service: StepMemoryService, model: Model,
+              exc: KeyboardInterrupt) -> NoReturn:
+    """A stop signal: the background work is stopped, then the session is marked ``interrupted``
+    (whole steps only) and ``SessionInterrupted`` raised for the CLI, which closes the engine."""
+    stop = as_stop(exc)
+    stop_background(loop, service, STOP_BOUND_S, signal_name(stop.signum))
+    step = engine.last_step_number(session_id)
+    result = RunResult(
+        session_id=session_id, status="interrupted", success=False, steps=step,
+        stop_reason="interrupted",
+        message=(f"stopped by {signal_name(stop.signum)} after step {step} — the session is saved; "
+                 f"continue it with: artemis resume {session_id}"),
+        answer="", model=model.name, model_label=model.label, offline_model=model.offline,
+        elapsed_s=loop.offset_ms() / 1000, data_dir=str(engine.data_dir), signal=stop.signum,
+    )
+    finish_session(engine, session_id, "interrupted", result)
+    raise SessionInterrupted(stop.signum, session_id, step, result) from None
 
 
 def finish_session(engine: DataEngine, session_id: str, status: str, result: RunResult | dict[str, Any]) -> None:
@@ -478,7 +498,7 @@ def drive(
         return LoopOutcome(stop_reason="budget", stop_message=str(exc),
                            budget_usd=(exc.spent, exc.estimate, exc.limit))
     except SessionTakenOver:  # the session is another process's now: no checks, no final write
-        _close_background(loop, service)
+        stop_background(loop, service, 0)
         raise
     except DeviceError as exc:  # setup, launch, or a device error the loop does not handle itself
         with contextlib.suppress(Exception):
@@ -486,19 +506,7 @@ def drive(
                                             payload={"what": "run", "detail": f"{type(exc).__name__}: {exc}"}))
         return LoopOutcome(stop_reason="device_offline", stop_message=str(exc))
     except KeyboardInterrupt as exc:
-        stop = as_stop(exc)
-        _close_background(loop, service)
-        step = engine.last_step_number(session_id)
-        result = RunResult(
-            session_id=session_id, status="interrupted", success=False, steps=step,
-            stop_reason="interrupted",
-            message=(f"stopped by {signal_name(stop.signum)} after step {step} — the session is saved; "
-                     f"continue it with: artemis resume {session_id}"),
-            answer="", model=model.name, model_label=model.label, offline_model=model.offline,
-            elapsed_s=loop.offset_ms() / 1000, data_dir=str(engine.data_dir), signal=stop.signum,
-        )
-        finish_session(engine, session_id, "interrupted", result)
-        raise SessionInterrupted(stop.signum, session_id, step, result) from None
+        interrupt(engine, session_id, loop, service, model, exc)
     except Exception as exc:
         if not is_disk_full(exc):
             raise

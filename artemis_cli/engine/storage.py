@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from artemis_cli.errors import debug_enabled
+
 from .errors import DataDirReadOnly, StorageFull
 
 _SQLITE_FULL = 13
@@ -125,9 +127,11 @@ def writes(method: _F) -> _F:
 
 
 def log_failure(logger: logging.Logger, exc: BaseException, message: str, *args: object) -> None:
-    """Log a background thread's failure: with its traceback when it is a bug, as one debug line
-    when the disk is full (the run stops on its own with one clear message; threads stay quiet)."""
+    """Log a background thread's failure as one line naming what failed and the error (its full
+    traceback only with ``ARTEMIS_DEBUG=1``), or as one debug line when the disk is full (the run
+    stops on its own with one clear message; threads stay quiet)."""
     if is_disk_full(exc):
         logger.debug(message + ": disk full", *args)
     else:
-        logger.error(message, *args, exc_info=exc)
+        logger.error(message + ": %s: %s", *args, type(exc).__name__, exc,
+                     exc_info=exc if debug_enabled() else None)

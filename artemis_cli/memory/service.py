@@ -13,22 +13,28 @@
 * A second submit of the same step is ignored, and so is a submit whose ``pending`` write is
   rejected (the step's summary is already decided, e.g. after a resume): no model call is made.
 * Nothing escapes a worker silently: unexpected problems after the attempts (a write or a
-  callback raising) are logged and kept in :attr:`StepMemoryService.problems`.
+  callback raising) are logged (one line naming the step) and kept in
+  :attr:`StepMemoryService.problems`.
+* ``stop(bound_s)`` is the first thing every stop of a run does (``memory.jobs``): no new job,
+  queued jobs cancelled, running ones given ``bound_s`` and then cut off. A job's writes (its lens
+  calls, its summary, the recall index) are made together at its end, so a job cut off writes
+  nothing: its step stays ``pending`` and ``artemis resume`` summarises it
+  (:func:`pending_lens_jobs`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future
 from types import TracebackType
 
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import EventRecord
 from artemis_cli.engine.storage import log_failure
 from artemis_cli.errors import UsageError
+from artemis_cli.memory.jobs import BackgroundJobs, JobCutOff
 from artemis_cli.memory.lens import Lens, LensJob, LensResult
 
 __all__ = ["LENS_FAILURE_EVENT", "SUMMARY_VERSION", "StepMemoryService"]
@@ -66,7 +72,7 @@ class StepMemoryService:
         self.retry_limit = retry_limit
         self._on_ready = on_ready
         self._on_failed = on_failed
-        self._pool = ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="artemis-lens")
+        self._pool = BackgroundJobs(max_concurrency, "artemis-lens", batch=engine.batch)
         self._lock = threading.Lock()
         self._jobs: dict[StepKey, Future[None] | None] = {}  # None: reserved or ignored submit
         self._closed = False
@@ -103,9 +109,11 @@ class StepMemoryService:
             log.debug("step %s/%d: summary already decided; submit ignored", *key)
             return
         with self._lock:
-            if self._closed:
-                return  # closed meanwhile: the step stays pending (a later run may summarise it)
-            future = self._pool.submit(self._run, job)
+            future = None if self._closed else self._pool.submit(lambda: self._run(job),
+                                                                 f"step {job.session_id}/{job.step}: summary job")
+            if future is None:  # closed meanwhile: the step stays pending (a resume summarises it)
+                self._jobs.pop(key, None)
+                return
             self._jobs[key] = future
         future.add_done_callback(lambda done: self._forget(key, done))
 
@@ -124,31 +132,31 @@ class StepMemoryService:
 
     def flush(self, timeout_s: float) -> bool:
         """Wait up to ``timeout_s`` for queued and running jobs; True when all have finished."""
-        deadline = time.monotonic() + max(0.0, timeout_s)
-        while True:
-            with self._lock:
-                # done() is also true for jobs cancelled by close(), which wait() would not see
-                futures = [f for f in self._jobs.values() if f is not None and not f.done()]
-            if not futures:
-                return True
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            wait(futures, timeout=min(remaining, 0.1), return_when=FIRST_COMPLETED)
+        return self._pool.wait(timeout_s)
 
     def in_flight(self) -> int:
         """Jobs queued or running."""
+        return self._pool.in_flight()
+
+    def cancel_queued(self) -> list[str]:
+        """No new jobs, queued ones cancelled (their steps stay ``pending``), no new attempt in
+        the running ones; the first half of :meth:`stop`."""
         with self._lock:
-            return sum(1 for f in self._jobs.values() if f is not None and not f.done())
+            self._closed = True
+        return self._pool.cancel_queued()
+
+    def stop(self, bound_s: float) -> list[str]:
+        """Stop accepting jobs, cancel queued ones, give running ones ``bound_s`` to finish and
+        cut off the rest; every step not summarised stays ``pending`` (a resume summarises it).
+        When it returns no job writes any more: the engine may close. Returns the jobs cancelled
+        or cut off. Idempotent."""
+        with self._lock:
+            self._closed = True
+        return self._pool.stop(bound_s)
 
     def close(self) -> None:
-        """Stop accepting jobs and cancel queued ones (their steps stay ``pending``). Running jobs
-        are not interrupted; call ``flush`` first to let them finish. Idempotent."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """``stop(0)``: queued jobs cancelled, running ones cut off. Idempotent."""
+        self.stop(0)
 
     def __enter__(self) -> StepMemoryService:
         return self
@@ -163,7 +171,11 @@ class StepMemoryService:
     def _run(self, job: LensJob) -> None:
         try:
             self._summarise(job)
-        except Exception as exc:  # a write or callback failed: never silent
+        except JobCutOff:
+            raise
+        except Exception as exc:  # a write or callback failed: never silent (unless a stop caused it)
+            if self._pool.cut_off():
+                raise
             self._problem(job, f"{type(exc).__name__}: {exc}")
             log_failure(log, exc, "step %s/%d: summary job failed", job.session_id, job.step)
 
@@ -177,6 +189,7 @@ class StepMemoryService:
         last: Exception | None = None
         attempts = 0
         for attempts in range(1, self.retry_limit + 1):
+            self._pool.check()  # a stop has begun: no new attempt (the step stays pending)
             try:
                 result = self._attempt(job)
             except Exception as exc:
@@ -186,19 +199,24 @@ class StepMemoryService:
                     job.session_id, job.step, attempts, self.retry_limit, type(exc).__name__, exc,
                 )
                 continue
-            applied = self.engine.write_summary(
-                job.session_id,
-                job.step,
-                status="ready",
-                text=result.text,
-                source=result.source,
-                version=SUMMARY_VERSION,
-                model=result.model,
-            )
-            if applied and self._on_ready is not None:
-                self._callback(job, self._on_ready, job.step, result.text)
+            with self._pool.commit():  # the lens calls, the summary and its index: together or not at all
+                applied = self.engine.write_summary(
+                    job.session_id,
+                    job.step,
+                    status="ready",
+                    text=result.text,
+                    source=result.source,
+                    version=SUMMARY_VERSION,
+                    model=result.model,
+                )
+                if applied and self._on_ready is not None:
+                    self._callback(job, self._on_ready, job.step, result.text)
             return
         assert last is not None
+        with self._pool.commit():
+            self._write_failed(job, attempts, last)
+
+    def _write_failed(self, job: LensJob, attempts: int, last: Exception) -> None:
         applied = self.engine.write_summary(
             job.session_id,
             job.step,

@@ -39,7 +39,6 @@ import json
 import math
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -55,6 +54,7 @@ from artemis_cli.memory.frozen import (
     is_rewrite,
     snapshot_op,
 )
+from artemis_cli.memory.jobs import BackgroundJobs
 from artemis_cli.memory.ledger import LedgerDecision, LedgerEntry, TranscriptLedger
 from artemis_cli.memory.notes import notes_written
 from artemis_cli.memory.restore import LEDGER_EVENT
@@ -170,8 +170,11 @@ class Compressor:
     _hard_since: int | None = None  # the turn the context went (and stayed) at or above the hard ratio
     _snapshot_taken_at: int | None = None
     _forced_at: int | None = None  # the last turn the hard ratio forced closed segments out
-    _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="artemis-chunk"))
+    _pool: BackgroundJobs = field(init=False)  # the chunk lens jobs (``memory.jobs``): a stop ends them cleanly
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self._pool = BackgroundJobs(1, "artemis-chunk", batch=self.engine.batch)
 
     # -- bookkeeping -------------------------------------------------------------------------
 
@@ -199,7 +202,7 @@ class Compressor:
         self.segments.append(seg)
         append_chunk_version(self.engine, ChunkRow(session_id=self.session_id, start_step=start, end_step=end, status="pending",
                                                    milestone=milestone))
-        self._pool.submit(self._summarise, seg)
+        self._pool.submit(lambda: self._summarise(seg), f"chunk lens job for steps {start}-{end}")
 
     def _summarise(self, seg: Segment, resend: bool = False) -> None:
         steps = self.engine.get_steps(self.session_id, seg.start, seg.end)
@@ -212,25 +215,32 @@ class Compressor:
             else:
                 bands = run_chunk_lens(job, self.lens, retries=self.policy.retries, fallback=self.fallback)
         except ChunkLensError as exc:
-            append_chunk_version(self.engine, ChunkRow(session_id=self.session_id, start_step=seg.start, end_step=seg.end,
-                                                       status="failed", milestone=seg.milestone,
-                                                       source=(f"resend {seg.resends}: " if resend else "") + str(exc)[:200]))
+            with self._pool.commit():
+                append_chunk_version(self.engine, ChunkRow(session_id=self.session_id, start_step=seg.start,
+                                                           end_step=seg.end, status="failed", milestone=seg.milestone,
+                                                           source=(f"resend {seg.resends}: " if resend else "")
+                                                           + str(exc)[:200]))
             with self._lock:
                 seg.status = "failed"
             return
         except Exception as exc:  # a lens must never take the run down: the raw turns stay
+            if self._pool.cut_off():
+                raise
             with self._lock:
                 seg.status = "failed"
-            self.engine.record_event(EventRecord(session_id=self.session_id, step=None, kind="chunk_lens_error",
-                                                 payload={"error": repr(exc)[:300], "start": seg.start,
-                                                          "end": seg.end}))
+            with self._pool.commit():
+                self.engine.record_event(EventRecord(session_id=self.session_id, step=None, kind="chunk_lens_error",
+                                                     payload={"error": repr(exc)[:300], "start": seg.start,
+                                                              "end": seg.end}))
             return
         chunk = build_chunk(steps, milestone=seg.milestone, band1=bands.band1, band2=bands.band2,
                             recoveries=job.recoveries)
-        append_chunk_version(self.engine, ChunkRow(session_id=self.session_id, start_step=seg.start, end_step=seg.end,
-                                                   status="ready", milestone=seg.milestone, band1=bands.band1,
-                                                   band2="\n".join(chunk.band2), band3="\n".join(chunk.band3),
-                                                   rendered=chunk.render(), source=bands.source))
+        with self._pool.commit():
+            append_chunk_version(self.engine, ChunkRow(session_id=self.session_id, start_step=seg.start,
+                                                       end_step=seg.end, status="ready", milestone=seg.milestone,
+                                                       band1=bands.band1, band2="\n".join(chunk.band2),
+                                                       band3="\n".join(chunk.band3), rendered=chunk.render(),
+                                                       source=bands.source))
         with self._lock:
             seg.band1, seg.band2, seg.status = bands.band1, "\n".join(chunk.band2), "ready"
 
@@ -253,11 +263,24 @@ class Compressor:
         self.engine.record_event(EventRecord(session_id=self.session_id, step=step, kind=RESEND_EVENT,
                                              payload={"start": seg.start, "end": seg.end, "resend": seg.resends,
                                                       "why": why, "lens": lens.source}))
-        self._pool.submit(self._summarise, seg, True)
+        self._pool.submit(lambda: self._summarise(seg, True), f"chunk lens re-send for steps {seg.start}-{seg.end}")
         return seg
 
-    def close_pool(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+    def in_flight(self) -> int:
+        return self._pool.in_flight()
+
+    def flush(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the queued and running chunk jobs."""
+        return self._pool.wait(timeout_s)
+
+    def cancel_queued(self) -> None:
+        """No new chunk job; the queued ones cancelled (the first half of :meth:`stop`)."""
+        self._pool.cancel_queued()
+
+    def stop(self, bound_s: float) -> None:
+        """No new chunk job; queued ones cancelled, running ones cut off after ``bound_s`` (their
+        chunk stays ``pending``; a resume closes those steps again)."""
+        self._pool.stop(bound_s)
 
     # -- the turn ----------------------------------------------------------------------------
 

@@ -225,21 +225,54 @@ class StepWriter:
         if len(self.history) > HISTORY_STEPS:  # older traces are never looked at again (DB has them)
             del self.history[: len(self.history) - HISTORY_STEPS]
         if self.service is not None:
-            self.service.submit(
-                LensJob(
-                    session_id=self.session_id,
-                    step=number,
-                    pre_png=pre.png,
-                    post_png=post.png if post is not None and post is not pre else None,
-                    action_kind=action.type,
-                    points=[p for p in ((action.x, action.y), (action.x2, action.y2)) if p[0] is not None],  # type: ignore[misc]
-                    action_phrase=action.phrase(),
-                    pre_xml=pre.xml,
-                    post_xml=post.xml if post is not None else None,
-                    observed=outcome.to_dict() if outcome is not None else None,
-                )
-            )
+            self.service.submit(lens_job(self.session_id, number, action, pre.png, pre.xml,
+                                         post.png if post is not None and post is not pre else None,
+                                         post.xml if post is not None else None,
+                                         outcome.to_dict() if outcome is not None else None))
         return stored
+
+
+def lens_job(session_id: str, number: int, action: PlannedAction, pre_png: bytes, pre_xml: str,
+             post_png: bytes | None, post_xml: str | None, observed: dict[str, Any] | None) -> LensJob:
+    """The step summary job of a step (the one way a LensJob is made, live or on resume)."""
+    return LensJob(
+        session_id=session_id,
+        step=number,
+        pre_png=pre_png,
+        post_png=post_png,
+        action_kind=action.type,
+        points=[p for p in ((action.x, action.y), (action.x2, action.y2)) if p[0] is not None],  # type: ignore[misc]
+        action_phrase=action.phrase(),
+        pre_xml=pre_xml,
+        post_xml=post_xml,
+        observed=observed,
+    )
+
+
+def pending_lens_jobs(engine: DataEngine, steps: Iterable[StepRecord]) -> list[LensJob]:
+    """The summary jobs of ``steps`` whose summary is still ``pending`` (a stop cut their job off
+    or cancelled it), rebuilt from what was recorded, for a resume to submit again. A step whose
+    screenshot is not on disk any more is left pending."""
+    from artemis_cli.engine.errors import BlobMissing
+    from artemis_cli.perception.types import Target
+
+    jobs: list[LensJob] = []
+    for s in steps:
+        if s.summary_status != "pending" or not s.pre_screenshot or not s.ui_xml:
+            continue
+        action = PlannedAction(s.action_type or "none", dict(s.action_args or {}), s.x, s.y, s.x2, s.y2,
+                               target=Target.from_dict(s.target),
+                               target_end=Target.from_dict(s.target_end) if s.target_end else None)
+        post_png: bytes | None = None
+        post_xml: str | None = None
+        try:
+            if (s.meta or {}).get("post_observed") and s.post_screenshot and s.post_ui_xml:
+                post_png, post_xml = engine.blob(s.post_screenshot), engine.blob(s.post_ui_xml).decode("utf-8")
+            jobs.append(lens_job(s.session_id, s.number, action, engine.blob(s.pre_screenshot),
+                                 engine.blob(s.ui_xml).decode("utf-8"), post_png, post_xml, s.outcome))
+        except (BlobMissing, OSError, UnicodeDecodeError):
+            continue
+    return jobs
 
 
 def stated_intent(turn: TurnResult, action: PlannedAction) -> str | None:

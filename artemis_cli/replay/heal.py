@@ -148,7 +148,8 @@ def run_heal(
     and the rejoin start after it -- redoing it would add a second item to a cart. ``current``:
     the screen now; when it already is a later step's recorded screen (a step that dismissed a
     pop-up that did not show this time), the replay rejoins there with no model call."""
-    from artemis_cli.runner import Callbacks, _close_background, build_loop, priced
+    from artemis_cli.operators.background import STOP_BOUND_S, stop_background
+    from artemis_cli.runner import Callbacks, build_loop, priced
 
     r = replayer
     opts = r.opts
@@ -222,9 +223,10 @@ def run_heal(
     try:
         with priced(r.engine, r.session_id, opts.model, opts.profile):
             outcome = loop.run(start_step=first_number)
-    finally:
-        service.flush(opts.profile.memory.runtime.flush_timeout_s)
-        _close_background(loop, service)
+    except BaseException:  # a stop or an error: the summaries in flight get the short bound
+        stop_background(loop, service, STOP_BOUND_S)
+        raise
+    stop_background(loop, service, opts.profile.memory.runtime.flush_timeout_s)
     steps = outcome.steps - first_number + 1 if outcome.steps >= first_number else 0
     if found:
         return HealOutcome(found[0], outcome.final, steps)

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from run_support import Stderr, StopAtSecondTap
 
 from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import load_task
@@ -25,8 +26,7 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.models.registry import reference_script
 from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.runner import run_task
-from artemis_cli.sim.phone import SimPhone
-from artemis_cli.stopping import SessionInterrupted, StopRequested
+from artemis_cli.stopping import SessionInterrupted
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -108,11 +108,12 @@ def test_a_signal_mid_run_stops_cleanly_and_resume_finishes(sig: signal.Signals,
 def test_ctrl_c_twice_and_ctrl_c_during_resume_leave_interrupted_not_running(tmp_path: Path) -> None:
     data = tmp_path / "data"
     run = _start(_cli("run", str(_slow_task(tmp_path)), "--model", "scripted", "--no-live", data=data))
+    err = Stderr(run)
     session_id = _wait_for_steps(data, 1)
     run.send_signal(signal.SIGINT)
-    time.sleep(0.05)
+    err.wait_for("stopping on SIGINT")  # the first one is being handled: the stop has begun
     run.send_signal(signal.SIGINT)  # impatient user: must not break the shutdown
-    _, stderr = run.communicate(timeout=60)
+    _, stderr = err.finish(run, 60)
     assert run.returncode == 130, stderr
     assert "Traceback" not in stderr and "Continue with: artemis resume" in stderr
     assert _status(data, session_id) == ("interrupted", None)
@@ -162,30 +163,16 @@ def test_resume_while_the_run_is_alive_is_refused_before_the_device(tmp_path: Pa
     assert "interrupted" in shown.stdout and f"continue with: artemis resume {session_id}" in shown.stdout
 
 
-class _StopInsideAWrite(SimPhone):
-    """A phone at whose second tap a stop signal lands inside a DataEngine write: the write's
-    ``BEGIN IMMEDIATE`` has run and the signal's KeyboardInterrupt comes before its ``try`` (the
-    window in which ``write_transaction`` cannot roll back for itself)."""
-
-    def __init__(self, engine: DataEngine, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.engine, self.taps_seen = engine, 0
-
-    def tap(self, x: int, y: int) -> None:
-        self.taps_seen += 1
-        if self.taps_seen == 2:
-            self.engine.db.conn.execute("BEGIN IMMEDIATE")
-            raise StopRequested(signal.SIGINT)
-        super().tap(x, y)
-
-
 def test_a_stop_that_lands_inside_a_write_still_leaves_the_session_interrupted(tmp_path: Path) -> None:
     """The final status and the lease release must not nest in the cut-short write (they were lost
     with it when the process exited: the session stayed ``running`` with its lease held)."""
     task = load_task(REPO / "tasks" / "demo.yaml")
     assert task.sim is not None
     engine = DataEngine.open(tmp_path / "data")
-    phone = _StopInsideAWrite(engine, world=task.sim.world, seed=task.sim.seed)
+    # at its second tap, inside a DataEngine write: the write's ``BEGIN IMMEDIATE`` has run and the
+    # signal's KeyboardInterrupt comes before its ``try`` (where write_transaction cannot roll back)
+    phone = StopAtSecondTap(lambda: engine.db.conn.execute("BEGIN IMMEDIATE"), world=task.sim.world,
+                            seed=task.sim.seed)
     with pytest.raises(SessionInterrupted) as stopped:
         run_task(task, load_profile("flash"), phone, ScriptedModel(reference_script(task)), engine, real_time=False)
     engine.close()  # as the process exiting does: what was not committed is gone

@@ -59,8 +59,11 @@ def test_fault_matrix_subset_never_crashes(tmp_path: Path) -> None:
 
 
 # issue 11: a second process resuming a live session, malformed replies, a refusal, a bad key.
-# The matrix's sigterm_mid_run and password_A rows (36 s of the suite) are left to the benchmark:
-# tests/hardening/test_clean_stops.py stops a run with SIGTERM and resumes it, and
+# The matrix's signal rows and password_A (36 s of the suite) are left to the benchmark; their fast
+# version is tests/hardening/test_stop_drain_cli.py (SIGINT, SIGTERM, SIGHUP and a double Ctrl-C
+# with lens jobs in flight: exit code, interrupted, whole steps, lease released, no traceback or
+# "closed database" on stderr, and a resume that makes the cut-off summaries);
+# tests/hardening/test_clean_stops.py stops a run with each signal and resumes it, and
 # tests/hardening/test_password_turns.py kills and resumes the one-character password run.
 ISSUE_11_SUBSET = ("resume_while_running", "gemini_malformed_x2", "gemini_safety", "gemini_invalid_key")
 # These four rows (38 s, and load-sensitive: under a heavy load the first run could end before the

@@ -73,14 +73,14 @@ def measure_of(comp: Compressor, step: int) -> object:
 
 
 def settle(comp: Compressor) -> None:
-    comp._pool.submit(lambda: None).result()  # let the background lens calls end
+    assert comp.flush(60)  # let the background lens calls end
 
 
 def test_the_budget_holds_when_the_chunk_lens_fails_and_raw_turns_stay(session: tuple[DataEngine, str]) -> None:
     engine, sid = session
     probe = compressor(engine, sid)
     full = measure_of(probe, 31)()  # type: ignore[operator]
-    probe.close_pool()
+    probe.stop(0)
     budget = int(full * 0.6)  # A's 30 raw steps do not fit; 5 of them do
     comp = compressor(engine, sid, budget_tokens=budget)
     try:
@@ -96,7 +96,7 @@ def test_the_budget_holds_when_the_chunk_lens_fails_and_raw_turns_stay(session: 
         assert len(comp.ledger.entries) == 5  # the minimum active window stays
         assert engine.events(sid, kind=BUDGET_FLOOR_EVENT) == []  # no need to go below it
     finally:
-        comp.close_pool()
+        comp.stop(0)
 
 
 def test_the_snapshot_fires_at_most_once_per_emergency_interval(session: tuple[DataEngine, str]) -> None:
@@ -118,7 +118,7 @@ def test_the_snapshot_fires_at_most_once_per_emergency_interval(session: tuple[D
         assert all(b - a >= 4 for a, b in itertools.pairwise(attempts)), attempts
         assert comp.snapshots >= 1
     finally:
-        comp.close_pool()
+        comp.stop(0)
 
 
 def test_below_the_floor_it_shrinks_what_it_can_and_records_an_event(session: tuple[DataEngine, str]) -> None:
@@ -134,4 +134,4 @@ def test_below_the_floor_it_shrinks_what_it_can_and_records_an_event(session: tu
         assert any("active window down to" in s for s in payload["shrunk"])
         assert len(comp.ledger.entries) < 5  # below the minimum window: the floor case
     finally:
-        comp.close_pool()
+        comp.stop(0)

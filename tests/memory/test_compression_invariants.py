@@ -82,7 +82,7 @@ def test_a_pending_chunk_is_never_swapped_except_by_the_hard_threshold(session: 
         assert len(comp.ledger.entries) == 5
     finally:
         lens.release.set()
-        comp.close_pool()
+        comp.stop(0)
 
 
 def test_a_checker_verdict_shows_in_f_only_at_the_next_compression_event(session: tuple[DataEngine, str]) -> None:
@@ -90,7 +90,7 @@ def test_a_checker_verdict_shows_in_f_only_at_the_next_compression_event(session
     comp = _compressor(engine, sid, MechanicalChunkLens())
     try:
         first = comp.on_turn(31, 1_000, None)
-        comp._pool.submit(lambda: None).result()  # let the background lens finish
+        assert comp.flush(60)  # let the background lens finish
         first += comp.on_turn(33, 1_000, None)  # swaps happen on screenshot-scrub (batch) turns
         assert first and "[Chunk 1 " in comp.ledger.f_body and "Checker:" not in comp.ledger.f_body
         swapped = newest_chunks(engine, sid)
@@ -106,14 +106,14 @@ def test_a_checker_verdict_shows_in_f_only_at_the_next_compression_event(session
 
             comp.ledger.commit(entry_from_step(engine, step))
         later = comp.on_turn(46, 1_000, None)
-        comp._pool.submit(lambda: None).result()
+        assert comp.flush(60)
         later += comp.on_turn(48, 1_000, None)
         assert later
         assert 'Checker: {"verified": true}' in comp.ledger.f_body
         ops = [op for d in comp.ledger.decisions if d.op == "frozen" for op in json.loads(d.ops or "[]")]
         assert {"op": "checker", "start": 1, "end": row.end_step, "checker": {"verified": True}} in ops
     finally:
-        comp.close_pool()
+        comp.stop(0)
 
 
 def test_a_plan_write_alone_never_closes_a_segment() -> None:

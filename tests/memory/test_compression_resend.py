@@ -87,7 +87,7 @@ def drive(comp: Compressor, upto: int, context: int = 1_000, start: int = 1) -> 
     sizes = []
     for n in range(start, upto + 1):
         comp.on_turn(n, context, None)
-        comp._pool.submit(lambda: None).result()
+        assert comp.flush(60)
         sizes.append(len(comp.ledger.entries))
         comp.ledger.commit(entry_from_step(comp.engine, comp.engine.get_step(comp.session_id, n)))
     return sizes
@@ -119,7 +119,7 @@ def test_steady_state_a_stays_bounded(chore: tuple[DataEngine, str], server: Fak
     try:
         sizes = drive(comp, STEPS)
     finally:
-        comp.close_pool()
+        comp.stop(0)
     assert max(sizes) <= a_bound(comp)
     assert f_ranges(comp)[:3] == [(1, 10), (11, 20), (21, 30)]
     assert comp.resends == 0 and comp.f_rewrites == 0  # appends only (no fold in these limits)
@@ -143,7 +143,7 @@ def test_a_failed_segment_is_re_sent_to_the_fallback_and_unblocks_the_later_swap
         assert max(sizes) > a_bound(comp)  # A grows while it waits
         sizes += drive(comp, STEPS, start=31)
     finally:
-        comp.close_pool()
+        comp.stop(0)
     # the next close (steps 21-30, at turn 31) re-sent it, once, to the fallback model, and it swapped
     assert statuses(engine, sid, 11, 20, mark) == ["pending", "failed", "pending", "ready"]
     segment_2 = [r for r in server.requests if "SEGMENT: steps 11–20" in r.last_user_text()]
@@ -184,7 +184,7 @@ def test_re_sends_are_one_per_event_and_capped_then_only_the_hard_ratio_forces_i
         assert comp.ledger.entries[0].step == 11
         comp.on_turn(46, 95_000, None)  # the hard ratio forces it out, ledger-only
     finally:
-        comp.close_pool()
+        comp.stop(0)
     assert comp.ledger.entries[0].step > 20
     frozen = comp.frozen
     held = [c for c in frozen.chunks if (c.start, c.end) == (11, 20)]
@@ -201,7 +201,7 @@ def test_f_rewrites_are_the_decisions_that_do_not_append(chore: tuple[DataEngine
     try:
         drive(comp, STEPS)
     finally:
-        comp.close_pool()
+        comp.stop(0)
     frozen = [d for d in comp.ledger.decisions if d.op == "frozen"]
     ops = [[op["op"] for op in json.loads(d.ops or "[]")] for d in frozen]
     assert comp.f_rewrites == sum(1 for o in ops if "fold" in o) > 0
@@ -242,7 +242,7 @@ def test_a_snapshot_that_would_not_shrink_f_is_not_taken(chore: tuple[DataEngine
         rewrites_before = comp.f_rewrites
         drive(comp, STEPS, context=hard, start=61)
     finally:
-        comp.close_pool()
+        comp.stop(0)
     assert comp.snapshots == 1  # taken once; the context stayed above the hard ratio, so no re-fire
     assert comp.snapshots_skipped >= 1
     skipped = engine.events(sid, kind=SNAPSHOT_SKIPPED_EVENT)[skipped_before:]

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import base64
 import io
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -104,11 +107,32 @@ def _chore(steps: int) -> list[dict[str, Any]]:
     return [*script, {"finish": {"success": True, "answer": "done"}}]
 
 
+def _summaries_first(engine: DataEngine, policy: Callable[[FakeRequest], Any]) -> Callable[[FakeRequest], Any]:
+    """``policy``, answering an operator turn only once every step recorded so far has its lens
+    summary back: the turns a screenshot is scrubbed on then do not depend on how fast background
+    lens calls return (under load a late summary postpones its scrub past the batch turn)."""
+
+    def decided() -> bool:
+        latest = engine.latest_session()
+        return latest is None or all(s.summary_status != "pending" for s in engine.get_steps(latest.id))
+
+    def answer(request: FakeRequest) -> Any:
+        if request.tools:
+            pause = threading.Event()
+            deadline = time.monotonic() + 60
+            while not decided():  # the lens calls are answered by other server threads meanwhile
+                assert time.monotonic() < deadline, "a lens summary never came back"
+                pause.wait(0.005)
+        return policy(request)
+
+    return answer
+
+
 def _run(engine: DataEngine, settings: dict[str, Any], steps: int,
          lenses: str = "auto") -> tuple[FakeGeminiServer, str]:
     profile = Profile.model_validate(settings)
     task = Task.model_validate({"id": "prefix", "goal": "Toggle Wi-Fi a few times", "max_steps": steps + 5})
-    server = FakeGeminiServer(script_policy(_chore(steps)))
+    server = FakeGeminiServer(_summaries_first(engine, script_policy(_chore(steps))))
     with server:
         op = profile.models.operator
         model = GeminiModel([op.model, *op.fallback], api_key="fake-key", base_url=server.base_url)
@@ -148,14 +172,12 @@ def test_every_screenshot_is_sent_scaled_and_paid_once(engine: DataEngine) -> No
         previous = [data for _, data in _operator_images(requests[step - 2])]
         assert all(data in previous for _, data in earlier)
         if len(earlier) < len(previous):  # (a list: two identical screens are two images)
-            # a scrub batch may break the prefix; it lands on a multiple of the batch, or later
-            # when that turn's lens summary came back late (background lens calls under load)
-            scrubs.append(step)
+            scrubs.append(step)  # a scrub batch may break the prefix, on a multiple of the batch only
             continue
         # ... and lies inside the prefix the service had cached: it is not billed again
         paid_twice += [step for index, _ in earlier if index >= log.shared_blocks]
     assert paid_twice == []
-    assert 1 <= len(scrubs) <= len(requests) // batch, scrubs  # batched: not one scrub per turn
+    assert scrubs and all(step % batch == 0 for step in scrubs), scrubs  # batched: not one scrub per turn
     recorded = engine.get_step(sid, 1)
     assert recorded is not None and recorded.pre_screenshot is not None
     assert png_size(engine.blobs.get(recorded.pre_screenshot)) == (1080, 2400)  # the record stays full size
