@@ -24,9 +24,15 @@ def replay(
     heal: Annotated[bool, typer.Option("--heal", help="At a divergence hand the stretch to the operator loop (the recording's remaining steps as its plan) and rejoin the recording when the screen matches a recorded one.")] = False,
     model: Annotated[str | None, typer.Option("--model", "-m", help="The healing model (with --heal): as for `artemis run`. Default: gemini with an API key, else the offline healer.")] = None,
     profile: Annotated[str | None, typer.Option("--profile", "-p", help="Profile of the healing loop (with --heal; heal.max_steps bounds each heal). Default: flash.")] = None,
+    original: Annotated[bool, typer.Option("--original", help="Replay the recording itself, not the baseline `artemis sessions promote` made for it.")] = False,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
 ) -> None:
-    """Replay a recorded session: no model calls; each step is matched, retargeted or diverged.
+    """Replay a recorded session: no model calls; each step is replayed, retargeted, healed or diverged.
+
+    replayed: {replayed}. retargeted: {retargeted}. healed: {healed}. diverged: {diverged}.
+
+    A recording with a promoted baseline (`artemis sessions promote`) replays that baseline;
+    --original replays the recording itself. Which one is replayed is said on stderr.
 
     After the last step the task's success checks run on the replay device: the replay succeeds
     only when no step diverged and they pass (with no checks: when the replayed finish said so).
@@ -63,8 +69,14 @@ def replay(
 
     base = resolve(engine, src)
     source_id = src.id  # the replayer substitutes the baseline itself, so the result names both
-    if base.substituted:
-        err().print(f"[bold]{src.id}[/] has a promoted baseline: replaying [bold]{base.replayed}[/] instead")
+    if original:
+        opts.use_baseline = False
+        if base.substituted:
+            err().print(f"[bold]{src.id}[/] has a promoted baseline ({base.replayed}): replaying the "
+                        "recording itself (--original)")
+    elif base.substituted:
+        err().print(f"[bold]{src.id}[/] has a promoted baseline: replaying [bold]{base.replayed}[/] instead "
+                    f"(`artemis replay {src.id} --original` replays the recording itself)")
         src = engine.get_session(base.replayed)
     if heal and not dry_run:
         opts.heal = True
@@ -89,7 +101,7 @@ def replay(
     if incomplete:
         progress.print(f"[yellow]source session {src.id} was incomplete ({escape(incomplete)}): "
                        "only its recorded steps can be replayed[/]")
-    colours = {"matched": "green", "retargeted": "yellow", "diverged": "red", "healed": "cyan"}
+    from artemis_cli.replay.kinds import COLOURS as colours
 
     def on_step(r: ReplayStepResult) -> None:
         line = f"{r.source_step:>4}  [{colours[r.status]}]{r.status:<10}[/] {escape(r.action):<11} {r.how}"
@@ -129,3 +141,14 @@ def _healing_model(name: str | None, profile: str | None, src: Any) -> tuple[Any
             else "no --model and no API key"
         err().print(f"[yellow]{why}: healing with the offline healer (follows the recording as a plan; not an LLM)[/]")
     return model, prof
+
+
+def _fill_kinds() -> None:
+    """``replay --help`` lists each step kind with its meaning from ``replay.kinds`` (the one
+    vocabulary), not a copy of it."""
+    from artemis_cli.replay.kinds import KINDS
+
+    replay.__doc__ = (replay.__doc__ or "").format(**KINDS)
+
+
+_fill_kinds()

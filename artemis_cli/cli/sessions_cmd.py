@@ -230,10 +230,13 @@ def show(
     from artemis_cli.engine.segments import session_time, stops
     from artemis_cli.engine.token_usage import session_costs, token_usage
     from artemis_cli.operators.budget_floor import ContextBudget
+    from artemis_cli.replay.kinds import step_kind
     from artemis_cli.replay.lineage import marks as replay_marks
 
     steps = engine.get_steps(rec.id)
-    marks = replay_marks(engine, rec.id)  # replayed | retargeted | healed, for replay sessions
+    stored = replay_marks(engine, rec.id)
+    # each replay step's kind (replay.kinds: replayed | retargeted | healed | diverged); none for runs
+    marks = {s.number: kind for s in steps if (kind := step_kind(stored.get(s.number), s.meta))}
     usage = token_usage(engine, rec.id)
     cost = session_costs(engine, rec.id)
     timing = session_time(engine, rec, running=rec.status == "running")
@@ -329,7 +332,8 @@ _EXPORT_HELP = literal(
     "result {status, detail}, verdict, foreground_app, post_foreground_app, screen [w, h], "
     "pre_screenshot, post_screenshot, ui_xml, post_ui_xml (SHA-256 of blobs in the data dir), "
     "pre_dhash, post_dhash, user_instruction, summary {text, status, source, version}, replay "
-    "(replay sessions: {status matched|retargeted|diverged, source_step, how, detail, ...}, else null).\n\n"
+    "(replay sessions: {status replayed|retargeted|diverged, the verdict when the step was replayed (a heal may "
+    "relabel it: `sessions show` gives the final kind), source_step, how, detail, ...}, else null).\n\n"
     "maestro: a Maestro flow (appId, launchApp, tapOn by id or text, inputText, back, pressKey, "
     "swipe); actions without a Maestro equivalent are written as comments. Password text is "
     "${PASSWORD}.\n\n"
