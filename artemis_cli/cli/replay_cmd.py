@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from artemis_cli.cli.console import err, escape, out, write_out
+from artemis_cli.plural import counted
 
 
 def replay(
@@ -87,7 +88,7 @@ def replay(
             write_out(json.dumps({"source_session": src.id, "dry_run": True, "by": by,
                                          "steps": [s.to_dict() for s in steps]}, ensure_ascii=False, indent=2) + "\n")
             return
-        out().print(f"[bold]Replay plan[/] for {src.id} · {escape(src.task_id or '')} · {len(steps)} steps · by {by}")
+        out().print(f"[bold]Replay plan[/] for {src.id} · {escape(src.task_id or '')} · {counted(len(steps), 'step')} · by {by}")
         for s in steps:
             secret = " [yellow](password: from env or prompt)[/]" if s.secret else ""
             out().print(f"{s.number:>4}  {escape(s.action):<11} {escape(s.locate)}{secret}")

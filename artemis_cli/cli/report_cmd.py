@@ -19,7 +19,8 @@ def report(
     marks: Annotated[bool, typer.Option("--marks", help="Show each screenshot as the model saw it: scaled, with the element numbers (set-of-marks) it was sent; default: the clean recorded screenshot.")] = False,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
 ) -> None:
-    """Write one HTML file: summary, context charts, then the timeline with chunk and era bands."""
+    """Write one HTML file: the session's summary, how full the model's context was, then every step
+    with its screenshot, and the shorter summaries older steps were folded into."""
     from artemis_cli.cli.output import check_output
     from artemis_cli.engine.db import DataEngine
     from artemis_cli.errors import OutputError

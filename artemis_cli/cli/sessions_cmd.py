@@ -12,6 +12,7 @@ import typer
 from artemis_cli.cli.console import escape, out
 from artemis_cli.cli.helptext import literal
 from artemis_cli.cli.tables import PlainOpt
+from artemis_cli.plural import counted
 
 app = typer.Typer(help="Browse and inspect recorded sessions.", no_args_is_help=True)
 
@@ -181,7 +182,7 @@ def list_sessions(
             return
         wanted = [f"{name} {value}" for name, value in (("of task", task), ("with status", status),
                                                           ("since", since)) if value is not None]
-        notes.print(escape(f"No sessions {' '.join(wanted)} ({total} session{'s' if total != 1 else ''} in all)."),
+        notes.print(escape(f"No sessions {' '.join(wanted)} ({counted(total, 'session')} in all)."),
                     soft_wrap=True)
         return
     from rich.text import Text
@@ -367,7 +368,7 @@ def export(
     if fmt == "jsonl":
         buf = io.StringIO()
         n = write_jsonl(engine, session, buf)
-        text, what = buf.getvalue(), f"{n} steps"
+        text, what = buf.getvalue(), counted(n, "step")
     else:
         flow = maestro_flow(engine, session)
         text, what = flow.to_yaml(), f"{len(flow.commands)} Maestro commands"
@@ -398,7 +399,7 @@ def _export_bundle(session: str, output: Path | None, data_dir: Path | None) -> 
         err().print(f"[yellow]session {rec.id} is still running: the bundle holds the steps recorded so far[/]")
     manifest = write_bundle(engine, rec.id, output)
     counts = manifest["counts"]["rows"]
-    err().print(f"Wrote session {rec.id} ({counts.get('steps', 0)} steps, {manifest['counts']['blobs']} blobs) "
+    err().print(f"Wrote session {rec.id} ({counted(counts.get('steps', 0), 'step')}, {counted(manifest['counts']['blobs'], 'blob')}) "
                 f"to {escape(str(output))}")
 
 
@@ -433,7 +434,7 @@ def import_(
         console.print(f"Session {result.session_id} is already present in {escape(str(engine.data_dir))}: "
                       "nothing imported", soft_wrap=False)
         return
-    console.print(f"Imported session {result.session_id}: {result.rows} rows, {result.blobs} blobs "
+    console.print(f"Imported session {result.session_id}: {counted(result.rows, 'row')}, {counted(result.blobs, 'blob')} "
                   f"into {escape(str(engine.data_dir))}", soft_wrap=False)
     if orphan:
         console.print(f"its parent session {escape(str(parent))} is not in this data dir: the link was left empty",
@@ -472,7 +473,7 @@ def rm(
         print(json.dumps(results, indent=2))
         return
     for r in results:
-        out().print(f"Removed {r['session_id']}: {r['steps']} steps, {r['blobs_removed']} blob files "
+        out().print(f"Removed {r['session_id']}: {counted(r['steps'], 'step')}, {counted(r['blobs_removed'], 'blob file')} "
                     f"({r['blobs_kept']} still used elsewhere)")
 
 

@@ -45,6 +45,7 @@ from artemis_cli.perception.dhash import hamming
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.hittest import hit_test
 from artemis_cli.perception.types import Element, Target, UITree
+from artemis_cli.plural import counted
 from artemis_cli.replay.kinds import ReplayKind, counts_phrase
 from artemis_cli.replay.match import TargetMatch, find_by_semantics, scale_point
 from artemis_cli.replay.results import (
@@ -394,14 +395,14 @@ class Replayer:
                 return
         counts = counts_phrase(result.counts(), ("replayed", "retargeted"))
         if self.opts.heal:
-            counts = f"{counts_phrase(result.counts(), ('replayed', 'retargeted', 'healed'))}; {result.model_calls} model calls"
+            counts = f"{counts_phrase(result.counts(), ('replayed', 'retargeted', 'healed'))}; {counted(result.model_calls, 'model call')}"
         if result.heal and result.first_divergence is not None and result.message:
             ok, verdict = False, result.message  # a heal that did not rejoin says why
         elif result.heal and result.first_divergence is not None and result.finished:
             ok = all(c.passed for c in result.checks) if self.checks else bool(self._finish and self._finish.model_success)
             verdict = f"healed from step {result.first_divergence}; " + (
                 _checks_phrase(result.checks) if self.checks else f"the replayed finish said success={str(ok).lower()}")
-            verdict = f"{len(result.steps)} steps ({counts}); {verdict}"
+            verdict = f"{counted(len(result.steps), 'step')} ({counts}); {verdict}"
         elif result.first_divergence is not None:
             ok = False
             verdict = f"diverged at step {result.first_divergence}" + (
@@ -432,7 +433,7 @@ class Replayer:
         elif result.first_divergence is not None:
             result.message = verdict
         else:
-            result.message = f"all {len(result.steps)} steps replayed: {counts}; {verdict}"
+            result.message = f"all {counted(len(result.steps), 'step')} replayed: {counts}; {verdict}"
 
     def _mark(self, number: int, mark: str) -> None:
         from artemis_cli.replay.lineage import set_mark
@@ -514,7 +515,7 @@ class Replayer:
                 if m is not None and m.how == "semantics" and not m.exact:
                     notes.append("target found elsewhere on the screen or relabelled")
             if status == "retargeted" and dist is not None and dist > DHASH_MATCH_MAX:
-                notes.append(f"screen differs from the recording (dHash distance {dist})")
+                notes.append(f"the screen afterwards looks different from the recording ({dist} of 64 picture bits differ)")
             detail = "; ".join(notes)
         m = loc.match
         step_result = ReplayStepResult(
@@ -545,7 +546,7 @@ class Replayer:
                 started_at=started_at,
                 ended_at=_now(),
                 offset_ms=int((step_t0 - self.t0) * 1000),
-                thought=f"replay of step {rec.number}: {outcome.status}",
+                thought=f"replay of recorded step {rec.number}",  # its kind is the step's replay mark (a heal may relabel it)
                 action_type=action.type,
                 action_args=action.recorded_args,
                 x=action.x, y=action.y, x2=action.x2, y2=action.y2,

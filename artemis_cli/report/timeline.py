@@ -13,7 +13,7 @@ from artemis_cli.replay.kinds import KINDS, step_kind
 from artemis_cli.report.charts import StepTokens
 from artemis_cli.report.chunks import ChunkView
 from artemis_cli.report.images import ImageStore, Thumb, marker_svg
-from artemis_cli.report.levels import Level
+from artemis_cli.report.levels import IN_FULL, TAG_MEANINGS, Level
 from artemis_cli.report.summary import e
 
 _STATUS_CLASS = {"ok": "ok", "finished": "ok", "no_change": "nochange"}  # the rest: "error"
@@ -131,7 +131,7 @@ def step_card(step: StepRecord, images: ImageStore, tokens: StepTokens | None, l
     if tokens is not None and tokens.prompt:
         share = f" ({100 * tokens.share:.0f}% cached)" if tokens.share else ""
         meta.append(f"{tokens.prompt:,} prompt tokens{share}")
-    lvl_cls = "verbatim" if level == "verbatim" else "folded"
+    lvl_cls = "verbatim" if level == IN_FULL else "folded"
     badge = replay_badge(step_kind(replay_mark, step.meta), (step.meta or {}).get("replay") or {})
     extra = []
     verdict = verdict_phrase(step.verdict, None)
@@ -149,12 +149,23 @@ def step_card(step: StepRecord, images: ImageStore, tokens: StepTokens | None, l
         f"<article class='step' id='step-{step.number}' data-step='{step.number}' tabindex='-1'>"
         f"{_shot(step, images.thumb(*images.view(step)))}<div class='body'>"
         f"<h3>Step {step.number} <span class='muted'>{e(' · '.join(meta))}</span> "
-        f"<span class='lvl {lvl_cls}' title='where this step lives in the transcript now'>{e(level)}</span></h3>"
+        f"<span class='lvl {lvl_cls}' title='how the model reads this step now (see How to read this report)'>{e(level)}</span></h3>"
         f"{badge}{thought}"
         f"<p class='action'><span class='label'>action</span> <code>{e(action_phrase(step))}</code></p>"
         f"{intent}"
         f"{_element(step)}{_outcome(step)}{''.join(extra)}</div></article>\n"
     )
+
+
+def reading_legend() -> str:
+    """What the tag on each step and the bands between steps mean, in plain words."""
+    rows = "".join(f"<p><span class='lvl'>{e(tag)}</span> <span class='muted'>{e(meaning)}</span></p>"
+                   for tag, meaning in TAG_MEANINGS.items())
+    return ("<details id='legend'><summary>How to read this report</summary>"
+            "<p>The tag after each step's number says how the model reads that step now: a long session "
+            "keeps its recent steps in full and folds older ones into shorter summaries, so it fits the "
+            "model's context. The bands between steps show those summaries where they start.</p>"
+            f"{rows}</details>\n")
 
 
 def chunk_band(chunk: ChunkView, level_now: str) -> str:

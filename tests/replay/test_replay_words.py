@@ -54,6 +54,12 @@ def test_heal_counts_agree_everywhere(tmp_path: Path, data_home: Path, monkeypat
     code, stdout, _ = _invoke(runner, ["sessions", "show", session, "--json", *data])
     shown = json.loads(stdout)
     assert Counter(s["replay_mark"] for s in shown["steps"]) == +Counter(counts)
+    # the scripted recording's and the healer's thoughts are sentences, not Python dicts
+    code, stdout, _ = _invoke(runner, ["sessions", "show", source, "--json", *data])
+    thoughts = [s["thought"] for s in shown["steps"] + json.loads(stdout)["steps"] if s.get("thought")]
+    assert any(t.startswith("[plan ") for t in thoughts) and any(t.startswith("[script ") for t in thoughts)
+    assert not [t for t in thoughts if "{'" in t or "': " in t], thoughts
+    assert any(re.match(r'\[(script|plan) \d+/\d+\] tap the element with text "', t) for t in thoughts), thoughts
     code, stdout, _ = _invoke(runner, ["sessions", "show", session, *data])
     rows = [line.split("│") for line in stdout.splitlines() if line.startswith("│")]
     table = Counter(cell.strip() for row in rows for cell in row if cell.strip() in KINDS)
