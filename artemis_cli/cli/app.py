@@ -160,6 +160,19 @@ def main() -> None:
         flush_stdout()  # a closed stdout: quietly, before the interpreter's own flush would complain
 
 
+def _help_hint(argv: list[str]) -> str:
+    """``see `artemis sessions show --help``` for the (sub)command ``argv`` names: the hint of an
+    input error that has none of its own."""
+    command: Any = typer.main.get_command(app)  # a click Group (whichever click Typer carries)
+    words = [PROG]
+    for arg in argv:
+        sub = (getattr(command, "commands", None) or {}).get(arg)
+        if sub is None:
+            break
+        command, words = sub, [*words, arg]
+    return f"see `{' '.join(words)} --help` for what each argument and option takes"
+
+
 def _main() -> None:
     click_exception, usage_error = _click_errors()
     try:
@@ -170,8 +183,9 @@ def _main() -> None:
             raise
         _debug_note()
         print(f"Error: {exc}", file=sys.stderr)
-        if exc.hint:
-            print(f"Hint: {exc.hint}", file=sys.stderr)
+        hint = exc.hint or (_help_hint(sys.argv[1:]) if exc.exit_code == 2 else None)
+        if hint:  # every input error (exit 2) says what to do next
+            print(f"Hint: {hint}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except SystemExit:
         raise
