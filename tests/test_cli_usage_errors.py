@@ -270,7 +270,7 @@ def test_every_input_error_prints_a_hint(tmp_path: Path) -> None:
     data = ["--data-dir", str(tmp_path / "data")]
     cases = {
         "invalid task": (["run", bad, "--model", "heuristic", "--no-live", *data], "artemis tasks validate FILE"),
-        "unknown model": (["run", DEMO, "--model", "nosuch", "--no-live", *data], "use heuristic, scripted"),
+        "unknown model": (["run", DEMO, "--model", "nosuch", "--no-live", *data], "use one of: gemini ("),
         "bad fault": (["sim", "serve", "--port", "0", "--faults", "latency_ms:99999"],
                       "see `artemis sim serve --help`"),
     }

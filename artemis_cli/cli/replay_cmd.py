@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from artemis_cli.cli.console import err, escape, out, write_out
+from artemis_cli.cli.options import DataDirOpt
 from artemis_cli.plural import counted
 
 
@@ -26,7 +26,7 @@ def replay(
     model: Annotated[str | None, typer.Option("--model", "-m", help="The healing model (with --heal): as for `artemis run`. Default: gemini with an API key, else the offline healer.")] = None,
     profile: Annotated[str | None, typer.Option("--profile", "-p", help="Profile of the healing loop (with --heal; heal.max_steps bounds each heal). Default: flash.")] = None,
     original: Annotated[bool, typer.Option("--original", help="Replay the recording itself, not the baseline `artemis sessions promote` made for it.")] = False,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
+    data_dir: DataDirOpt = None,
 ) -> None:
     """Replay a recorded session: no model calls; each step is replayed, retargeted, healed or diverged.
 

@@ -9,14 +9,14 @@ from typing import Annotated, Any
 
 import typer
 
-from artemis_cli.cli.console import escape, out
+from artemis_cli.cli.console import err, escape, out
 from artemis_cli.cli.helptext import literal
+from artemis_cli.cli.options import DataDirOpt
 from artemis_cli.cli.tables import PlainOpt
 from artemis_cli.plural import counted
 
 app = typer.Typer(help="Browse and inspect recorded sessions.", no_args_is_help=True)
 
-DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME).")]
 
 
 def _engine(data_dir: Path | None, *, write: bool = False, create: bool = False) -> Any:
@@ -141,7 +141,9 @@ def list_sessions(
 ) -> None:
     """List recent sessions, newest first (filters: --task, --status, --since).
 
-    When stdout is not a terminal (or with --plain) each session is one tab-separated line with no header: id, task, status, steps, model, device, started (ISO-8601, UTC)."""
+    When stdout is not a terminal (or with --plain) each session is one tab-separated line with no header: id, task, status, steps, model, device, started (ISO-8601, UTC), cost (USD).
+
+    When --limit cuts the list, a note says so (`20 of 31 sessions; --limit 31 shows all`): beside the table, or on stderr beside plain rows, --json and --quiet."""
     from artemis_cli.engine.errors import NoArtemisData
 
     try:
@@ -151,8 +153,12 @@ def list_sessions(
             raise
         engine = None  # the default data dir before the first run: a fresh user, not an error
     since_iso = parse_since(since)
-    sessions = [] if engine is None else engine.list_sessions(limit=None if suite else limit, status=status,
+    # one more than asked for tells whether --limit cuts the list (then every match is counted)
+    sessions = [] if engine is None else engine.list_sessions(limit=None if suite else limit + 1, status=status,
                                                               task_id=task, since=since_iso)
+    matching = len(sessions)
+    if engine is not None and not suite and matching > limit:
+        matching = len(engine.list_sessions(limit=None, status=status, task_id=task, since=since_iso))
     if suite is not None:
         from artemis_cli.errors import UsageError
         from artemis_cli.suite.store import suite_sessions
@@ -160,7 +166,11 @@ def list_sessions(
         ids = None if engine is None else suite_sessions(engine, suite)
         if ids is None:
             raise UsageError(f"no suite {suite!r} in this data dir")
-        sessions = [s for s in sessions if s.id in set(ids)][:limit]
+        sessions = [s for s in sessions if s.id in set(ids)]
+        matching = len(sessions)
+    sessions = sessions[:limit]
+    cut = (f"{len(sessions)} of {counted(matching, 'session')}; --limit {matching} shows all"
+           if matching > len(sessions) else "")
     from artemis_cli.engine.token_usage import sessions_costs
 
     costs = {} if engine is None else sessions_costs(engine, [s.id for s in sessions])
@@ -168,9 +178,13 @@ def list_sessions(
         rows = [{**session_to_dict(s), "steps": engine.step_count(s.id), "cost": costs[s.id].to_dict()}
                 for s in sessions]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
+        if cut:
+            err().print(cut, soft_wrap=True, markup=False)
         return
     if quiet:
         print("".join(f"{s.id}\n" for s in sessions), end="")
+        if cut:
+            err().print(cut, soft_wrap=True, markup=False)
         return
     from artemis_cli.cli.tables import note_console
 
@@ -206,6 +220,8 @@ def list_sessions(
         table.add_row(s.id, s.task_id or "", Text(s.status, style=colour), str(engine.step_count(s.id)),
                       s.model_label or "", s.device_serial or "", started, format_usd(costs[s.id].total_usd))
     print_table(table, plain=plain)
+    if cut:
+        notes.print(cut, soft_wrap=True, markup=False)
     stopped = [s for s in sessions if resume_command(s)]
     if stopped:
         notes.print(f"{len(stopped)} stopped before the end; continue one with: {resume_command(stopped[0])}",

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from artemis_cli.cli.console import err, escape, write_out
+from artemis_cli.cli.options import DataDirOpt
 
 
 def test(
@@ -22,7 +23,7 @@ def test(
     junit: Annotated[Path | None, typer.Option("--junit", help="Write the JUnit XML result to this file.")] = None,
     retries: Annotated[int, typer.Option("--retries", min=0, help="Re-run a failed case up to N times; a later pass is flaky.")] = 0,
     report_dir: Annotated[Path | None, typer.Option("--report-dir", help="Write each case's HTML report and an index.html linking them into this folder.")] = None,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir the cases' sessions are imported into.")] = None,
+    data_dir: DataDirOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the suite result as JSON on stdout.")] = False,
 ) -> None:
     """Run tasks (as artemis run) and recorded sessions (replayed with healing) as a test suite on
