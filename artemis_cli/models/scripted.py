@@ -102,6 +102,10 @@ def selector_phrase(selector: Any) -> str:
     return what + (f" (match {nth + 1})" if nth else "") + (" " + " and ".join(parts) if parts else "")
 
 
+#: Reference entries whose value is one word or number: their sentence.
+_PLAIN_STEPS = {"key": "press the {} key", "launch": "launch {}", "wait": "wait {} s"}
+
+
 def step_sentence(kind: str, value: Any) -> str:
     """A reference or plan entry as the sentence a scripted or healing model's thought says:
     ``tap the element described "Cart"``, not ``tap {'desc': 'Cart'}``."""
@@ -121,12 +125,8 @@ def step_sentence(kind: str, value: Any) -> str:
             on = f" on {selector_phrase(value['on'])}" if value.get("on") else ""
             return f"swipe {value.get('direction', '')}{on}".rstrip()
         return f"swipe {value}"
-    if kind == "key":
-        return f"press the {value} key"
-    if kind == "launch":
-        return f"launch {value}"
-    if kind == "wait":
-        return f"wait {value} s"
+    if kind in _PLAIN_STEPS:
+        return _PLAIN_STEPS[kind].format(value)
     if kind == "note" and isinstance(value, dict):
         return f"note {quoted(value.get('key', ''))}: {value.get('content', '')}"
     if kind == "finish" and isinstance(value, dict):
