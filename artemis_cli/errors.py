@@ -30,9 +30,6 @@ class UsageError(ArtemisError):
 class ConfigError(UsageError):
     """A task or profile file is invalid. The message names file, line and field path."""
 
-    hint = ("fix what each line names; `artemis tasks validate FILE` (a task) or `artemis profiles "
-            "validate FILE` (a profile) checks a file without running anything")
-
     def __init__(self, path: str, line: int | None, field: str | None, message: str) -> None:
         self.path = path
         self.line = line
