@@ -40,6 +40,7 @@ from artemis_cli.operators.prompts import system_prompt, task_message
 from artemis_cli.operators.recording import StepWriter
 from artemis_cli.operators.secrets import resolve_secrets, task_secrets
 from artemis_cli.operators.tools import tool_declarations
+from artemis_cli.plural import counted
 from artemis_cli.stopping import SessionInterrupted, as_stop, exit_code_for, signal_name
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3
@@ -123,7 +124,7 @@ def _decide_status(outcome: LoopOutcome, checks: list[CheckResult], has_checks: 
     if outcome.finished:
         ok = bool(outcome.model_success)
         return ("succeeded" if ok else "failed"), ok, "the model finished with success=" + str(ok).lower()
-    return "failed", False, ran_out or f"stopped after {outcome.steps} steps without finishing"
+    return "failed", False, ran_out or f"stopped after {counted(outcome.steps, 'step')} without finishing"
 
 
 def call_recorder(engine: DataEngine, session_id: str) -> Callable[[ModelRequest, ModelResponse | None, Exception | None], None]:

@@ -47,6 +47,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="run fuzz tests with many more examples")
 
 
+#: Workers when nobody chose a count: CI has two cores (.ci/run runs plain ``pytest``).
+DEFAULT_WORKERS = 2
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Run on DEFAULT_WORKERS xdist workers unless told otherwise.
+
+    Not in pyproject's ``addopts``: an ``-n`` there breaks ``pytest -p no:xdist`` (exit 4,
+    unrecognized ``-n``). Registered after xdist, this tryfirst hook runs before xdist's own, which
+    turns ``numprocesses`` into workers; nothing changes when xdist is not loaded, ``-n``/``--dist``/
+    ``--tx`` was given, ``--pdb`` is on, or this process is itself a worker."""
+    option = config.option
+    if (not hasattr(option, "numprocesses") or hasattr(config, "workerinput")
+            or option.numprocesses is not None or getattr(option, "dist", "no") != "no"
+            or getattr(option, "tx", None) or getattr(option, "distload", False) or option.usepdb):
+        return
+    option.numprocesses = DEFAULT_WORKERS
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("hypothesis_profile", default=None):
         return

@@ -257,3 +257,26 @@ def test_artemis_debug_on_the_command_line(value: str, traceback: bool, tmp_path
         assert "Traceback" not in res.stderr
         assert "Error: no session matches 'no-such-session'" in res.stderr.splitlines()
         assert ("Note: ARTEMIS_DEBUG='maybe'" in res.stderr) is (value == "maybe")
+
+
+# --- every input error says what to do next ---------------------------------------------------
+
+
+def test_every_input_error_prints_a_hint(tmp_path: Path) -> None:
+    """``Error: …`` then ``Hint: …`` for input errors with and without a hint of their own: an
+    invalid task file (the README promises the Hint), an unknown model, a bad fault value."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("id: x\ngoal: 3\nbogus: 1\n")
+    data = ["--data-dir", str(tmp_path / "data")]
+    cases = {
+        "invalid task": (["run", bad, "--model", "heuristic", "--no-live", *data], "artemis tasks validate FILE"),
+        "unknown model": (["run", DEMO, "--model", "nosuch", "--no-live", *data], "use one of: gemini ("),
+        "bad fault": (["sim", "serve", "--port", "0", "--faults", "latency_ms:99999"],
+                      "see `artemis sim serve --help`"),
+    }
+    for name, (args, hint) in cases.items():
+        res = cli(*args)
+        assert res.returncode == 2, (name, res.stderr)
+        lines = res.stderr.splitlines()
+        assert lines[0].startswith("Error: ") and lines[-1].startswith("Hint: "), (name, res.stderr)
+        assert hint in lines[-1], (name, res.stderr)

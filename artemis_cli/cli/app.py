@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
-from artemis_cli.errors import ArtemisError, debug_enabled, parse_flag
+from artemis_cli.errors import ArtemisError, ConfigError, debug_enabled, parse_flag
 
 PROG = "artemis"
 
@@ -160,6 +160,24 @@ def main() -> None:
         flush_stdout()  # a closed stdout: quietly, before the interpreter's own flush would complain
 
 
+#: The hint of an invalid task or profile file (the validate commands list one line per file).
+CONFIG_HINT = ("fix what each line names; `artemis tasks validate FILE` (a task) or `artemis profiles "
+               "validate FILE` (a profile) checks a file without running anything")
+
+
+def _help_hint(argv: list[str]) -> str:
+    """``see `artemis sessions show --help``` for the (sub)command ``argv`` names: the hint of an
+    input error that has none of its own."""
+    command: Any = typer.main.get_command(app)  # a click Group (whichever click Typer carries)
+    words = [PROG]
+    for arg in argv:
+        sub = (getattr(command, "commands", None) or {}).get(arg)
+        if sub is None:
+            break
+        command, words = sub, [*words, arg]
+    return f"see `{' '.join(words)} --help` for what each argument and option takes"
+
+
 def _main() -> None:
     click_exception, usage_error = _click_errors()
     try:
@@ -170,8 +188,10 @@ def _main() -> None:
             raise
         _debug_note()
         print(f"Error: {exc}", file=sys.stderr)
-        if exc.hint:
-            print(f"Hint: {exc.hint}", file=sys.stderr)
+        hint = exc.hint or (CONFIG_HINT if isinstance(exc, ConfigError) else
+                            _help_hint(sys.argv[1:]) if exc.exit_code == 2 else None)
+        if hint:  # every input error (exit 2) says what to do next
+            print(f"Hint: {hint}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except SystemExit:
         raise

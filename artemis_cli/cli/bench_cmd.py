@@ -10,6 +10,7 @@ import typer
 
 from artemis_cli.cli.helptext import literal
 from artemis_cli.errors import UsageError
+from artemis_cli.plural import counted
 
 app = typer.Typer(help="Frozen long-task benchmark: memory modes side by side.", no_args_is_help=True)
 
@@ -97,7 +98,7 @@ def run(
                 where = f"{escape(str(row['device']))}: " if row.get("device") else ""
                 again = (f" [yellow](attempt {row['attempts']}, re-queued from {escape(str(row['requeued_from']))})"
                          "[/yellow]" if row.get("requeued_from") else "")
-                con.print(f"{where}{escape(task_id)} · {mode}: {ok} {row['steps']} steps in {row['wall_s']} s{again}")
+                con.print(f"{where}{escape(task_id)} · {mode}: {ok} {counted(row['steps'] or 0, 'step')} in {row['wall_s']} s{again}")
 
         device_hooks: dict[str, Any] = {}
         slots = config.local_devices() if ray_address is None else None
@@ -121,7 +122,7 @@ def run(
                     bars.update(dev_bar(dev), completed=n)
             else:
                 def dev_start(dev: str, task_id: str, mode: str, max_steps: int) -> None:
-                    con.print(f"{escape(dev)}: {escape(task_id)} · {mode} started (max {max_steps} steps)")
+                    con.print(f"{escape(dev)}: {escape(task_id)} · {mode} started (max {counted(max_steps, 'step')})")
 
                 def dev_step(dev: str, n: int) -> None:
                     pass

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from artemis_cli.cli.console import escape, out
+from artemis_cli.cli.options import DataDirOpt
 from artemis_cli.cli.tables import PlainOpt
 
 
@@ -43,7 +43,7 @@ DEEP_PROGRESS_AFTER_S = 2.0
 
 
 def doctor(
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir to check (default $ARTEMIS_HOME or the user data dir).")] = None,
+    data_dir: DataDirOpt = None,
     deep: Annotated[bool, typer.Option("--deep", help="Also hash every referenced blob file.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: ok and every check.")] = False,
     device: Annotated[str | None, typer.Option(

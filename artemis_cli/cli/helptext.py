@@ -10,7 +10,11 @@ test_help_brackets.py`` walks every command and fails on a bracket lost in the r
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any
+
+#: ``<list[str]>``, ``<list[Path]>``: a Python annotation in Typer's help type column
+_LIST_TYPE = re.compile(r"<list\[(\w+)\]>")
 
 
 def literal(text: str) -> str:
@@ -58,6 +62,25 @@ def prepare(app: Any) -> None:
             instance.info.help = unwrap(inspect.cleandoc(instance.info.help))
         prepare(instance)
     _flags_show_no_type()
+    _lists_show_their_item_type()
+
+
+def _lists_show_their_item_type() -> None:
+    """Typer's Rich help shows a variadic argument's Python annotation (``sessions...
+    <list[str]>``); the help shows ``<str>...`` instead, in the words of every other type
+    (``<str>``, ``<path>``). ``tests/cli/test_help_types.py`` walks every command."""
+    from typer.core import TyperArgument
+
+    shown = getattr(TyperArgument, "display_type_rich", None)
+    if shown is None or getattr(shown, "_artemis", False):  # older Typer: no type column
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        text = shown(self, ctx)
+        return _LIST_TYPE.sub(lambda m: f"<{m.group(1).lower()}>...", text) if isinstance(text, str) else text
+
+    display_type_rich._artemis = True  # type: ignore[attr-defined]
+    TyperArgument.display_type_rich = display_type_rich  # type: ignore[method-assign]
 
 
 def _flags_show_no_type() -> None:

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from artemis_cli.cli.console import err, escape
+from artemis_cli.cli.options import DataDirOpt
 
 
 def mcp(
@@ -37,7 +38,7 @@ def mcp(
     profile: Annotated[str | None, typer.Option("--profile", "-p", help="flash | pro | path to a profile "
                                                                         "(settle times, recall limits).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Simulated phone seed.")] = 0,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
+    data_dir: DataDirOpt = None,
 ) -> None:
     """Serve a phone to an MCP client; every action it takes is a recorded, replayable step.
 

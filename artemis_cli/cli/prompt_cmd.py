@@ -4,12 +4,12 @@ against the hash recorded when it was sent (SPEC §5 invariant 4)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from artemis_cli.cli.console import escape, out
+from artemis_cli.cli.options import DataDirOpt
 
 
 def render_request_text(request: Any) -> str:
@@ -39,7 +39,7 @@ def prompt(
     step: Annotated[int, typer.Option("--step", "-s", min=1, help="The step whose turn to re-render.")],
     show: Annotated[bool, typer.Option("--show", help="Print the re-rendered request.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: session_id, step, match and each call's hashes.")] = False,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
+    data_dir: DataDirOpt = None,
 ) -> None:
     """Re-render step N's request(s) from stored records and compare with the recorded hashes."""
     from artemis_cli.engine.db import DataEngine

@@ -7,14 +7,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from artemis_cli.cli.console import err, escape, out
-
-DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME).")]
+from artemis_cli.cli.options import DataDirOpt
 
 
 def _checked(parse_name: str) -> Callable[[str | None], str | None]:

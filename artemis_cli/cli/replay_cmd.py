@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from artemis_cli.cli.console import err, escape, out, write_out
+from artemis_cli.cli.options import DataDirOpt
+from artemis_cli.plural import counted
 
 
 def replay(
@@ -24,9 +25,15 @@ def replay(
     heal: Annotated[bool, typer.Option("--heal", help="At a divergence hand the stretch to the operator loop (the recording's remaining steps as its plan) and rejoin the recording when the screen matches a recorded one.")] = False,
     model: Annotated[str | None, typer.Option("--model", "-m", help="The healing model (with --heal): as for `artemis run`. Default: gemini with an API key, else the offline healer.")] = None,
     profile: Annotated[str | None, typer.Option("--profile", "-p", help="Profile of the healing loop (with --heal; heal.max_steps bounds each heal). Default: flash.")] = None,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
+    original: Annotated[bool, typer.Option("--original", help="Replay the recording itself, not the baseline `artemis sessions promote` made for it.")] = False,
+    data_dir: DataDirOpt = None,
 ) -> None:
-    """Replay a recorded session: no model calls; each step is matched, retargeted or diverged.
+    """Replay a recorded session: no model calls; each step is replayed, retargeted, healed or diverged.
+
+    replayed: {replayed}. retargeted: {retargeted}. healed: {healed}. diverged: {diverged}.
+
+    A recording with a promoted baseline (`artemis sessions promote`) replays that baseline;
+    --original replays the recording itself. Which one is replayed is said on stderr.
 
     After the last step the task's success checks run on the replay device: the replay succeeds
     only when no step diverged and they pass (with no checks: when the replayed finish said so).
@@ -60,8 +67,10 @@ def replay(
     src = engine.get_session(session)
     from artemis_cli.replay.place import replay_place
 
-    place = replay_place(engine, src)  # the one rule artemis test's session cases follow too
+    place = replay_place(engine, src, original=original)  # the one rule artemis test's session cases follow too
     source_id = src.id  # the replayer substitutes the baseline itself, so the result names both
+    if original:
+        opts.use_baseline = False
     if place.substituted:
         src = engine.get_session(place.replayed)
     err().print(escape(place.text(device)), highlight=False)
@@ -74,7 +83,7 @@ def replay(
             write_out(json.dumps({"source_session": src.id, "dry_run": True, "by": by,
                                          "steps": [s.to_dict() for s in steps]}, ensure_ascii=False, indent=2) + "\n")
             return
-        out().print(f"[bold]Replay plan[/] for {src.id} · {escape(src.task_id or '')} · {len(steps)} steps · by {by}")
+        out().print(f"[bold]Replay plan[/] for {src.id} · {escape(src.task_id or '')} · {counted(len(steps), 'step')} · by {by}")
         for s in steps:
             secret = " [yellow](password: from env or prompt)[/]" if s.secret else ""
             out().print(f"{s.number:>4}  {escape(s.action):<11} {escape(s.locate)}{secret}")
@@ -88,7 +97,7 @@ def replay(
     if incomplete:
         progress.print(f"[yellow]source session {src.id} was incomplete ({escape(incomplete)}): "
                        "only its recorded steps can be replayed[/]")
-    colours = {"matched": "green", "retargeted": "yellow", "diverged": "red", "healed": "cyan"}
+    from artemis_cli.replay.kinds import COLOURS as colours
 
     def on_step(r: ReplayStepResult) -> None:
         line = f"{r.source_step:>4}  [{colours[r.status]}]{r.status:<10}[/] {escape(r.action):<11} {r.how}"
@@ -128,3 +137,14 @@ def _healing_model(name: str | None, profile: str | None, src: Any) -> tuple[Any
             else "no --model and no API key"
         err().print(f"[yellow]{why}: healing with the offline healer (follows the recording as a plan; not an LLM)[/]")
     return model, prof
+
+
+def _fill_kinds() -> None:
+    """``replay --help`` lists each step kind with its meaning from ``replay.kinds`` (the one
+    vocabulary), not a copy of it."""
+    from artemis_cli.replay.kinds import KINDS
+
+    replay.__doc__ = (replay.__doc__ or "").format(**KINDS)
+
+
+_fill_kinds()

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from artemis_cli.cli.console import escape, out
+from artemis_cli.cli.options import DataDirOpt
 
 _HINT = "give {option} a {what} in a directory you can write to, on a disk with free space"
 
@@ -17,9 +18,10 @@ def report(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="HTML file to write (default artemis-report-<id>.html).")] = None,
     assets: Annotated[Path | None, typer.Option("--assets", help="Write screenshots (thumbnails and full size) into this directory and link them instead of embedding.")] = None,
     marks: Annotated[bool, typer.Option("--marks", help="Show each screenshot as the model saw it: scaled, with the element numbers (set-of-marks) it was sent; default: the clean recorded screenshot.")] = False,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
+    data_dir: DataDirOpt = None,
 ) -> None:
-    """Write one HTML file: summary, context charts, then the timeline with chunk and era bands."""
+    """Write one HTML file: the session's summary, how full the model's context was, then every step
+    with its screenshot, and the shorter summaries older steps were folded into."""
     from artemis_cli.cli.output import check_output
     from artemis_cli.engine.db import DataEngine
     from artemis_cli.errors import OutputError

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from artemis_cli.cli.console import escape
+from artemis_cli.cli.options import DataDirOpt
 from artemis_cli.cli.run_cmd import finish_command, stop_cleanly, with_progress
 
 
@@ -24,7 +25,7 @@ def resume(
         "--max-cost", min=0, help="Stop before the model call that would pass this many USD. It limits the whole "
                                   "session: what earlier runs of it spent counts. Default: the session's last limit, "
                                   "else the profile's max_cost.")] = None,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME).")] = None,
+    data_dir: DataDirOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")] = False,
     no_live: Annotated[bool, typer.Option("--no-live", help="Plain progress lines.")] = False,
 ) -> None:

@@ -11,7 +11,9 @@ from typing import Annotated, Any
 import typer
 
 from artemis_cli.cli.console import err, escape, json_on_error, out, write_out
+from artemis_cli.cli.options import DataDirOpt
 from artemis_cli.engine.records import APP_FAULT_STATUSES
+from artemis_cli.models.choices import models_help
 
 
 def run(
@@ -22,13 +24,13 @@ def run(
     ] = None,
     profile: Annotated[str | None, typer.Option("--profile", "-p", help="flash | pro | path to a profile.")] = None,
     model: Annotated[
-        str | None, typer.Option("--model", "-m", help="gemini | <gemini model name> | openai:NAME (any OpenAI-compatible server, every role) | heuristic | scripted. Default: the profile's OpenAI-compatible operator if it names one, else gemini with an API key, else heuristic.")
+        str | None, typer.Option("--model", "-m", help=models_help() + ". Default: the profile's OpenAI-compatible operator if it names one, else gemini with an API key, else heuristic.")
     ] = None,
     base_url: Annotated[
         str | None, typer.Option("--base-url", help="Endpoint of an OpenAI-compatible server for --model openai:NAME, e.g. http://127.0.0.1:8000/v1. Default: $ARTEMIS_OPENAI_BASE_URL. Key: $OPENAI_API_KEY (none for local servers).")
     ] = None,
     max_steps: Annotated[int | None, typer.Option("--max-steps", min=1, help="Override the task's step budget.")] = None,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME or the user data dir).")] = None,
+    data_dir: DataDirOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")] = False,
     no_live: Annotated[bool, typer.Option("--no-live", help="Plain progress lines instead of the live display.")] = False,
     seed: Annotated[int | None, typer.Option("--seed", help="Simulated phone seed (overrides the task's).")] = None,

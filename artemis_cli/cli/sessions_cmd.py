@@ -9,13 +9,14 @@ from typing import Annotated, Any
 
 import typer
 
-from artemis_cli.cli.console import escape, out
+from artemis_cli.cli.console import err, escape, out
 from artemis_cli.cli.helptext import literal
+from artemis_cli.cli.options import DataDirOpt
 from artemis_cli.cli.tables import PlainOpt
+from artemis_cli.plural import counted
 
 app = typer.Typer(help="Browse and inspect recorded sessions.", no_args_is_help=True)
 
-DataDirOpt = Annotated[Path | None, typer.Option("--data-dir", help="Data dir (default $ARTEMIS_HOME).")]
 
 
 def _engine(data_dir: Path | None, *, write: bool = False, create: bool = False) -> Any:
@@ -142,7 +143,9 @@ def list_sessions(
 ) -> None:
     """List recent sessions, newest first (filters: --task, --status, --since).
 
-    When stdout is not a terminal (or with --plain) each session is one tab-separated line with no header: id, task, status, steps, model, device, started (ISO-8601, UTC)."""
+    When stdout is not a terminal (or with --plain) each session is one tab-separated line with no header: id, task, status, steps, model, device, started (ISO-8601, UTC), cost (USD).
+
+    When --limit cuts the list, a note says so (`20 of 31 sessions; --limit 31 shows all`): beside the table, or on stderr beside plain rows, --json and --quiet."""
     from artemis_cli.engine.errors import NoArtemisData
 
     try:
@@ -152,8 +155,12 @@ def list_sessions(
             raise
         engine = None  # the default data dir before the first run: a fresh user, not an error
     since_iso = parse_since(since)
-    sessions = [] if engine is None else engine.list_sessions(limit=None if suite else limit, status=status,
+    # one more than asked for tells whether --limit cuts the list (then every match is counted)
+    sessions = [] if engine is None else engine.list_sessions(limit=None if suite else limit + 1, status=status,
                                                               task_id=task, since=since_iso)
+    matching = len(sessions)
+    if engine is not None and not suite and matching > limit:
+        matching = len(engine.list_sessions(limit=None, status=status, task_id=task, since=since_iso))
     if suite is not None:
         from artemis_cli.errors import UsageError
         from artemis_cli.suite.store import suite_sessions
@@ -161,7 +168,11 @@ def list_sessions(
         ids = None if engine is None else suite_sessions(engine, suite)
         if ids is None:
             raise UsageError(f"no suite {suite!r} in this data dir")
-        sessions = [s for s in sessions if s.id in set(ids)][:limit]
+        sessions = [s for s in sessions if s.id in set(ids)]
+        matching = len(sessions)
+    sessions = sessions[:limit]
+    cut = (f"{len(sessions)} of {counted(matching, 'session')}; --limit {matching} shows all"
+           if matching > len(sessions) else "")
     from artemis_cli.engine.token_usage import sessions_costs
 
     costs = {} if engine is None else sessions_costs(engine, [s.id for s in sessions])
@@ -169,9 +180,13 @@ def list_sessions(
         rows = [{**session_to_dict(s), "steps": engine.step_count(s.id), "cost": costs[s.id].to_dict()}
                 for s in sessions]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
+        if cut:
+            err().print(cut, soft_wrap=True, markup=False)
         return
     if quiet:
         print("".join(f"{s.id}\n" for s in sessions), end="")
+        if cut:
+            err().print(cut, soft_wrap=True, markup=False)
         return
     from artemis_cli.cli.tables import note_console
 
@@ -183,7 +198,7 @@ def list_sessions(
             return
         wanted = [f"{name} {value}" for name, value in (("of task", task), ("with status", status),
                                                           ("since", since)) if value is not None]
-        notes.print(escape(f"No sessions {' '.join(wanted)} ({total} session{'s' if total != 1 else ''} in all)."),
+        notes.print(escape(f"No sessions {' '.join(wanted)} ({counted(total, 'session')} in all)."),
                     soft_wrap=True)
         return
     from rich.text import Text
@@ -207,6 +222,8 @@ def list_sessions(
         table.add_row(s.id, s.task_id or "", Text(s.status, style=colour), str(engine.step_count(s.id)),
                       s.model_label or "", s.device_serial or "", started, format_usd(costs[s.id].total_usd))
     print_table(table, plain=plain)
+    if cut:
+        notes.print(cut, soft_wrap=True, markup=False)
     stopped = [s for s in sessions if resume_command(s)]
     if stopped:
         notes.print(f"{len(stopped)} stopped before the end; continue one with: {resume_command(stopped[0])}",
@@ -232,10 +249,13 @@ def show(
     from artemis_cli.engine.segments import session_time, stops
     from artemis_cli.engine.token_usage import session_costs, token_usage
     from artemis_cli.operators.budget_floor import ContextBudget
+    from artemis_cli.replay.kinds import step_kind
     from artemis_cli.replay.lineage import marks as replay_marks
 
     steps = engine.get_steps(rec.id)
-    marks = replay_marks(engine, rec.id)  # replayed | retargeted | healed, for replay sessions
+    stored = replay_marks(engine, rec.id)
+    # each replay step's kind (replay.kinds: replayed | retargeted | healed | diverged); none for runs
+    marks = {s.number: kind for s in steps if (kind := step_kind(stored.get(s.number), s.meta))}
     usage = token_usage(engine, rec.id)
     cost = session_costs(engine, rec.id)
     timing = session_time(engine, rec, running=rec.status == "running")
@@ -331,7 +351,8 @@ _EXPORT_HELP = literal(
     "result {status, detail}, verdict, foreground_app, post_foreground_app, screen [w, h], "
     "pre_screenshot, post_screenshot, ui_xml, post_ui_xml (SHA-256 of blobs in the data dir), "
     "pre_dhash, post_dhash, user_instruction, summary {text, status, source, version}, replay "
-    "(replay sessions: {status matched|retargeted|diverged, source_step, how, detail, ...}, else null).\n\n"
+    "(replay sessions: {status replayed|retargeted|diverged, the verdict when the step was replayed (a heal may "
+    "relabel it: `sessions show` gives the final kind), source_step, how, detail, ...}, else null).\n\n"
     "maestro: a Maestro flow (appId, launchApp, tapOn by id or text, inputText, back, pressKey, "
     "swipe); actions without a Maestro equivalent are written as comments. Password text is "
     "${PASSWORD}.\n\n"
@@ -365,7 +386,7 @@ def export(
     if fmt == "jsonl":
         buf = io.StringIO()
         n = write_jsonl(engine, session, buf)
-        text, what = buf.getvalue(), f"{n} steps"
+        text, what = buf.getvalue(), counted(n, "step")
     else:
         flow = maestro_flow(engine, session)
         text, what = flow.to_yaml(), f"{len(flow.commands)} Maestro commands"
@@ -396,7 +417,7 @@ def _export_bundle(session: str, output: Path | None, data_dir: Path | None) -> 
         err().print(f"[yellow]session {rec.id} is still running: the bundle holds the steps recorded so far[/]")
     manifest = write_bundle(engine, rec.id, output)
     counts = manifest["counts"]["rows"]
-    err().print(f"Wrote session {rec.id} ({counts.get('steps', 0)} steps, {manifest['counts']['blobs']} blobs) "
+    err().print(f"Wrote session {rec.id} ({counted(counts.get('steps', 0), 'step')}, {counted(manifest['counts']['blobs'], 'blob')}) "
                 f"to {escape(str(output))}")
 
 
@@ -431,7 +452,7 @@ def import_(
         console.print(f"Session {result.session_id} is already present in {escape(str(engine.data_dir))}: "
                       "nothing imported", soft_wrap=False)
         return
-    console.print(f"Imported session {result.session_id}: {result.rows} rows, {result.blobs} blobs "
+    console.print(f"Imported session {result.session_id}: {counted(result.rows, 'row')}, {counted(result.blobs, 'blob')} "
                   f"into {escape(str(engine.data_dir))}", soft_wrap=False)
     if orphan:
         console.print(f"its parent session {escape(str(parent))} is not in this data dir: the link was left empty",
@@ -470,7 +491,7 @@ def rm(
         print(json.dumps(results, indent=2))
         return
     for r in results:
-        out().print(f"Removed {r['session_id']}: {r['steps']} steps, {r['blobs_removed']} blob files "
+        out().print(f"Removed {r['session_id']}: {counted(r['steps'], 'step')}, {counted(r['blobs_removed'], 'blob file')} "
                     f"({r['blobs_kept']} still used elsewhere)")
 
 

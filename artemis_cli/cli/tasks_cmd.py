@@ -13,6 +13,7 @@ from artemis_cli.cli.tables import Column, FitTable, PlainOpt, print_table
 from artemis_cli.config.issues import ConfigIssue, issues_of
 from artemis_cli.errors import ConfigError
 from artemis_cli.paths import repo_root
+from artemis_cli.plural import counted
 
 if TYPE_CHECKING:  # the schemas are built and Rich is loaded on first use (start-up time)
     from rich.console import Console
@@ -121,13 +122,13 @@ def _print_check(console: Console, check: TaskCheck) -> None:
         steps = len(check.task.reference)
         line = Text("✓ ", style="green")
         line.append(check.path)
-        line.append(f" ({check.task.id}, {steps} reference step{'s' if steps != 1 else ''})", style="dim")
+        line.append(f" ({check.task.id}, {counted(steps, 'reference step')})", style="dim")
         console.print(line)
         return
     count = len(check.issues)
     header = Text("✗ ", style="red")
     header.append(check.path)
-    header.append(f" ({count} error{'s' if count != 1 else ''})", style="dim")
+    header.append(f" ({counted(count, 'error')})", style="dim")
     console.print(header)
     for issue in check.issues:
         console.print(Text(f"  {issue}", style="red"))

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from artemis_cli.cli.console import err, escape, json_on_error, write_out
+from artemis_cli.cli.options import DataDirOpt
 
 #: The JUnit testsuite name and every testcase's classname, unless --name says otherwise.
 DEFAULT_SUITE_NAME = "artemis"
@@ -25,7 +26,7 @@ def test(
     junit: Annotated[Path | None, typer.Option("--junit", help="Write the JUnit XML result to this file. Its directory must exist (none is created); checked before any case runs.")] = None,
     retries: Annotated[int, typer.Option("--retries", min=0, help="Re-run a failed case up to N times; a later pass is flaky.")] = 0,
     report_dir: Annotated[Path | None, typer.Option("--report-dir", help="Write each case's HTML report and an index.html linking them into this folder (created inside an existing directory; checked before any case runs).")] = None,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Data dir the cases' sessions are imported into.")] = None,
+    data_dir: DataDirOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the suite result as JSON on stdout (one document, also when the suite cannot start: status error, error, hint).")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="An invalid task file stops the suite before anything runs (exit 2), instead of failing as its own case.")] = False,
     name: Annotated[str, typer.Option("--name", help="Suite name: the JUnit testsuite name and every testcase's classname.")] = DEFAULT_SUITE_NAME,

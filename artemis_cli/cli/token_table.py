@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from artemis_cli.cli.console import escape
 from artemis_cli.engine.token_usage import OUTPUT_IS, TokenCounts, TokenUsage
+from artemis_cli.plural import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -67,7 +68,7 @@ def no_billed_line(usage: TokenUsage, *, offline: bool) -> str:
     if offline:
         return "none billed — offline model, no model service was called"
     if calls:
-        return f"none billed — {calls:,} model call{'s' if calls != 1 else ''}, none answered"
+        return f"none billed — {counted(calls, 'model call', sep=',')}, none answered"
     return "none billed — no model calls"
 
 
@@ -76,7 +77,7 @@ def footnote(usage: TokenUsage) -> list[str]:
     lines = [f"output = {OUTPUT_IS} · calls = HTTP attempts, retries included"]
     failed = usage.total.failed_calls
     if failed:
-        lines.append(f"{failed:,} failed attempt{'s' if failed != 1 else ''} included, "
+        lines.append(f"{counted(failed, 'failed attempt', sep=',')} included, "
                      "with the tokens the service billed")
     return lines
 

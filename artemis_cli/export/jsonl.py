@@ -24,7 +24,7 @@ Fields of every line (``JSONL_FIELDS``; absent values are ``null``):
   data dir (``blobs/<first two hex>/<sha>``). ``pre_dhash``, ``post_dhash``: 64-bit dHash (hex).
 - ``user_instruction``: text injected by the user at this step.
 - ``summary``: ``{"text", "status", "source", "version"}``.
-- ``replay``: for replay sessions, ``{"status": matched|retargeted|diverged, "source_step", "how",
+- ``replay``: for replay sessions, ``{"status": replayed|retargeted|diverged, "source_step", "how",
   "detail", …}``; else ``null``.
 """
 

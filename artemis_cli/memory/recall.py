@@ -51,6 +51,7 @@ from artemis_cli.memory.recall_result import (
 from artemis_cli.memory.recall_search import ScreenCache, Search, build_hits
 from artemis_cli.memory.recall_text import Matcher, flat, safe_cut, ui_text_from_xml
 from artemis_cli.perception.quoting import quote_untrusted
+from artemis_cli.plural import counted
 
 __all__ = [
     "DEFAULT_MAX_RESULTS",
@@ -206,7 +207,7 @@ class Recall(RecallIndex):
         numbers = [int(r[0]) for r in self.engine.db.execute(
             "SELECT number FROM steps WHERE session_id = ? AND foreground_app = ? ORDER BY number", [sid, app])]
         if not numbers:
-            apps = [f"{r[0]} ({r[1]} steps)" for r in self.engine.db.execute(
+            apps = [f"{r[0]} ({counted(r[1], 'step')})" for r in self.engine.db.execute(
                 "SELECT foreground_app, count(*) FROM steps WHERE session_id = ? AND foreground_app IS NOT NULL "
                 "GROUP BY foreground_app ORDER BY min(number)", [sid])]
             result.lead.append(f"No step of this session was in {app}. Apps seen: {', '.join(apps) or 'none'}.")

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from artemis_cli.errors import UsageError
+from artemis_cli.plural import counted
 
 #: Seconds ``GET /models`` may take (a server that does not answer that quickly is not up).
 LIST_TIMEOUT_S = 10.0
@@ -260,7 +261,7 @@ class _Checker:
         except Exception as exc:
             return [self._endpoint_failure(exc, who)]
         listing = f": {self._names(served, '')}" if not ep.uses and served else ""  # --base-url alone
-        rows = [Row.good(ENDPOINT, f"{self.url} (for {who}) answers GET /models ({_count(len(served), 'model')} served"
+        rows = [Row.good(ENDPOINT, f"{self.url} (for {who}) answers GET /models ({counted(len(served), 'model')} served"
                                    f"{listing}); {self._key_note()}")]
         caller = client.with_options(timeout=self.call_timeout_s)
         checked: set[str] = set()
@@ -474,10 +475,6 @@ class _Checker:
             return Row.warn(CACHE, f"{at}: usage has no prompt_tokens_details.cached_tokens", CACHE_HINT)
         prompt = getattr(usage, "prompt_tokens", None)
         return Row.good(CACHE, f"{at}: reports cached tokens ({cached} of {prompt} prompt tokens on this request)")
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _refused(exc: BaseException) -> bool:

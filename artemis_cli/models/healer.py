@@ -29,7 +29,15 @@ from typing import Any
 
 from artemis_cli.models.base import FunctionCall, Message, ModelRequest, ModelResponse, Part, Usage
 from artemis_cli.models.conversation import ConversationView, view_from_request
-from artemis_cli.models.scripted import ScriptDecision, ScriptError, ScriptPlayer, _one_key, find_element
+from artemis_cli.models.scripted import (
+    ScriptDecision,
+    ScriptError,
+    ScriptPlayer,
+    _one_key,
+    find_element,
+    quoted,
+    step_sentence,
+)
 from artemis_cli.perception.elements import ParsedElement, parse_element_lines
 
 HEALER_LABEL = "healer (offline, follows a plan; not an LLM)"
@@ -153,7 +161,7 @@ class HealPlayer(ScriptPlayer):
         intent = _words(view.goal) | _words(json.dumps(value, ensure_ascii=False) if value is not None else "")
 
         def adapt(why: str, el: ParsedElement, tag: str) -> ScriptDecision:
-            return ScriptDecision(f"[plan {pos}/{n} {tag}] {why}: tapping {_label(el)!r}.",
+            return ScriptDecision(f"[plan {pos}/{n} {tag}] {why}: tapping {quoted(_label(el))}.",
                                   FunctionCall("tap", {"index": el.index}))
 
         target = _target_of(kind, value)
@@ -166,12 +174,12 @@ class HealPlayer(ScriptPlayer):
             if confirm is not None:
                 return adapt("A confirmation screen asks to go on", confirm, "confirm")
         if kind == "finish":
-            return ScriptDecision(f"{label} finish {value!r}", self._call_for(kind, value, elements, view))
+            return ScriptDecision(f"{label} {step_sentence(kind, value)}", self._call_for(kind, value, elements, view))
         if target is not None and find_element(elements, self._as_selector(target)) is None:
             renamed = fuzzy_find(elements, target)
             if renamed is not None:
-                value = self._retarget(kind, value, renamed)
-                return ScriptDecision(f"{label} {kind}: the target is now {_label(renamed)!r}",
+                planned, value = step_sentence(kind, value), self._retarget(kind, value, renamed)
+                return ScriptDecision(f"{label} {planned}: that element is now labelled {quoted(_label(renamed))}",
                                       self._call_for(kind, value, elements, view))
             overflow = self._overflow(elements)
             if overflow is not None and self._last_extra(view) != "menu":
@@ -185,7 +193,7 @@ class HealPlayer(ScriptPlayer):
         except ScriptError as exc:
             return ScriptDecision(f"{label} Cannot play {kind}: {exc}",
                                   FunctionCall("finish", {"success": False, "answer": f"plan step {pos + 1}: {exc}"}))
-        return ScriptDecision(f"{label} {kind} {value!r}", call)
+        return ScriptDecision(f"{label} {step_sentence(kind, value)}", call)
 
     def _needless_dismissal(self, step: dict[str, Any], elements: list[ParsedElement]) -> bool:
         """A plan step that taps a dialog's dismiss button ("No thanks") which is not on screen."""

@@ -7,9 +7,7 @@ from typing import Any
 
 from artemis_cli.errors import ModelConfigError, UsageError
 from artemis_cli.models.base import Model
-
-OFFLINE_MODELS = ("heuristic", "scripted", "healer")
-
+from artemis_cli.models.choices import models_help
 
 OPENAI_PREFIX = "openai:"
 
@@ -209,8 +207,7 @@ def build_model(name: str | None, *, task: Any, profile: Any, role: str = "opera
         return gemini_model(chain)
     raise ModelConfigError(
         f"unknown model {name!r}",
-        hint="use heuristic, scripted, healer, gemini, a Gemini model name such as gemini-2.5-flash, "
-             "or openai:NAME for an OpenAI-compatible server",
+        hint=f"use one of: {models_help()}",
     )
 
 

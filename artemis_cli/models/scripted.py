@@ -82,6 +82,60 @@ def _describe(selector: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in selector.items() if v is not None and k != "nth")
 
 
+def quoted(value: Any) -> str:
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def selector_phrase(selector: Any) -> str:
+    """A reference selector in words: ``the element described "Cart"``, ``the point (540, 900)``."""
+    if not isinstance(selector, dict):
+        return f"the element with text {quoted(selector)}"
+    if selector.get("x") is not None and selector.get("y") is not None:
+        return f"the point ({selector['x']}, {selector['y']})"
+    parts = []
+    for key, words in (("text", "with text"), ("text_contains", "whose text contains"), ("desc", "described"),
+                       ("id", "with id")):
+        if selector.get(key) is not None:
+            parts.append(f"{words} {quoted(selector[key])}")
+    cls = selector.get("class") or selector.get("class_")
+    what = f"the {str(cls).rsplit('.', 1)[-1]}" if cls else "the element"
+    nth = int(selector.get("nth") or 0)
+    return what + (f" (match {nth + 1})" if nth else "") + (" " + " and ".join(parts) if parts else "")
+
+
+#: Reference entries whose value is one word or number: their sentence.
+_PLAIN_STEPS = {"key": "press the {} key", "launch": "launch {}", "wait": "wait {} s"}
+
+
+def step_sentence(kind: str, value: Any) -> str:
+    """A reference or plan entry as the sentence a scripted or healing model's thought says:
+    ``tap the element described "Cart"``, not ``tap {'desc': 'Cart'}``."""
+    if kind in ("tap", "long_press"):
+        return f"{kind.replace('_', ' ')} {selector_phrase(value)}"
+    if kind == "type" and isinstance(value, dict):
+        secret = value.get("secret")
+        what = quoted(value["text"]) if "text" in value else (
+            f"the secret {secret}" if isinstance(secret, str) else "the password")
+        into = f" into {selector_phrase(value['into'])}" if value.get("into") else ""
+        return (f"type {what}{into}" + (", clearing it first" if value.get("clear") else "")
+                + (", then submit" if value.get("submit") else ""))
+    if kind == "swipe":
+        if isinstance(value, dict) and "from" in value:
+            return f"swipe from {selector_phrase(value['from'])} to {selector_phrase(value.get('to'))}"
+        if isinstance(value, dict):
+            on = f" on {selector_phrase(value['on'])}" if value.get("on") else ""
+            return f"swipe {value.get('direction', '')}{on}".rstrip()
+        return f"swipe {value}"
+    if kind in _PLAIN_STEPS:
+        return _PLAIN_STEPS[kind].format(value)
+    if kind == "note" and isinstance(value, dict):
+        return f"note {quoted(value.get('key', ''))}: {value.get('content', '')}"
+    if kind == "finish" and isinstance(value, dict):
+        answer = f", answering {quoted(value['answer'])}" if value.get("answer") else ""
+        return f"finish ({'success' if value.get('success') else 'failure'}{answer})"
+    return f"{kind} {json.dumps(value, ensure_ascii=False, default=str)}"
+
+
 def _one_key(action: dict[str, Any]) -> tuple[str, Any]:
     items = [(k, v) for k, v in action.items() if v is not None]
     if len(items) != 1:
@@ -141,7 +195,7 @@ class ScriptPlayer:
                 f"{label} Cannot play {kind}: {exc}",
                 FunctionCall("finish", {"success": False, "answer": f"script step {pos + 1}: {exc}"}),
             )
-        return ScriptDecision(f"{label} {kind} {value!r}", call)
+        return ScriptDecision(f"{label} {step_sentence(kind, value)}", call)
 
     @staticmethod
     def _replay(view: ConversationView, pos: int) -> bool:

@@ -1,14 +1,25 @@
-"""Replay a recorded session without a model: semantic retargeting and per-step verification."""
+"""Replay a recorded session without a model: semantic retargeting and per-step verification.
 
-from artemis_cli.replay.replayer import Replayer, device_spec_for, replay_session
-from artemis_cli.replay.results import (
-    BY_CHOICES,
-    REPLAY_MODEL_LABEL,
-    ReplayOptions,
-    ReplayResult,
-    ReplayStepResult,
-)
-from artemis_cli.replay.source import PlanStep, incomplete_reason, plan, success_checks
+The names below are loaded on first use: the replayer pulls in the device, perception and
+operator layers, and the CLI's start-up reads only ``replay.kinds`` (the step vocabulary its
+help lists), which must not build them."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .replayer import Replayer, device_spec_for, replay_session
+    from .results import BY_CHOICES, REPLAY_MODEL_LABEL, ReplayOptions, ReplayResult, ReplayStepResult
+    from .source import PlanStep, incomplete_reason, plan, success_checks
+
+_WHERE = {
+    "Replayer": "replayer", "device_spec_for": "replayer", "replay_session": "replayer",
+    "BY_CHOICES": "results", "REPLAY_MODEL_LABEL": "results", "ReplayOptions": "results",
+    "ReplayResult": "results", "ReplayStepResult": "results",
+    "PlanStep": "source", "incomplete_reason": "source", "plan": "source", "success_checks": "source",
+}
 
 __all__ = [
     "BY_CHOICES",
@@ -24,3 +35,12 @@ __all__ = [
     "replay_session",
     "success_checks",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

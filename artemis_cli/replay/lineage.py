@@ -1,9 +1,8 @@
 """A replay's lineage: each replay step's mark and the promoted baseline of a source session.
 
-Marks (``steps.replay_mark``, migration ``0010_replay_lineage``): ``replayed`` (the recorded
-step did what it did when recorded, at its recorded place), ``retargeted`` (it did, but its
-target was found elsewhere or the screen looked different) and ``healed`` (a model step of a
-heal, or a recorded step that diverged inside the stretch a heal took over).
+Marks (``steps.replay_mark``, migration ``0010_replay_lineage``): each stored replay step's kind
+in the one vocabulary of ``replay.kinds`` (replayed, retargeted, healed, diverged), set once the
+step's kind is final (a heal relabels the diverged step it takes over).
 
 A baseline (``replay_baselines``): ``artemis sessions promote HEALED`` makes a successful replay
 the session that later replays of its source — the original recording at the root of its
@@ -19,8 +18,9 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import SessionRecord
 from artemis_cli.engine.transaction import write_transaction
 from artemis_cli.errors import UsageError
+from artemis_cli.replay.kinds import KINDS
 
-MARKS = ("replayed", "retargeted", "healed")
+MARKS = tuple(KINDS)
 
 
 def set_mark(engine: DataEngine, session_id: str, number: int, mark: str) -> None:

@@ -25,30 +25,39 @@ class ReplayPlace:
     seed: int
     sim_options: dict[str, Any] = field(default_factory=dict)
     world: str | None = None  # the sim world (None on a real device)
+    baseline: str | None = None  # the recording's promoted baseline, replayed or not (``--original``)
 
     @property
     def substituted(self) -> bool:
         return self.requested != self.replayed
 
     def text(self, device: str | None = None) -> str:
-        """``replaying B, the promoted baseline of A, on sim:drift (the baseline's world)``."""
+        """``replaying B, the promoted baseline of A, on sim:drift (the baseline's world)``, and
+        how to replay the other one of the two when the recording has a baseline."""
         what = (f"replaying {self.replayed}, the promoted baseline of {self.requested}," if self.substituted
                 else f"replaying {self.requested}")
-        if device is not None:
-            return f"{what} on {device} (as asked)"
         whose = "the baseline's" if self.substituted else "the recording's own"
-        if self.world is None:
-            return f"{what} on {self.spec} ({whose} device)"
-        return f"{what} on sim:{self.world} ({whose} world)"
+        if device is not None:
+            where = f"{what} on {device} (as asked)"
+        elif self.world is None:
+            where = f"{what} on {self.spec} ({whose} device)"
+        else:
+            where = f"{what} on sim:{self.world} ({whose} world)"
+        if self.substituted:
+            return f"{where}; `artemis replay {self.requested} --original` replays the recording itself"
+        if self.baseline:
+            return f"{where}: replaying the recording itself (--original), not its promoted baseline {self.baseline}"
+        return where
 
 
-def replay_place(engine: DataEngine, session: SessionRecord) -> ReplayPlace:
-    """Where a replay of ``session`` runs (see the module doc)."""
+def replay_place(engine: DataEngine, session: SessionRecord, *, original: bool = False) -> ReplayPlace:
+    """Where a replay of ``session`` runs (see the module doc); ``original``: the recording
+    itself, not its promoted baseline (``replay --original``)."""
     from artemis_cli.replay.lineage import resolve
     from artemis_cli.replay.replayer import device_spec_for
 
     base = resolve(engine, session)
-    replayed = engine.get_session(base.replayed) if base.substituted else session
+    replayed = engine.get_session(base.replayed) if base.substituted and not original else session
     spec, seed, options, world = device_spec_for(replayed)
     if spec.startswith("sim:"):  # a replay run with --device sim:<world> records that world in its serial
         world = spec[4:]
@@ -56,7 +65,8 @@ def replay_place(engine: DataEngine, session: SessionRecord) -> ReplayPlace:
         world = world or "default"
     else:
         world = None
-    return ReplayPlace(session.id, replayed.id, spec if world is None else f"sim:{world}", seed, options, world)
+    return ReplayPlace(session.id, replayed.id, spec if world is None else f"sim:{world}", seed, options, world,
+                       base.replayed if base.substituted else None)
 
 
 def recording_step(engine: DataEngine, step: StepRecord, root: str) -> int | None:

@@ -6,11 +6,9 @@ post-state (``verify``). The step is recorded in a new session (``loop="replay"`
 ``parent_session`` = the source) exactly like an operator step — screenshots, UI XML, target
 semantics, dHash — with ``meta["replay"]`` holding the verdict, and a ``replay_step`` event.
 
-Statuses: ``matched`` (the recorded element at its recorded place, the recorded picture
-afterwards), ``retargeted`` (the action did what it did when recorded, but the element was found
-elsewhere, relabelled, by fallback coordinates, or the screen looks different), ``diverged`` (the
-screen did not change as recorded, or the target is gone). Replay stops at the first divergence
-unless ``continue_on_divergence``.
+Each step's kind is one of ``replay.kinds`` (replayed, retargeted, healed, diverged; their
+meanings are there). Replay stops at the first divergence unless ``continue_on_divergence``, or
+``heal`` hands the diverged stretch to a model.
 
 ``from_step`` > 1 assumes the device already shows step N's screen: the task's setup commands
 and app launch run only for a replay from step 1.
@@ -47,6 +45,8 @@ from artemis_cli.perception.dhash import hamming
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.hittest import hit_test
 from artemis_cli.perception.types import Element, Target, UITree
+from artemis_cli.plural import counted
+from artemis_cli.replay.kinds import ReplayKind, counts_phrase
 from artemis_cli.replay.match import TargetMatch, find_by_semantics, scale_point
 from artemis_cli.replay.place import as_recorded, step_phrase
 from artemis_cli.replay.results import (
@@ -54,7 +54,6 @@ from artemis_cli.replay.results import (
     REPLAY_MODEL_LABEL,
     ReplayOptions,
     ReplayResult,
-    ReplayStatus,
     ReplayStepResult,
 )
 from artemis_cli.replay.secrets import env_or_prompt, is_secret_step
@@ -356,7 +355,8 @@ class Replayer:
                     self.on_step(step_result)
                 if step_result.status != "diverged":
                     result.last_matched = rec.number
-                    self._mark(step_result.number, "replayed" if step_result.status == "matched" else "retargeted")
+                if stored:
+                    self._mark(step_result.number, step_result.status)
                 if rec.action_type == "finish" and step_result.status != "diverged":
                     result.finished = True
                     result.answer = str(rec.action_args.get("answer", "") or "")
@@ -400,23 +400,25 @@ class Replayer:
             except DeviceOffline as exc:
                 result.status, result.message = "interrupted", f"the device went away during the success checks: {exc}"
                 return
-        counts = f"{result.count('matched')} matched, {result.count('retargeted')} retargeted"
+        counts = counts_phrase(result.counts(), ("replayed", "retargeted"))
         if self.opts.heal:
-            counts = (f"{result.count('matched')} replayed, {result.count('retargeted')} retargeted, "
-                      f"{result.count('healed')} healed; {result.model_calls} model calls")
+            counts = f"{counts_phrase(result.counts(), ('replayed', 'retargeted', 'healed'))}; {counted(result.model_calls, 'model call')}"
         if result.heal and result.first_divergence is not None and result.message:
             ok, verdict = False, result.message  # a heal that did not rejoin says why
         elif result.heal and result.first_divergence is not None and result.finished:
             ok = all(c.passed for c in result.checks) if self.checks else bool(self._finish and self._finish.model_success)
             verdict = f"healed from {self._step(result.first_divergence)}; " + (
                 _checks_phrase(result.checks) if self.checks else f"the replayed finish said success={str(ok).lower()}")
-            verdict = f"{len(result.steps)} steps ({counts}); {verdict}"
+            verdict = f"{counted(len(result.steps), 'step')} ({counts}); {verdict}"
         elif result.first_divergence is not None:
             ok = False
             verdict = f"diverged at {self._step(result.first_divergence)}" + (
                 f" ({result.count('diverged')} diverged steps in all)" if self.opts.continue_on_divergence else "")
             if result.checks:
                 verdict += "; " + _checks_phrase(result.checks)
+            if not self.opts.heal:
+                verdict += (f"; `artemis replay {self.baseline_of or self.src.id} --heal` hands a diverged stretch "
+                            "to a model and rejoins the recording")
         elif self.checks:
             ok = all(c.passed for c in result.checks)
             verdict = _checks_phrase(result.checks)
@@ -438,7 +440,7 @@ class Replayer:
         elif result.first_divergence is not None:
             result.message = verdict
         else:
-            result.message = f"all {len(result.steps)} steps replayed: {counts}; {verdict}"
+            result.message = f"all {counted(len(result.steps), 'step')} replayed: {counts}; {verdict}"
 
     def _mark(self, number: int, mark: str) -> None:
         from artemis_cli.replay.lineage import set_mark
@@ -481,7 +483,7 @@ class Replayer:
         rec_pre = _tree(self.engine, rec.ui_xml, self.rec_size)
         rec_post = _tree(self.engine, rec.post_ui_xml, self.rec_size)
         action, loc = self._plan_action(rec, pre, rec_pre)
-        status: ReplayStatus
+        status: ReplayKind
         dist: int | None = None
         overlap: float | None = None
         post = pre
@@ -512,15 +514,15 @@ class Replayer:
                 status = "diverged"
             elif rec.action_type in _NO_DEVICE_ACTION or rec.action_type in ("press_key", "launch_app", "open_url", "stop_app",
                                                                                          *_STROKES):
-                status = "matched" if dist is None or dist <= DHASH_MATCH_MAX else "retargeted"
+                status = "replayed" if dist is None or dist <= DHASH_MATCH_MAX else "retargeted"
             else:
                 m = loc.match
                 placed = m is None or (m.how == "coordinates" and self.opts.by == "coordinates") or bool(m and m.exact)
-                status = "matched" if placed and (dist is None or dist <= DHASH_MATCH_MAX) else "retargeted"
+                status = "replayed" if placed and (dist is None or dist <= DHASH_MATCH_MAX) else "retargeted"
                 if m is not None and m.how == "semantics" and not m.exact:
                     notes.append("target found elsewhere on the screen or relabelled")
             if status == "retargeted" and dist is not None and dist > DHASH_MATCH_MAX:
-                notes.append(f"screen differs from the recording (dHash distance {dist})")
+                notes.append(f"the screen afterwards looks different from the recording ({dist} of 64 picture bits differ)")
             detail = "; ".join(notes)
         m = loc.match
         step_result = ReplayStepResult(
@@ -551,7 +553,7 @@ class Replayer:
                 started_at=started_at,
                 ended_at=_now(),
                 offset_ms=int((step_t0 - self.t0) * 1000),
-                thought=f"replay of step {rec.number}: {outcome.status}",
+                thought=f"replay of recorded step {rec.number}",  # its kind is the step's replay mark (a heal may relabel it)
                 action_type=action.type,
                 action_args=action.recorded_args,
                 x=action.x, y=action.y, x2=action.x2, y2=action.y2,

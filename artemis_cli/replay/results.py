@@ -8,9 +8,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from artemis_cli.operators.checks import CheckResult
+from artemis_cli.replay.kinds import KINDS, ReplayKind
 from artemis_cli.replay.secrets import SecretSource
 
-ReplayStatus = Literal["matched", "retargeted", "diverged", "healed"]
 By = Literal["semantics", "coordinates"]
 BY_CHOICES: tuple[str, ...] = ("semantics", "coordinates")
 REPLAY_MODEL_LABEL = "replay (no model)"
@@ -36,7 +36,7 @@ class ReplayStepResult:
     number: int  # step number in the replay session
     source_step: int
     action: str
-    status: ReplayStatus
+    status: ReplayKind  # replay.kinds: replayed | retargeted | healed | diverged
     how: str  # semantics | coordinates | none
     detail: str = ""
     x: int | None = None
@@ -73,6 +73,9 @@ class ReplayResult:
     baseline_of: str | None = None  # the recording whose promoted baseline this replayed
     last_matched: int | None = None  # the last source step replayed without diverging
 
+    def counts(self) -> dict[str, int]:
+        return {kind: self.count(kind) for kind in KINDS}
+
     def count(self, status: str) -> int:
         return sum(1 for s in self.steps if s.status == status)
 
@@ -94,11 +97,7 @@ class ReplayResult:
             "answer": self.answer,
             "checks": [c.to_dict() for c in self.checks],
             "first_divergence": self.first_divergence,
-            "matched": self.count("matched"),
-            "replayed": self.count("matched"),
-            "retargeted": self.count("retargeted"),
-            "healed": self.count("healed"),
-            "diverged": self.count("diverged"),
+            **self.counts(),  # replayed, retargeted, healed, diverged
             "model_calls": self.model_calls,
             "heal": self.heal,
             "model_label": self.model_label,

@@ -25,13 +25,16 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.segments import Stop, session_time, stops
 from artemis_cli.engine.token_usage import token_usage
 from artemis_cli.memory.restore import SessionSpec
+from artemis_cli.plural import counted
+from artemis_cli.replay.kinds import KINDS
+from artemis_cli.replay.lineage import marks as replay_kinds
 from artemis_cli.report.charts import charts_html, step_tokens
 from artemis_cli.report.chunks import load_chunks
 from artemis_cli.report.images import FULL_EMBED_LIMIT, ImageStore, distinct_screenshot_bytes
-from artemis_cli.report.levels import load_levels
+from artemis_cli.report.levels import IN_FULL, load_levels
 from artemis_cli.report.style import CSP, SCRIPT, STYLE
 from artemis_cli.report.summary import e, summary_html
-from artemis_cli.report.timeline import chunk_band, level_band, step_card, stop_band
+from artemis_cli.report.timeline import chunk_band, level_band, reading_legend, step_card, stop_band
 
 #: Steps read from the database at a time.
 PAGE = 200
@@ -78,11 +81,13 @@ def render_report(engine: DataEngine, session: str, out: TextIO, *, assets: Path
                            cost=session_costs(engine, sid)))
     out.write("\n")
     out.write(charts_html(tokens, rec))
+    replay_marks = replay_kinds(engine, sid) if rec.loop == "replay" else {}
+    if rec.loop == "replay":
+        out.write(replay_legend(replay_marks))
     timeline_note = " · screenshots as the model saw them, element numbers drawn" if marks else ""
     if levels.blocks or chunks:
-        timeline_note += (" · the tag on each step says where it lives in the transcript now "
-                          "(verbatim, chunk, era, period or snapshot)")
-    out.write(f"<section id='timeline'><h2>Timeline <span class='muted'>{count:,} steps{timeline_note}</span></h2>\n")
+        out.write(reading_legend())
+    out.write(f"<section id='timeline'><h2>Timeline <span class='muted'>{counted(count, 'step', sep=',')}{timeline_note}</span></h2>\n")
     if not count:
         out.write("<p class='muted'>No steps recorded.</p>")
     starts = {c.start_step: c for c in chunks}
@@ -101,8 +106,8 @@ def render_report(engine: DataEngine, session: str, out: TextIO, *, assets: Path
                 chunk = starts.get(n)
                 if chunk is not None:
                     now = levels.label(n)
-                    out.write(chunk_band(chunk, "" if now.startswith("chunk") or now == "verbatim" else now))
-                out.write(step_card(step, images, tokens.get(n), levels.label(n)))
+                    out.write(chunk_band(chunk, "" if now.startswith("chunk") or now == IN_FULL else now))
+                out.write(step_card(step, images, tokens.get(n), levels.label(n), replay_marks.get(n)))
                 for stop in stopped.pop(n, []):
                     out.write(stop_band(stop))
             page = following
@@ -122,6 +127,17 @@ def render_report(engine: DataEngine, session: str, out: TextIO, *, assets: Path
                 out.write(f"ARTEMIS_FULL['{key}']='{data}';\n")
         out.write("</script>\n")
     out.write(f"<script>{SCRIPT}</script></body></html>\n")
+
+
+def replay_legend(step_marks: dict[int, str]) -> str:
+    """A replay's step kinds, each with its count and meaning (``replay.kinds``): the counts the
+    replay's summary, ``--json`` and ``sessions show`` give, the words on the step badges."""
+    counts = {kind: 0 for kind in KINDS}
+    for kind in step_marks.values():
+        counts[kind] = counts.get(kind, 0) + 1
+    rows = "".join(f"<p><span class='replay {e(kind)}'>{e(kind)}</span> {counts[kind]:,} · "
+                   f"<span class='muted'>{e(meaning)}</span></p>" for kind, meaning in KINDS.items())
+    return f"<section id='replay-steps'><h2>Replay steps</h2>{rows}</section>\n"
 
 
 def build_report(engine: DataEngine, session: str, *, assets: Path | None = None, marks: bool = False) -> str:

@@ -14,6 +14,17 @@ from dataclasses import dataclass, field
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.frozen import FrozenError, FrozenHistory
 
+#: The tag of a step the transcript still holds word for word (not folded into any block).
+IN_FULL = "in full"
+#: What each tag on a step means, for the report's legend (the words a reader sees).
+TAG_MEANINGS: dict[str, str] = {
+    IN_FULL: "the model still reads this step word for word: thought, action and result",
+    "chunk N": "folded into a summary of a few steps (one line each); the Chunk bands show it",
+    "era N": "older chunks merged into a shorter paragraph (the Era bands)",
+    "period N": "older eras merged again, shorter still (the Period bands)",
+    "snapshot": "the oldest steps, summed up in a few lines (the Snapshot band)",
+}
+
 
 @dataclass(frozen=True)
 class Level:
@@ -45,7 +56,7 @@ class Levels:
 
     def label(self, number: int) -> str:
         block = self.of_step(number)
-        return "verbatim" if block is None else block.label
+        return IN_FULL if block is None else block.label
 
     def starting_at(self, number: int) -> list[Level]:
         """Blocks above the chunk level that start at this step (bands in the timeline)."""

@@ -47,8 +47,8 @@ svg .soft{stroke:#b45309;stroke-dasharray:3 3}svg .hard{stroke:#dc2626;stroke-da
 .result.error{color:#b91c1c}.result.ok{color:#15803d}.result.nochange{color:#b45309}.observed{color:#374151}
 .lvl{font-size:11px;padding:0 7px;border-radius:9px;border:1px solid #c4b5fd;color:#5b21b6;background:#f5f3ff}
 .lvl.verbatim{border-color:#bbf7d0;color:#166534;background:#f0fdf4}
-.replay{padding:1px 8px;border-radius:10px;color:#fff;font-size:12px}.replay.matched{background:#15803d}
-.replay.retargeted{background:#b45309}.replay.diverged{background:#b91c1c}
+.replay{padding:1px 8px;border-radius:10px;color:#fff;font-size:12px}.replay.replayed{background:#15803d}
+.replay.retargeted{background:#b45309}.replay.diverged{background:#b91c1c}.replay.healed{background:#0e7490}
 .band{background:#faf5ff;border:1px solid #ddd6fe;border-left:5px solid #7c3aed;border-radius:8px;
  padding:4px 12px;margin:10px 0 6px}
 .band.era{background:#eff6ff;border-color:#bfdbfe;border-left-color:#2563eb}

@@ -9,10 +9,11 @@ from artemis_cli.engine.clock import format_offset
 from artemis_cli.engine.records import StepRecord
 from artemis_cli.engine.segments import Stop
 from artemis_cli.memory.ledger_lines import action_phrase, describe_target, verdict_phrase
+from artemis_cli.replay.kinds import KINDS, step_kind
 from artemis_cli.report.charts import StepTokens
 from artemis_cli.report.chunks import ChunkView
 from artemis_cli.report.images import ImageStore, Thumb, marker_svg
-from artemis_cli.report.levels import Level
+from artemis_cli.report.levels import IN_FULL, TAG_MEANINGS, Level
 from artemis_cli.report.summary import e
 
 _STATUS_CLASS = {"ok": "ok", "finished": "ok", "no_change": "nochange"}  # the rest: "error"
@@ -101,20 +102,37 @@ def _log_lines(outcome: dict[str, Any]) -> list[str]:
     return out
 
 
-def step_card(step: StepRecord, images: ImageStore, tokens: StepTokens | None, level: str) -> str:
-    """One step: screenshot with the action marker, thought, action with its element, outcome."""
+#: How a replay step found its element, in words (``ReplayStepResult.how``).
+_FOUND = {"semantics": "element found by its text, id or description",
+          "coordinates": "at the recorded coordinates (scaled to this screen)",
+          "model": "a step of the healing model", "none": "the recorded element was not found"}
+
+
+def replay_badge(kind: str | None, replay: dict[str, object]) -> str:
+    """A replay step's kind (``replay.kinds``, its meaning on hover), source step and how its
+    element was found; empty for a step of a run."""
+    if kind is None:
+        return ""
+    how = str(replay.get("how") or "")
+    found = _FOUND.get(how, how)
+    source = replay.get("source_step")
+    where = " · ".join(x for x in (f"recorded step {source}" if source is not None else "", found) if x)
+    return (f"<p><span class='replay {e(kind)}' title='{e(KINDS.get(kind, ''))}'>{e(kind)}</span> "
+            f"<span class='muted'>{e(where)}</span></p>")
+
+
+def step_card(step: StepRecord, images: ImageStore, tokens: StepTokens | None, level: str,
+              replay_mark: str | None = None) -> str:
+    """One step: screenshot with the action marker, thought, action with its element, outcome.
+    ``replay_mark``: the step's final replay kind (``replay.lineage.marks``) for a replay."""
     meta = [format_offset(step.offset_ms or 0)]
     if step.foreground_app:
         meta.append(step.foreground_app)
     if tokens is not None and tokens.prompt:
         share = f" ({100 * tokens.share:.0f}% cached)" if tokens.share else ""
         meta.append(f"{tokens.prompt:,} prompt tokens{share}")
-    lvl_cls = "verbatim" if level == "verbatim" else "folded"
-    replay = (step.meta or {}).get("replay") or {}
-    badge = ""
-    if replay:
-        badge = (f"<p><span class='replay {e(replay.get('status'))}'>{e(replay.get('status'))}</span> "
-                 f"<span class='muted'>source step {e(replay.get('source_step'))} · by {e(replay.get('how'))}</span></p>")
+    lvl_cls = "verbatim" if level == IN_FULL else "folded"
+    badge = replay_badge(step_kind(replay_mark, step.meta), (step.meta or {}).get("replay") or {})
     extra = []
     verdict = verdict_phrase(step.verdict, None)
     if verdict:
@@ -131,12 +149,23 @@ def step_card(step: StepRecord, images: ImageStore, tokens: StepTokens | None, l
         f"<article class='step' id='step-{step.number}' data-step='{step.number}' tabindex='-1'>"
         f"{_shot(step, images.thumb(*images.view(step)))}<div class='body'>"
         f"<h3>Step {step.number} <span class='muted'>{e(' · '.join(meta))}</span> "
-        f"<span class='lvl {lvl_cls}' title='where this step lives in the transcript now'>{e(level)}</span></h3>"
+        f"<span class='lvl {lvl_cls}' title='how the model reads this step now (see How to read this report)'>{e(level)}</span></h3>"
         f"{badge}{thought}"
         f"<p class='action'><span class='label'>action</span> <code>{e(action_phrase(step))}</code></p>"
         f"{intent}"
         f"{_element(step)}{_outcome(step)}{''.join(extra)}</div></article>\n"
     )
+
+
+def reading_legend() -> str:
+    """What the tag on each step and the bands between steps mean, in plain words."""
+    rows = "".join(f"<p><span class='lvl'>{e(tag)}</span> <span class='muted'>{e(meaning)}</span></p>"
+                   for tag, meaning in TAG_MEANINGS.items())
+    return ("<details id='legend'><summary>How to read this report</summary>"
+            "<p>The tag after each step's number says how the model reads that step now: a long session "
+            "keeps its recent steps in full and folds older ones into shorter summaries, so it fits the "
+            "model's context. The bands between steps show those summaries where they start.</p>"
+            f"{rows}</details>\n")
 
 
 def chunk_band(chunk: ChunkView, level_now: str) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from artemis_cli.plural import counted
 from artemis_cli.suite.cases import Case
 from artemis_cli.suite.job import CaseJob, run_case_job
 
@@ -124,7 +125,7 @@ def run_suite(cases: list[Case], *, model: str | None, profile: str | None, devi
             store.record_case(engine, suite_id, key, int(attempt), row["session_id"],
                               "passed" if row["passed"] else "failed", device, row.get("failure") or None)
             state = "passed" if row["passed"] else f"FAILED ({row['failure']})"
-            say(f"{device}: done  {item.label} · {row['steps']} steps · {state}")
+            say(f"{device}: done  {item.label} · {counted(row['steps'] or 0, 'step')} · {state}")
 
         def note(self, device: str, text: str) -> None:
             say(f"{device}: {text}")

@@ -61,7 +61,7 @@ def test_a_colleague_imports_shows_rerenders_and_replays_a_session(recorded: str
 
     replay = json.loads(ok(artemis("replay", recorded, "--device", "sim", "--json", "--data-dir", str(theirs))).stdout)
     assert replay["status"] == "succeeded" and replay["success"] is True
-    assert {s["status"] for s in replay["steps"]} == {"matched"}
+    assert {s["status"] for s in replay["steps"]} == {"replayed"}
 
     again = json.loads(ok(artemis("sessions", "import", str(bundle), "--data-dir", str(theirs), "--json")).stdout)
     assert again["session_id"] == recorded and again["imported"] is False and again["already_present"] is True

@@ -136,7 +136,7 @@ def check_recorded(data: Path, session_id: str, client_name: str) -> None:
     verdict = json.loads(replayed.stdout)
     assert replayed.exit_code == 0, replayed.output
     statuses = [s["status"] for s in verdict["steps"]]
-    assert len(statuses) == len(steps) and set(statuses) <= {"matched", "retargeted"}, verdict
+    assert len(statuses) == len(steps) and set(statuses) <= {"replayed", "retargeted"}, verdict
     assert verdict["diverged"] == 0 and verdict["first_divergence"] is None
 
     flow = data / "flow.yaml"

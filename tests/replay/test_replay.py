@@ -44,7 +44,7 @@ def test_fresh_phone_every_step_matched_and_recorded_as_a_linked_session(long_se
     result = _replay(long_session)
     counts = Counter(s.status for s in result.steps)
     print(f"\nfresh sim: {len(result.steps)} steps, {dict(counts)}")
-    assert counts == {"matched": long_session.steps}
+    assert counts == {"replayed": long_session.steps}
     assert result.status == "succeeded" and result.first_divergence is None
 
     engine = long_session.engine
@@ -59,7 +59,7 @@ def test_fresh_phone_every_step_matched_and_recorded_as_a_linked_session(long_se
         assert mine.action_type == theirs.action_type
         assert mine.pre_screenshot and mine.post_screenshot and mine.ui_xml and mine.post_ui_xml
         assert mine.pre_dhash and mine.post_dhash
-        assert mine.meta["replay"]["status"] == "matched"
+        assert mine.meta["replay"]["status"] == "replayed"
         assert mine.meta["replay"]["source_step"] == theirs.number
         # same world, same actions: the same screens, byte for byte
         assert mine.post_screenshot == theirs.post_screenshot
@@ -67,7 +67,7 @@ def test_fresh_phone_every_step_matched_and_recorded_as_a_linked_session(long_se
             assert mine.target is not None
             assert mine.target["resource_id"] == theirs.target["resource_id"]
     events = engine.events(result.session_id, kind="replay_step")
-    assert [e.payload["status"] for e in events] == ["matched"] * len(steps)
+    assert [e.payload["status"] for e in events] == ["replayed"] * len(steps)
 
 
 def test_variant_world_by_semantics_matches_or_retargets_every_step(long_session: Recorded) -> None:
@@ -75,7 +75,7 @@ def test_variant_world_by_semantics_matches_or_retargets_every_step(long_session
     counts = Counter(s.status for s in result.steps)
     print(f"\nsim:variant by semantics: {len(result.steps)} steps, {dict(counts)}")
     assert len(result.steps) == long_session.steps
-    assert set(counts) <= {"matched", "retargeted"}
+    assert set(counts) <= {"replayed", "retargeted"}
     assert counts["retargeted"] > 0  # the layout really differs
     assert result.status == "succeeded"
     # the renamed "OK" button (same resource-id) was found: it reads "Save" in the variant world

@@ -86,7 +86,7 @@ def test_replay_runs_the_success_checks_and_records_them(engine: DataEngine) -> 
     assert result.checks[0].check == "shell: settings get global airplane_mode_on == '0'"
     assert result.source_incomplete is None and result.finished
     assert result.answer == "Airplane mode is off and Bluetooth is on"
-    assert result.message == "all 7 steps replayed: 7 matched, 0 retargeted; all 2 success checks passed"
+    assert result.message == "all 7 steps replayed: 7 replayed, 0 retargeted; all 2 success checks passed"
     stored = engine.get_session(result.session_id)
     assert stored.status == "succeeded"
     assert stored.result is not None
@@ -102,7 +102,7 @@ def test_every_step_matched_is_not_enough_when_the_checks_fail(engine: DataEngin
     source = _run(engine, strict)
     assert source.status == "failed"  # finished, but a check failed
     result = replay_session(engine, _phone(task), source.session_id)
-    assert {s.status for s in result.steps} == {"matched"}
+    assert {s.status for s in result.steps} == {"replayed"}
     assert result.status == "failed" and result.exit_code == 1
     assert [c.passed for c in result.checks] == [True, True, False]
     assert result.message.endswith("success checks failed: shell: settings get global wifi_on == '9'")
@@ -128,11 +128,11 @@ def test_interrupted_source_is_reported_as_incomplete(engine: DataEngine) -> Non
     src = engine.get_session(source)
     assert incomplete_reason(engine, src) == "interrupted at step 3"
     result = replay_session(engine, _phone(task), source)
-    assert len(result.steps) == 3 and {s.status for s in result.steps} == {"matched"}
+    assert len(result.steps) == 3 and {s.status for s in result.steps} == {"replayed"}
     assert result.source_incomplete == "interrupted at step 3" and not result.finished
     assert result.message.startswith(
         f"source session {source} was incomplete (interrupted at step 3): replayed its 3 recorded steps "
-        "(3 matched, 0 retargeted); success checks failed: ")
+        "(3 replayed, 0 retargeted); success checks failed: ")
     assert result.status == "failed"  # Bluetooth was never turned on
     data = result.to_dict()
     assert data["source_complete"] is False and data["source_incomplete"] == "interrupted at step 3"
@@ -149,7 +149,7 @@ def test_incomplete_source_is_never_a_bare_success(engine: DataEngine) -> None:
     assert all(c.passed for c in result.checks)
     assert result.status == "succeeded"
     assert result.message == (f"source session {source} was incomplete (interrupted at step 6): replayed its 6 "
-                              "recorded steps (6 matched, 0 retargeted); all 2 success checks passed")
+                              "recorded steps (6 replayed, 0 retargeted); all 2 success checks passed")
 
 
 def test_source_without_a_finish_step_is_incomplete(engine: DataEngine) -> None:
@@ -250,7 +250,7 @@ def test_cli_prints_checks_and_the_incomplete_source(tmp_path: Path) -> None:
     ok = runner.invoke(app, ["replay", complete, "--data-dir", str(data)])
     assert ok.exit_code == 0, ok.output
     assert "check ✓ shell: settings get global bluetooth_on == '1' (got '1')" in ok.stdout
-    assert "succeeded: all 7 steps replayed: 7 matched, 0 retargeted; all 2 success checks passed" in ok.stdout
+    assert "succeeded: all 7 steps replayed: 7 replayed, 0 retargeted; all 2 success checks passed" in ok.stdout
 
     bad = runner.invoke(app, ["replay", cut, "--data-dir", str(data)])
     assert bad.exit_code == 1, bad.output

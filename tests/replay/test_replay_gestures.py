@@ -94,7 +94,7 @@ def test_replay_does_it_again_on_a_fresh_phone(recorded: tuple[DataEngine, str, 
     phone = _phone()
     result = replay_session(engine, phone, sid, ReplayOptions(by=by))  # type: ignore[arg-type]
     counts = Counter(s.status for s in result.steps)
-    assert counts == {"matched": len(result.steps)}, [(s.number, s.status, s.detail) for s in result.steps]
+    assert counts == {"replayed": len(result.steps)}, [(s.number, s.status, s.detail) for s in result.steps]
     assert _effects(phone) == (["Wireless Mouse"], ["Ideas", "Groceries", "Meeting notes"])
 
 

@@ -60,7 +60,7 @@ def test_replay_cli_json_and_dry_run(tmp_path: Path, record_task: Callable[..., 
     assert ok.exit_code == 0, ok.output
     body = json.loads(ok.stdout)
     assert body["session_id"] and [s["number"] for s in body["steps"]] == list(range(1, run.steps + 1))
-    assert {s["status"] for s in body["steps"]} <= {"matched", "retargeted"}
+    assert {s["status"] for s in body["steps"]} <= {"replayed", "retargeted"}
     bad = runner.invoke(app, ["replay", run.session_id, "--device", "sim:variant", "--by", "coordinates", "--json",
                               "--data-dir", str(data)])
     assert bad.exit_code == 1

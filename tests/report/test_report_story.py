@@ -64,8 +64,11 @@ def test_steps_carry_their_compression_level_and_bands_are_text(shop_page: str) 
     tags = re.findall(r"<span class='lvl [a-z]+' title='[^']*'>([^<]+)</span>", shop_page)
     assert len(tags) == shop_page.count("<article class='step'")
     kinds = {t.split()[0] for t in tags}
-    assert "verbatim" in kinds and kinds & {"chunk", "era", "period", "snapshot"}, kinds
-    assert tags[-1] == "verbatim"  # the newest steps are still verbatim in the transcript
+    assert "in" in kinds and kinds & {"chunk", "era", "period", "snapshot"}, kinds
+    assert tags[-1] == "in full"  # the newest steps are still word for word in the transcript
+    legend = shop_page.split("<details id='legend'>", 1)[1].split("</details>", 1)[0]
+    for tag in ("in full", "chunk N", "era N", "snapshot"):  # every tag a reader sees is explained
+        assert f"<span class='lvl'>{tag}</span>" in legend
     bands = re.findall(r"<section class='band [a-z]+'.*?</section>", shop_page, flags=re.S)
     assert any("class='band chunk'" in b for b in bands)
     for band in bands:
