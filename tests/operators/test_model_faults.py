@@ -9,6 +9,7 @@ injects the faults. The invalid-key case goes through the real CLI as a subproce
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -287,8 +288,11 @@ def test_an_invalid_key_through_the_cli_exits_2_with_the_fix(task: Task, tmp_pat
         )
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
-    # the pre-flight check asked models.get: a usage error before any session exists
-    assert done.stdout == "" and not (tmp_path / "home" / "artemis.db").exists()
+    # the pre-flight check asked models.get: a usage error before any session exists; --json still
+    # prints one document saying so
+    failed = json.loads(done.stdout)
+    assert (failed["status"], failed["exit_code"]) == ("error", 2) and "API key not valid" in failed["error"]
+    assert not (tmp_path / "home" / "artemis.db").exists()
     assert "API key not valid" in done.stderr and "set a valid GEMINI_API_KEY" in done.stderr
     assert server.requests == []  # no generateContent was sent
     assert "not-the-key" not in done.stdout + done.stderr
