@@ -9,7 +9,7 @@ the DataEngine. ``stop(bound_s)`` takes no new job, cancels the queued ones, wai
 writing and none will start to, so the engine can close under them.
 
 A job's model calls are recorded with its result, not before (:func:`defer_write`, used by
-``runner.call_recorder``): a job cut off leaves nothing behind but its ``pending`` row, which
+``operators.roles.call_recorder``): a job cut off leaves nothing behind but its ``pending`` row, which
 ``artemis resume`` redoes, so the summary exists once and its model call is recorded once.
 
 Workers are daemon threads: a job cut off while its model call is in flight does not hold the

@@ -21,7 +21,7 @@ from artemis_cli.memory import StepMemoryService, VisualTransitionLens
 from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.operators.recording import pending_lens_jobs
-from artemis_cli.runner import call_recorder
+from artemis_cli.operators.roles import call_recorder
 
 SUMMARY = 'Settings list; the red ring sits on the "Wi-Fi" row, which now reads "ON".'
 XML = '<hierarchy rotation="0"><node text="Wi-Fi" bounds="[0,0][1080,200]"/></hierarchy>'
