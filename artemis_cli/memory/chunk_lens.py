@@ -45,6 +45,7 @@ from artemis_cli.memory.lens import VERDICT_WORDS, MeteredCaller, neutralize_ver
 from artemis_cli.memory.notes import Note
 from artemis_cli.memory.step_facts import facts_clause, range_facts, step_facts
 from artemis_cli.models.base import Message, Model, ModelRequest, ModelResponse, Part
+from artemis_cli.perception.quoting import repair_escapes
 
 __all__ = [
     "CHUNK_LENS_SYSTEM_PROMPT",
@@ -303,8 +304,12 @@ def parse_chunk_reply(job: ChunkJob, text: str) -> tuple[dict[str, Any], str]:
         band2 = "\n".join(intervals)
     else:
         raise ChunkLensError("chunk lens reply has no list of intervals", reason="band2_empty")
-    band1 = {k: v for k, v in data.items() if k != "intervals"}
-    return check_chunk_bands(job, band1, band2)
+    # The model copies quoted device text and may cut it mid-escape: every quoted span it wrote
+    # must still read as one string in the operator's prompt (perception.quoting).
+    band1 = {k: repair_escapes(v) if isinstance(v, str) else
+             [repair_escapes(x) if isinstance(x, str) else x for x in v] if isinstance(v, list) else v
+             for k, v in data.items() if k != "intervals"}
+    return check_chunk_bands(job, band1, repair_escapes(band2))
 
 
 class ChunkLens:

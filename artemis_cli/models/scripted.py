@@ -27,7 +27,6 @@ from artemis_cli.models.base import FunctionCall, Message, ModelRequest, ModelRe
 from artemis_cli.models.conversation import ConversationView, view_from_request, view_from_rest
 from artemis_cli.models.fake_gemini_wire import FakeReply
 from artemis_cli.perception.elements import ParsedElement, parse_element_lines
-from artemis_cli.perception.quoting import close_quotes
 
 MARKER_RE = re.compile(r"\[script (\d+)/(\d+)( popup| retry)?\]")
 #: Times one script entry is played again after the device reported it ``failed`` (typed text
@@ -345,14 +344,13 @@ class StubReply(FakeReply):
 
 
 def _clip(text: str, limit: int) -> str:
-    """``text`` on one line, cut to ``limit`` characters, a quoted string the cut went into closed
-    again without the escape it split (an unbalanced quote would make the verdict-word check read
-    the rest of a line as quoted; a split ``\u003c`` is no JSON string)."""
+    """``text`` on one line, cut to ``limit`` characters, its double quotes kept balanced (an
+    unbalanced quote would make the verdict-word check read the rest of a line as quoted)."""
     text = " ".join(text.split())
     if len(text) > limit:
-        cut = text[:limit]
-        closed = close_quotes(cut)
-        text = closed if closed != cut else cut + "…"
+        text = text[:limit] + "…"
+        if text.count('"') % 2:
+            text += '"'
     return text
 
 

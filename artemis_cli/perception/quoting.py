@@ -19,8 +19,16 @@ import json
 import re
 from typing import Any
 
-__all__ = ["MAX_QUOTED_CHARS", "MAX_SCREEN_TEXT_CHARS", "close_quotes", "fence_safe", "one_token",
-           "quote_untrusted", "untrusted_json"]
+__all__ = [
+    "MAX_QUOTED_CHARS",
+    "MAX_SCREEN_TEXT_CHARS",
+    "close_quotes",
+    "fence_safe",
+    "one_token",
+    "quote_untrusted",
+    "repair_escapes",
+    "untrusted_json",
+]
 
 #: Device text in history lines (ledger lines, recall, phrases): short, these stay for long.
 MAX_QUOTED_CHARS = 80
@@ -80,3 +88,13 @@ def close_quotes(text: str) -> str:
 def one_token(text: str) -> str:
     """``text`` with whitespace and unprintable characters as ``_``: one line, one word."""
     return "".join(ch if ch.isprintable() and not ch.isspace() else "_" for ch in text)
+
+
+_ESCAPE = re.compile(r'\\(u[0-9a-fA-F]{4}|["\\/bfnrt])?')
+
+
+def repair_escapes(text: str) -> str:
+    """Model-written text that copies quoted device text may break an escape (``"…\\u0…"``, cut
+    mid-way): each backslash that starts no valid JSON escape is doubled, so every quoted span
+    it wrote still reads as one JSON string."""
+    return _ESCAPE.sub(lambda m: m.group(0) if m.group(1) else "\\\\", text)
