@@ -61,13 +61,14 @@ def _properties(case: dict[str, Any]) -> list[tuple[str, str]]:
         out.append(("app_faults", "; ".join(str(f) for f in faults)))
     cost = case.get("cost")
     if isinstance(cost, dict):
-        out.append(("cost_usd", _usd(cost.get("total_usd"))))
-        out.extend((f"cost_usd.{role}", _usd(usd)) for role, usd in (cost.get("by_role") or {}).items())
+        out.append(("cost_usd", usd_text(cost.get("total_usd"))))
+        out.extend((f"cost_usd.{role}", usd_text(usd)) for role, usd in (cost.get("by_role") or {}).items())
     for key, value in (case.get("replay") or {}).items():
         if value is not None:
             out.append((f"replay.{key}", str(value)))
     return out
 
 
-def _usd(value: Any) -> str:
+def usd_text(value: Any) -> str:
+    """A cost in USD as a property value: "unknown" when a price is not known."""
     return "unknown" if value is None else f"{float(value):.8f}".rstrip("0").rstrip(".")
