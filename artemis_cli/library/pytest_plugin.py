@@ -205,6 +205,12 @@ def _outcome(item: pytest.Item) -> tuple[str, str]:
     return "succeeded", ""
 
 
+def _phone_device(slot: str | None) -> str | None:
+    """What ``Phone.open`` is given for a device slot: a numbered sim slot (``sim#2``: this worker's
+    own in-process simulated phone) is a plain ``sim``; anything else as it is."""
+    return "sim" if slot is not None and slot.startswith("sim#") else slot
+
+
 @pytest.fixture
 def phone(request: pytest.FixtureRequest, record_property: Any) -> Iterator[Phone]:
     """An Artemis phone for this test (``artemis_cli.api.Phone``): one session named after the
@@ -213,7 +219,7 @@ def phone(request: pytest.FixtureRequest, record_property: Any) -> Iterator[Phon
 
     settings = request.config.stash.get(_SETTINGS, None) or Settings(None, None, None, None, False)
     node = request.node
-    opened = Phone.open(settings.device, model=settings.model, profile=settings.profile,
+    opened = Phone.open(_phone_device(settings.device), model=settings.model, profile=settings.profile,
                         data_dir=settings.data_dir, cache=node.nodeid, update=settings.update, name=node.nodeid)
     held = _Held(opened, settings.device)
     node.stash[_HELD] = held
