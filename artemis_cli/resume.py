@@ -95,7 +95,7 @@ def resume_session(
 
 def ensure_resumable(rec: SessionRecord) -> None:
     """A session that ended (succeeded or failed) has nothing left to resume: UsageError."""
-    from artemis_cli.engine.records import MCP_LOOP, continue_command
+    from artemis_cli.engine.records import LIBRARY_LOOP, MCP_LOOP, continue_command
     from artemis_cli.errors import UsageError
 
     if rec.status in ("succeeded", "failed"):
@@ -103,6 +103,9 @@ def ensure_resumable(rec: SessionRecord) -> None:
     if rec.loop == MCP_LOOP:  # an outside agent decided its steps: there is no model loop to go on with
         raise UsageError(f"session {rec.id} was driven by an MCP client ({rec.model_label or 'unknown'})",
                          hint=f"continue it with: {continue_command(rec.id, rec.loop)}")
+    if rec.loop == LIBRARY_LOOP:  # a Python program decided its steps: only it can go on
+        raise UsageError(f"session {rec.id} was driven by a Python program through artemis_cli.Phone",
+                         hint=continue_command(rec.id, rec.loop))
 
 
 def resume_model(rec: SessionRecord, engine: DataEngine, model: str | None = None,

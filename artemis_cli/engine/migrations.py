@@ -306,6 +306,15 @@ def _m011_suites(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX suite_cases_session ON suite_cases(session)")
 
 
+def _m012_library_baselines(db: sqlite_utils.Database) -> None:
+    # Issue 37: the Python API's cached AI steps. A cache key (``Phone.open(cache=…)``, the pytest
+    # plugin's test node id) names the session whose AI steps later runs replay with no model call.
+    # (``baseline_session``, not ``session_id``: a key is not part of a session, so bundles do not carry it)
+    db.execute("""CREATE TABLE library_baselines (cache_key TEXT PRIMARY KEY,
+                  baseline_session TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                  updated_at TEXT NOT NULL)""")
+
+
 #: Append-only. (name, function); position + 1 is the migration id.
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_core_tables", _m001_core_tables),
@@ -319,6 +328,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0009_llm_call_cost", _m009_llm_call_cost),
     ("0010_replay_lineage", _m010_replay_lineage),
     ("0011_suites", _m011_suites),
+    ("0012_library_baselines", _m012_library_baselines),
 ]
 
 

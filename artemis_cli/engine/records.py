@@ -40,11 +40,16 @@ BLOB_FIELDS: tuple[str, ...] = ("pre_screenshot", "post_screenshot", "ui_xml", "
 REDACTED = "[redacted]"
 #: The ``loop`` of a session an MCP client drove (``artemis mcp``).
 MCP_LOOP = "mcp"
+#: The loop of a session a Python program drove through ``artemis_cli.Phone`` (its calls are the steps).
+LIBRARY_LOOP = "library"
 
 
 def continue_command(session_id: str, loop: str | None) -> str:
     """The command that continues a stopped session: ``artemis mcp --resume ID`` for one an MCP
-    client drove (``artemis resume`` refuses those), else ``artemis resume ID``."""
+    client drove (``artemis resume`` refuses those), else ``artemis resume ID``. A Python
+    program's session is not continued: the program runs again (a new session)."""
+    if loop == LIBRARY_LOOP:
+        return "run the Python program or test again (a Phone session is not resumed)"
     return f"artemis mcp --resume {session_id}" if loop == MCP_LOOP else f"artemis resume {session_id}"
 
 

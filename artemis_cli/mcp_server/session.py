@@ -73,10 +73,12 @@ class ToolRefused(Exception):
 class ClientInfo:
     name: str = "unknown-client"
     version: str = ""
+    #: who drives: an MCP client, or a Python program (``library.session``)
+    kind: str = "MCP client"
 
     @property
     def label(self) -> str:
-        return f"MCP client {self.name}" + (f" {self.version}" if self.version else "")
+        return f"{self.kind} {self.name}" + (f" {self.version}" if self.version else "")
 
 
 @dataclass
@@ -343,9 +345,11 @@ class DrivenSession:
 
     # -- actions -----------------------------------------------------------------------------
 
-    def act(self, name: str, args: dict[str, Any]) -> StepAnswer | ViewAnswer:
+    def act(self, name: str, args: dict[str, Any], pre: Observation | None = None) -> StepAnswer | ViewAnswer:
         """Perform one action and record it as the next step; a ``ViewAnswer`` (the new screen,
-        nothing sent) when the client aimed at a screen that has changed since it saw it."""
+        nothing sent) when the client aimed at a screen that has changed since it saw it.
+        ``pre``: the screen the caller observed a moment ago and picked the target on (the Python
+        API); None observes it now (an MCP client's model thought for a while since it saw it)."""
         assert self.session_id is not None and self._writer is not None
         if self.policy.read_only:
             raise ToolRefused(f"{name} is not available: this server is read-only (observe and recall only)")
@@ -355,7 +359,10 @@ class DrivenSession:
         except ToolCallError as exc:
             raise ToolRefused(str(exc)) from None
         step_t0, started_at = time.monotonic(), now_iso()
-        pre = self._look()  # the screen now: time passed while the client's model thought
+        if pre is None:
+            pre = self._look()  # the screen now: time passed while the client's model thought
+        else:
+            self.seen = pre
         number = self._last_step + 1
         packages = self.packages() if name in ("launch_app", "stop_app") else None
         try:

@@ -126,6 +126,8 @@ class HealOutcome:
     final: Observation | None
     model_steps: int
     message: str = ""
+    #: the heal's model called finish with this success before any rejoin (None: it did not)
+    model_success: bool | None = None
 
 
 def run_heal(
@@ -163,7 +165,7 @@ def run_heal(
     plan = [a for s in recorded[start:] if (a := plan_action(s, r.rec_size, r.size)) is not None]
     rec_pre = r.tree_of(rec.ui_xml)
     target_labels = [e.label for e in index_elements(rec_pre) if e.label] if rec_pre is not None else []
-    goal = heal_goal(r.src.goal, r.src.id, recorded[index], why, plan, target_labels, rec.foreground_app,
+    goal = heal_goal(r.goal, r.src.id, recorded[index], why, plan, target_labels, rec.foreground_app,
                      target_step=rec.number)
     task_cfg = (r.src.config or {}).get("task") or {}
     task = HealTask(goal=goal, app=task_cfg.get("app"), secrets=task_secrets(task_cfg))
@@ -232,6 +234,7 @@ def run_heal(
         return HealOutcome(found[0], outcome.final, steps)
     if outcome.stop_reason == "finished":
         why_not = f"the model finished (success={str(bool(outcome.model_success)).lower()}) without rejoining"
+        return HealOutcome(None, outcome.final, steps, why_not, bool(outcome.model_success))
     elif outcome.stop_reason == "max_steps":
         why_not = f"no recorded screen matched within heal.max_steps={max_steps} model steps"
     else:

@@ -134,9 +134,12 @@ class Replayer:
             base = resolve(engine, self.src)
             if base.substituted:
                 self.baseline_of, self.src = base.source, engine.get_session(base.replayed)
+        #: the goal a heal works towards (the Python API's cached AI step sets its own)
+        self.goal = self.src.goal
         if self.opts.heal:
             self._heal_defaults()
         self.lease: Any = None
+        self.last_heal: Any = None  # the last heal's ``HealOutcome``
         self._heal_spent: dict[int, int] = {}  # recorded index -> model steps spent healing it
         self.on_step = on_step
         self.secret = self.opts.secret or env_or_prompt(task_id=self.src.task_id)
@@ -329,44 +332,7 @@ class Replayer:
         obs: Observation | None = None
         try:
             self._prepare_device()
-            obs = self._observe()
-            index, number = 0, 1
-            while index < len(recorded):
-                rec = recorded[index]
-                step_result, obs, stored = self._replay_step(number, rec, obs)
-                number += 1 if stored else 0
-                if step_result.status == "diverged" and self.opts.heal:
-                    if stored:  # done, only not as recorded: retargeted; an attempt that did nothing: healed
-                        step_result.status = "retargeted" if step_result.took_effect else "healed"
-                        self._mark(step_result.number, step_result.status)
-                        result.steps.append(step_result)
-                        if self.on_step:
-                            self.on_step(step_result)
-                    if result.first_divergence is None:
-                        result.first_divergence = rec.number
-                    healed = self._heal(result, recorded, index, step_result, number, obs)
-                    number = self.engine.last_step_number(self.session_id) + 1
-                    if healed is None:
-                        break
-                    index, obs = healed
-                    continue
-                result.steps.append(step_result)
-                if self.on_step:
-                    self.on_step(step_result)
-                if step_result.status != "diverged":
-                    result.last_matched = rec.number
-                if stored:
-                    self._mark(step_result.number, step_result.status)
-                if rec.action_type == "finish" and step_result.status != "diverged":
-                    result.finished = True
-                    result.answer = str(rec.action_args.get("answer", "") or "")
-                    self._finish = Finish(True, bool(rec.action_args.get("success")), result.answer)
-                if step_result.status == "diverged":
-                    if result.first_divergence is None:
-                        result.first_divergence = rec.number
-                    if not self.opts.continue_on_divergence:
-                        break
-                index += 1
+            obs = self._replay_steps(result, recorded, self._observe(), 1)
         except DeviceOffline as exc:
             result.status = "interrupted"
             result.message = f"the device went away: {exc}"
@@ -389,6 +355,50 @@ class Replayer:
             self._judge(result, recorded, obs)
         self.engine.finish_session(self.session_id, result.status, result.to_dict())
         return result
+
+    def _replay_steps(self, result: ReplayResult, recorded: list[StepRecord], obs: Observation,
+                      number: int) -> Observation:
+        """Replay ``recorded`` in order into this replay's session, its steps numbered from
+        ``number``, healing a divergence when the options say so; returns the screen after the
+        last. Stops at the first divergence that is not healed (unless ``continue_on_divergence``)."""
+        index = 0
+        while index < len(recorded):
+            rec = recorded[index]
+            step_result, obs, stored = self._replay_step(number, rec, obs)
+            number += 1 if stored else 0
+            if step_result.status == "diverged" and self.opts.heal:
+                if stored:  # done, only not as recorded: retargeted; an attempt that did nothing: healed
+                    step_result.status = "retargeted" if step_result.took_effect else "healed"
+                    self._mark(step_result.number, step_result.status)
+                    result.steps.append(step_result)
+                    if self.on_step:
+                        self.on_step(step_result)
+                if result.first_divergence is None:
+                    result.first_divergence = rec.number
+                healed = self._heal(result, recorded, index, step_result, number, obs)
+                number = self.engine.last_step_number(self.session_id) + 1
+                if healed is None:
+                    break
+                index, obs = healed
+                continue
+            result.steps.append(step_result)
+            if self.on_step:
+                self.on_step(step_result)
+            if step_result.status != "diverged":
+                result.last_matched = rec.number
+            if stored:
+                self._mark(step_result.number, step_result.status)
+            if rec.action_type == "finish" and step_result.status != "diverged":
+                result.finished = True
+                result.answer = str(rec.action_args.get("answer", "") or "")
+                self._finish = Finish(True, bool(rec.action_args.get("success")), result.answer)
+            if step_result.status == "diverged":
+                if result.first_divergence is None:
+                    result.first_divergence = rec.number
+                if not self.opts.continue_on_divergence:
+                    break
+            index += 1
+        return obs
 
     def _judge(self, result: ReplayResult, recorded: list[StepRecord], final: Observation | None) -> None:
         """The verdict once the steps are replayed: divergence first, then the task's success
@@ -466,6 +476,7 @@ class Replayer:
         healed = run_heal(self, recorded, index, diverged.detail, number, on_model_step, spent,
                           done=diverged.took_effect, current=current)
         self._heal_spent[index] = spent + healed.model_steps
+        self.last_heal = healed
         last = self._step(result.last_matched) if result.last_matched is not None else "no step"
         if healed.rejoin is None or healed.final is None:
             result.message = (f"diverged at {self._step(recorded[index].number)}; the heal did not rejoin the "

@@ -1,0 +1,127 @@
+"""Cached AI steps: the first passing run of a cache key is its baseline; later runs replay each AI
+step's recorded actions (no model call) and heal only what diverges.
+
+A key (``Phone.open(cache="checkout")``, the pytest plugin's test node id) names the session last
+kept as its baseline (``library_baselines``). Each AI call of that session (``act``, ``tap(ai=)``)
+left a ``library_call`` event with its goal and the steps it recorded. In a later run the k-th AI
+call looks up the baseline's k-th: with the same kind and goal, its steps are replayed through the
+semantic replayer (``replay.replayer``, retargeting by element semantics) into the running session;
+a stretch that diverges is handed to a model by ``replay --heal``'s mechanism (``replay.heal``,
+bounded by the profile's ``heal.max_steps``), which rejoins the recording. A call that does not
+match (another goal: the test changed) runs with the model. Queries and checks are never cached.
+
+When the program ends with the session succeeded and something was not plain replay (a call ran
+with the model, or a stretch was healed), the session becomes the key's new baseline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from artemis_cli.engine.clock import now_iso
+from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.transaction import write_transaction
+from artemis_cli.library.session import CALL_EVENT, LibrarySession
+from artemis_cli.operators.observe import Observation
+
+#: The AI calls whose steps are cached (queries and checks never are).
+CACHED_CALLS = ("act", "tap_ai")
+
+
+@dataclass(frozen=True)
+class CachedCall:
+    """One AI call of a baseline: its kind, goal and the steps it recorded."""
+
+    call: str
+    goal: str
+    first_step: int
+    last_step: int
+
+
+def baseline_for(engine: DataEngine, key: str) -> str | None:
+    """The session kept as ``key``'s baseline, while it exists and succeeded."""
+    rows = list(engine.db.query("SELECT b.baseline_session AS id, s.status AS status FROM library_baselines b "
+                                "JOIN sessions s ON s.id = b.baseline_session WHERE b.cache_key = ?", [key]))
+    return str(rows[0]["id"]) if rows and rows[0]["status"] == "succeeded" else None
+
+
+def keep_baseline(engine: DataEngine, key: str, session_id: str) -> None:
+    with engine.lock, write_transaction(engine.db):
+        engine.db.execute(
+            "INSERT INTO library_baselines (cache_key, baseline_session, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT(cache_key) DO UPDATE SET baseline_session = excluded.baseline_session, "
+            "updated_at = excluded.updated_at", [key, session_id, now_iso()])
+
+
+def baseline_calls(engine: DataEngine, session_id: str) -> list[CachedCall]:
+    """The AI calls of ``session_id`` in order, each with its recorded steps (calls that passed)."""
+    out: list[CachedCall] = []
+    for ev in engine.events(session_id, CALL_EVENT):
+        p = ev.payload or {}
+        if p.get("call") in CACHED_CALLS and p.get("success") and p.get("first_step") is not None:
+            out.append(CachedCall(str(p["call"]), str(p.get("goal", "")), int(p["first_step"]), int(p["last_step"])))
+    return out
+
+
+@dataclass
+class CachedOutcome:
+    success: bool
+    how: str  # cache | healed
+    message: str
+    final: Observation | None
+    answer: str = ""
+    healed_steps: int = 0
+
+
+def replay_call(session: LibrarySession, baseline: str, call: CachedCall, goal: str, *, heal_model: Any,
+                profile: Any, real_time: bool, secrets: dict[str, str], pre: Observation) -> CachedOutcome:
+    """Replay ``call``'s recorded steps of ``baseline`` into ``session`` from the screen ``pre``;
+    a diverged stretch is healed by ``heal_model`` towards ``goal`` (None: not healed)."""
+    from artemis_cli.operators.secrets import step_secret
+    from artemis_cli.replay.replayer import Replayer
+    from artemis_cli.replay.results import ReplayOptions, ReplayResult
+
+    engine = session.engine
+    assert session.session_id is not None
+    recorded = engine.get_steps(baseline, start=call.first_step, end=call.last_step)
+    opts = ReplayOptions(heal=heal_model is not None, model=heal_model, profile=profile, real_time=real_time,
+                         use_baseline=False, secret=lambda rec: _secret_for(rec, secrets))
+    replayer = Replayer(engine, session.device, baseline, opts)
+    replayer.goal = goal
+    replayer.session_id = session.session_id
+    replayer.lease = session.lease
+    replayer.t0 = session._t0 - session._offset_base_ms / 1000
+    replayer.secrets = {rec.number: v for rec in recorded if (v := secrets.get(step_secret(rec) or ""))}
+    result = ReplayResult(session.session_id, baseline, "semantics", "running", heal=opts.heal)
+    final = replayer._replay_steps(result, recorded, pre, session.last_step + 1)
+    healed = sum(1 for s in result.steps if s.status == "healed")
+    how = "healed" if result.first_divergence is not None else "cache"
+    if result.first_divergence is None and len(result.steps) >= len(recorded):
+        fin = recorded[-1]
+        if fin.action_type == "finish":
+            ok = bool(fin.action_args.get("success"))
+            return CachedOutcome(ok, how, "replayed the recorded steps", final,
+                                 str(fin.action_args.get("answer", "") or ""), healed)
+        return CachedOutcome(True, how, "replayed the recorded steps", final, "", healed)
+    heal = replayer.last_heal
+    if result.first_divergence is not None and (result.finished or (heal is not None and heal.rejoin is not None
+                                                                      and not result.message)):
+        ok = replayer._finish is None or bool(replayer._finish.model_success)
+        return CachedOutcome(ok, how, f"healed from recorded step {result.first_divergence}", final,
+                             result.answer, healed)
+    if heal is not None and heal.model_success:  # the heal's model reached the goal itself
+        return CachedOutcome(True, how, "the healing model reached the goal", heal.final or final, "", healed)
+    why = result.message or (result.steps[-1].detail if result.steps else "no recorded step replayed")
+    return CachedOutcome(False, how, why, final, "", healed)
+
+
+def _secret_for(rec: Any, secrets: dict[str, str]) -> str:
+    from artemis_cli.errors import UsageError
+    from artemis_cli.operators.secrets import step_secret
+
+    name = step_secret(rec)
+    if name and name in secrets:
+        return secrets[name]
+    raise UsageError(f"recorded step {rec.number} typed a secret{f' ({name})' if name else ''} this run was not given",
+                     hint="pass it with Phone.open(secrets={NAME: value})")

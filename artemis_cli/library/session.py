@@ -1,0 +1,75 @@
+"""The session a Python program drives: ``mcp_server.session.DrivenSession`` with the program, not
+an MCP client, at the wheel.
+
+One copy of the mechanism: a ``Phone`` call is planned on the screen it was picked on, performed
+and judged by ``operators.perform`` and written by ``operators.recording`` exactly as an MCP
+client's or the operator loop's action is. Only the session row differs: ``loop="library"`` and
+the program (its name, e.g. a test's node id) as the operator."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from artemis_cli.engine.clock import now_iso
+from artemis_cli.engine.records import LIBRARY_LOOP, EventRecord, SessionRecord
+from artemis_cli.mcp_server.session import ClientInfo, DrivenSession
+
+#: The event of each Python API call that is not a plain step (``act``, ``tap(ai=)``, ``query``,
+#: ``check``, ``sees``, ``wait_for``, ``screen``): what was asked and what came of it. The cache
+#: reads a baseline's AI steps from these.
+CALL_EVENT = "library_call"
+#: A step the program asked for that was not sent (its target is not on the screen).
+NOT_SENT_EVENT = "library_not_sent"
+
+
+class LibrarySession(DrivenSession):
+    """A ``DrivenSession`` recorded as the Python API's (``loop="library"``)."""
+
+    def start(self, client: ClientInfo) -> str:
+        if self.session_id is not None:
+            return self.session_id
+        self.client = client
+        self._create()
+        assert self.session_id is not None
+        return self.session_id
+
+    def _create(self) -> None:
+        from artemis_cli.config.task import task_from_goal
+
+        info = self.device.info()
+        goal = self.goal or "driven by a Python program (artemis_cli.Phone)"
+        task = task_from_goal(goal)
+        session_id = self.engine.new_session_id()
+        self.engine.create_session(SessionRecord(
+            id=session_id, task_id=task.id, goal=goal, profile=self.profile.name, loop=LIBRARY_LOOP,
+            device_serial=info.serial, device_kind=info.kind, screen_width=info.width, screen_height=info.height,
+            models={"operator": f"python:{self.client.name}"}, model_label=self.client.label, status="running",
+            started_at=now_iso(),
+            config={"task": task.model_dump(mode="json", exclude={"reference"}), "reference_steps": 0,
+                    "profile": self.profile.model_dump(mode="json"), "max_steps": 0, "offline_model": False,
+                    "run": dict(self.run_config)},
+        ))
+        self._own(session_id)
+        self._t0 = time.monotonic()
+
+    def event(self, kind: str, payload: dict[str, Any], step: int | None = None) -> None:
+        assert self.session_id is not None
+        if self._lease is not None:
+            self._lease.check()
+        self.engine.record_event(EventRecord(session_id=self.session_id, step=step, kind=kind, payload=payload))
+
+    @property
+    def last_step(self) -> int:
+        return self._last_step
+
+    def caught_up(self, obs: Any) -> None:
+        """Steps were written by a loop or a replay in this session: go on after the last of
+        them, on the screen they left (``obs``)."""
+        assert self.session_id is not None
+        self._last_step = self.engine.last_step_number(self.session_id)
+        self.seen = obs
+
+    @property
+    def lease(self) -> Any:
+        return self._lease
