@@ -349,7 +349,7 @@ class GoalScriptedModel:
         text = "\n".join(p.text for m in request.messages for p in m.parts if p.text)
         for goal, model in self.models.items():
             if f"Goal: {goal}" in text:
-                return model.generate(request)  # type: ignore[no-any-return]
+                return model.generate(request)
         raise ScriptError("no script for this request's goal: " + _line_after(text, "Goal: "))
 
 
