@@ -14,6 +14,10 @@ if TYPE_CHECKING:
         ActResult,
         ArtemisError,
         CheckFailed,
+        ConfigError,
+        DeviceError,
+        DeviceNotFound,
+        DeviceOffline,
         Phone,
         PhoneStats,
         Screen,
@@ -23,10 +27,24 @@ if TYPE_CHECKING:
         UsageError,
     )
 
-_API = ("ActResult", "ArtemisError", "CheckFailed", "ConfigError", "DeviceError", "DeviceNotFound", "DeviceOffline",
-        "Phone", "PhoneStats", "Screen", "ScreenElement", "StepFailed", "StepResult", "UsageError")
-
-__all__ = ["__version__", *_API]
+__all__ = [
+    "ActResult",
+    "ArtemisError",
+    "CheckFailed",
+    "ConfigError",
+    "DeviceError",
+    "DeviceNotFound",
+    "DeviceOffline",
+    "Phone",
+    "PhoneStats",
+    "Screen",
+    "ScreenElement",
+    "StepFailed",
+    "StepResult",
+    "UsageError",
+    "__version__",
+]
+_API = frozenset(__all__) - {"__version__"}
 
 
 def __getattr__(name: str) -> Any:

@@ -6,7 +6,14 @@ See docs/python.md. Everything else in the package is internal and may change.""
 
 from __future__ import annotations
 
-from artemis_cli.errors import ArtemisError, ConfigError, DeviceError, DeviceNotFound, DeviceOffline, UsageError
+from artemis_cli.errors import (
+    ArtemisError,
+    ConfigError,
+    DeviceError,
+    DeviceNotFound,
+    DeviceOffline,
+    UsageError,
+)
 from artemis_cli.library.errors import CheckFailed, StepFailed
 from artemis_cli.library.phone import Phone
 from artemis_cli.library.results import ActResult, PhoneStats, Screen, ScreenElement, StepResult

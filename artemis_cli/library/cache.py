@@ -41,8 +41,9 @@ class CachedCall:
 
 def baseline_for(engine: DataEngine, key: str) -> str | None:
     """The session kept as ``key``'s baseline, while it exists and succeeded."""
-    rows = list(engine.db.query("SELECT b.baseline_session AS id, s.status AS status FROM library_baselines b "
-                                "JOIN sessions s ON s.id = b.baseline_session WHERE b.cache_key = ?", [key]))
+    with engine.lock:  # sqlite-utils' query opens a savepoint: never beside a summary job's write
+        rows = list(engine.db.query("SELECT b.baseline_session AS id, s.status AS status FROM library_baselines b "
+                                    "JOIN sessions s ON s.id = b.baseline_session WHERE b.cache_key = ?", [key]))
     return str(rows[0]["id"]) if rows and rows[0]["status"] == "succeeded" else None
 
 

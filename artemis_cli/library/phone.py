@@ -442,10 +442,10 @@ class Phone:
                               profile=self.profile, real_time=self._real_time, secrets=self._secrets, pre=self._look())
             self._s.caught_up(out.final)
             if out.success:
-                step = self.engine.get_step(sid, self._s.last_step)
+                rec = self.engine.get_step(sid, self._s.last_step)
                 self._event_ai("tap_ai", ActResult(description, True, "", first, self._s.last_step, "cache", 0, out.message))
-                return StepResult(step.number, "tap", step.result_status, step.result_detail or "",
-                                  str((step.target or {}).get("text") or ""))
+                return StepResult(rec.number, "tap", rec.result_status, rec.result_detail or "",
+                                  str((rec.target or {}).get("text") or ""))
             first = self._s.last_step + 1  # diverged: the model finds it on the screen now
         model = self._model_for("tap(ai=…)")
         require_llm(model, "tap(ai=…)")
@@ -522,8 +522,9 @@ class Phone:
         if sid is None:
             return PhoneStats(None, self.status if self._closed else "open", 0, 0, 0.0, 0, 0, str(self.engine.data_dir))
         from artemis_cli.engine.token_usage import session_costs
+        from artemis_cli.replay.lineage import marks as replay_marks
 
-        marks = [s.replay_mark for s in self.engine.get_steps(sid)]
+        marks = list(replay_marks(self.engine, sid).values())
         return PhoneStats(
             session_id=sid, status=self.status, steps=self.engine.last_step_number(sid),
             model_calls=len(self.engine.llm_calls(sid)), cost_usd=session_costs(self.engine, sid).total_usd,

@@ -328,6 +328,31 @@ class ScriptedModel:
         return ModelResponse(message, Usage(), self.name, (time.perf_counter() - t0) * 1000)
 
 
+class GoalScriptedModel:
+    """One offline model per goal: the request whose ``# TASK`` names a goal (``Goal: …``) is
+    answered by that goal's model. The Python API's AI steps each start their own transcript, so a
+    program of several ``phone.act`` calls needs one script per goal. ``make`` builds each goal's
+    model from its script (``ScriptedModel``; ``models.healer.HealerModel`` follows it loosely)."""
+
+    offline = True
+
+    def __init__(self, scripts: dict[str, list[dict[str, Any]]],
+                 make: Callable[[list[dict[str, Any]]], Any] = ScriptedModel) -> None:
+        if not scripts:
+            raise ValueError("GoalScriptedModel needs at least one goal")
+        # the longest goal first: one goal may begin with another
+        self.models = {goal: make(script) for goal, script in sorted(scripts.items(), key=lambda kv: -len(kv[0]))}
+        first = next(iter(self.models.values()))
+        self.name, self.label = first.name, first.label
+
+    def generate(self, request: ModelRequest) -> ModelResponse:
+        text = "\n".join(p.text for m in request.messages for p in m.parts if p.text)
+        for goal, model in self.models.items():
+            if f"Goal: {goal}" in text:
+                return model.generate(request)
+        raise ScriptError("no script for this request's goal: " + _line_after(text, "Goal: "))
+
+
 #: ``modelVersion`` of the fake server's stub lens answers: what the session records as the
 #: summary's model (never a real model's name — the stub does not look at the screenshot).
 STUB_LENS_MODEL = "stub-lens (fake server)"

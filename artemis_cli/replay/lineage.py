@@ -33,8 +33,9 @@ def set_mark(engine: DataEngine, session_id: str, number: int, mark: str) -> Non
 
 def marks(engine: DataEngine, session_id: str) -> dict[int, str]:
     """Step number -> mark of a replay session (empty for a run)."""
-    rows = engine.db.query("SELECT number, replay_mark FROM steps WHERE session_id = ? AND replay_mark IS NOT NULL",
-                           [session_id])
+    with engine.lock:  # sqlite-utils' query opens a savepoint: never beside a summary job's write
+        rows = list(engine.db.query(
+            "SELECT number, replay_mark FROM steps WHERE session_id = ? AND replay_mark IS NOT NULL", [session_id]))
     return {int(r["number"]): str(r["replay_mark"]) for r in rows}
 
 
@@ -48,8 +49,9 @@ def root_source(engine: DataEngine, session: SessionRecord) -> SessionRecord:
 
 
 def baseline_of(engine: DataEngine, source_id: str) -> str | None:
-    rows = list(engine.db.query("SELECT baseline_session FROM replay_baselines WHERE source_session = ?",
-                                [source_id]))
+    with engine.lock:
+        rows = list(engine.db.query("SELECT baseline_session FROM replay_baselines WHERE source_session = ?",
+                                    [source_id]))
     return str(rows[0]["baseline_session"]) if rows else None
 
 
