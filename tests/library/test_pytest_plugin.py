@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -55,21 +56,31 @@ def _junit(path: Path) -> dict[str, dict[str, str]]:
             for case in root.iter("testcase")}
 
 
-@pytest.fixture
-def one_run(pytester: pytest.Pytester, tmp_path: Path) -> tuple[pytest.RunResult, Path, Path]:
-    pytester.makepyfile(test_phone=TESTS)
-    data, junit = tmp_path / "data", tmp_path / "junit.xml"
-    result = pytester.runpytest("--artemis-device", "sim", "--artemis-data-dir", str(data),
-                                f"--junitxml={junit}", "-p", "no:cacheprovider")
-    return result, data, junit
+@dataclass(frozen=True)
+class Run:
+    out: str
+    data: Path
+    junit: Path
 
 
-def test_each_test_is_a_session_named_after_it_and_closed_with_its_outcome(
-        one_run: tuple[pytest.RunResult, Path, Path]) -> None:
-    result, data, _ = one_run
-    result.assert_outcomes(passed=2, failed=1, skipped=1)
-    assert "record_property is incompatible" not in result.stdout.str()  # no warning under junit_family xunit2
-    sessions = _sessions(data)
+@pytest.fixture(scope="module")
+def one_run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """TESTS run once by pytest in a child process (as ``runpytest_subprocess`` would; an in-process
+    run would unload the modules it imported while this process still holds their classes)."""
+    where = tmp_path_factory.mktemp("one_run")
+    (where / "test_phone.py").write_text(TESTS, encoding="utf-8")
+    data, junit = where / "data", where / "junit.xml"
+    res = subprocess.run([sys.executable, "-m", "pytest", "--artemis-device", "sim", "--artemis-data-dir", str(data),
+                          f"--junitxml={junit}", "-p", "no:cacheprovider", "-rA"], cwd=where, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == pytest.ExitCode.TESTS_FAILED, res.stdout + res.stderr
+    assert re.search(r"\b1 failed, 2 passed, 1 skipped\b", res.stdout), res.stdout
+    return Run(res.stdout, data, junit)
+
+
+def test_each_test_is_a_session_named_after_it_and_closed_with_its_outcome(one_run: Run) -> None:
+    assert "record_property is incompatible" not in one_run.out  # no warning under junit_family xunit2
+    sessions = _sessions(one_run.data)
     assert {goal: rec.status for goal, rec in sessions.items()} == {
         "test_phone.py::test_adds_a_contact": "succeeded",
         "test_phone.py::test_wrong_name": "failed",
@@ -78,11 +89,9 @@ def test_each_test_is_a_session_named_after_it_and_closed_with_its_outcome(
     assert all(rec.loop == "library" and rec.device_serial == "sim" for rec in sessions.values())
 
 
-def test_a_failed_test_names_its_session_and_report_under_the_failure(
-        one_run: tuple[pytest.RunResult, Path, Path]) -> None:
-    result, data, _ = one_run
+def test_a_failed_test_names_its_session_and_report_under_the_failure(one_run: Run) -> None:
+    data, out = one_run.data, one_run.out
     failed = _sessions(data)["test_phone.py::test_wrong_name"]
-    out = result.stdout.str()
     lines = out.splitlines()
     section = lines[next(i for i, line in enumerate(lines) if re.fullmatch(r"-+ artemis -+", line)):]
     assert section[1:4] == [f"artemis session: {failed.id}", section[2], f"its steps: artemis sessions show {failed.id}"]
@@ -97,8 +106,8 @@ def test_a_failed_test_names_its_session_and_report_under_the_failure(
     assert out.index("the contact list has no Nobody Here") < out.index(f"artemis session: {failed.id}")
 
 
-def test_junit_carries_every_tests_session_figures(one_run: tuple[pytest.RunResult, Path, Path]) -> None:
-    _, data, junit = one_run
+def test_junit_carries_every_tests_session_figures(one_run: Run) -> None:
+    data, junit = one_run.data, one_run.junit
     sessions = _sessions(data)
     props = _junit(junit)
     passed, failed = props["test_adds_a_contact"], props["test_wrong_name"]
@@ -151,7 +160,7 @@ def test_more_workers_than_devices_is_a_usage_error(pytester: pytest.Pytester) -
 def test_contradicting_or_bad_device_options_are_usage_errors(pytester: pytest.Pytester, args: list[str],
                                                               error: str) -> None:
     pytester.makepyfile(test_x="def test_x(phone):\n    pass\n")
-    result = pytester.runpytest(*args, "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(*args, "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([error])
 
