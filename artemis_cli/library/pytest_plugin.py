@@ -163,15 +163,25 @@ class _Held:
             self.phone.close(status=status, message=message)
 
     def fail(self, why: str) -> list[str]:
-        """Close as failed, write the report; the lines naming the session and the report."""
+        """Close as failed, write the report; the lines naming the session and the report. Runs
+        inside a report hook, where an exception would be pytest's internal error: a close or a
+        report that cannot be written is said in the lines instead."""
         if self.closed:
             return []
-        self.close("failed", why)
+        try:
+            self.close("failed", why)
+        except Exception as e:
+            return [f"artemis session: {self.phone.session_id} (not closed: {type(e).__name__}: {e})"]
         if self.phone.session_id is None:
             return ["artemis: no session (the test failed before its first phone step)"]
-        self.report_path = str(self.phone.report())
-        return [f"artemis session: {self.phone.session_id}", f"artemis report: {self.report_path}",
-                f"its steps: artemis sessions show {self.phone.session_id}"]
+        lines = [f"artemis session: {self.phone.session_id}"]
+        try:
+            self.report_path = str(self.phone.report())
+            lines.append(f"artemis report: {self.report_path}")
+        except Exception as e:
+            lines.append(f"artemis report: not written ({type(e).__name__}: {e}); "
+                         f"write it with: artemis report {self.phone.session_id} -o report.html")
+        return [*lines, f"its steps: artemis sessions show {self.phone.session_id}"]
 
     def properties(self) -> Iterator[tuple[str, str]]:
         from artemis_cli.suite.junit import usd_text

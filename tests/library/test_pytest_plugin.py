@@ -184,3 +184,21 @@ def test_a_run_stopped_by_ctrl_c_leaves_the_tests_session_interrupted(pytester: 
                                            "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     assert {goal: rec.status for goal, rec in _sessions(data).items()} == {"test_stop.py::test_stopped": "interrupted"}
+
+
+def test_a_report_that_cannot_be_written_is_said_under_the_failure(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """The report is written inside pytest's report hook, where an exception would be an internal
+    error: a data dir whose reports/ is a file still gives the failure, the session and why."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "reports").write_text("not a directory")
+    pytester.makepyfile(test_fails='def test_fails(phone):\n    phone.launch("Contacts")\n    assert False\n')
+    result = pytester.runpytest_subprocess("--artemis-device", "sim", "--artemis-data-dir", str(data),
+                                           "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    (session,) = _sessions(data).values()
+    assert session.status == "failed"
+    result.stdout.fnmatch_lines([f"artemis session: {session.id}",
+                                 "artemis report: not written (*Error: *); write it with: artemis report "
+                                 f"{session.id} -o report.html"])
