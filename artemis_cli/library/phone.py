@@ -414,6 +414,7 @@ class Phone:
         loop, service = build_loop(sid, task, self.profile, self.device, model, self.engine,
                                    max_steps=first + steps - 1, real_time=self._real_time, callbacks=Callbacks(),
                                    ledger=ledger, lease=self._s.lease, secrets=self._secrets)
+        loop.t0, loop.offset_base_ms = time.monotonic(), self._s._offset_ms()  # the session's clock goes on
         try:
             with priced(self.engine, sid, model, self.profile) as pricer:
                 guard_budget(loop, self.engine, sid, pricer, self.profile.max_cost)
