@@ -8,12 +8,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from pydantic import BaseModel
+
 from artemis_cli.models.base import ModelRequest, ModelResponse
 from artemis_cli.operators.observe import Observation, observe
 from artemis_cli.sim.phone import SimPhone
 
 NOTES = "com.artemis.notes"
 SCREEN = (1080, 2400)
+#: The longest side of the screenshot the asks send in these tests.
+SIDE = 768
 _LINE = re.compile(r"^\[(\d+)\] ")
 
 
@@ -46,6 +50,13 @@ def index_of(request_text: str, needle: str) -> int | None:
 
 def count_ids(request_text: str, short_id: str) -> int:
     return sum(1 for line in fenced_lines(request_text) if f" id={short_id} " in line + " ")
+
+
+class NoteRow(BaseModel):
+    """A query kind: one row of the Notes list."""
+
+    title: str
+    summary: str
 
 
 def reply(**fields: object) -> str:

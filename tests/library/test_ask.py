@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from ask_support import Calls, Replies, count_ids, fenced_lines, index_of, probe_notes, reply
+from ask_support import SIDE, Calls, NoteRow, Replies, count_ids, fenced_lines, index_of, probe_notes, reply
 from golden_files import assert_golden
-from pydantic import BaseModel
 
+from artemis_cli.engine import DataEngine, SessionRecord
+from artemis_cli.engine.token_usage import token_usage
 from artemis_cli.errors import UsageError
 from artemis_cli.library.ask import (
     Answer,
@@ -30,19 +31,13 @@ from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequ
 from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.models.heuristic import HeuristicModel
 from artemis_cli.operators.observe import Observation
+from artemis_cli.operators.roles import call_recorder
 from artemis_cli.perception.marks import draw_marks, marks_of
 from artemis_cli.perception.model_image import scale_for_model
 from artemis_cli.sim.worlds.probe import INJECTION_BODY, INJECTION_TEXT
 
 GOLDEN = Path(__file__).parent / "golden"
 MODEL = "gemini-2.5-flash"
-SIDE = 768
-
-
-class NoteRow(BaseModel):
-    title: str
-    summary: str
-
 
 @pytest.fixture(scope="module")
 def obs() -> Observation:
@@ -266,6 +261,30 @@ def test_locate_null_names_the_description_and_the_reason(serve: Serve, obs: Obs
     assert str(info.value) == ('locate "the checkout button": no element on the screen matches: '
                                "this is the Notes list; there is no cart")
     assert len(srv.requests) == 1
+
+
+# --- metering -------------------------------------------------------------------------------------
+
+
+def test_asks_are_metered_under_their_own_roles(serve: Serve, obs: Observation, tmp_path: Path) -> None:
+    """Through the session's call recorder, every attempt lands in llm_calls under the ask's role,
+    and token usage shows the three as the "screen asks" group."""
+    _, model = serve("not json", reply(answer=4, reason="four rows"), reply(passed=True, reason="x"),
+                     reply(index=11, reason="x"))
+    with DataEngine.open(tmp_path / "data") as engine:
+        sid = engine.create_session(SessionRecord(goal="python api"))
+        record = call_recorder(engine, sid)
+        ask_query(model, obs, "How many notes?", int, record_call=record)
+        ask_check(model, obs, "Notes are listed", record_call=record)
+        ask_locate(model, obs, "the New note button", record_call=record)
+        usage = token_usage(engine, sid)
+        rows = engine.llm_calls(sid)
+    assert [c.role for c in rows] == ["query", "query", "check", "locate"]
+    assert all(c.status == "ok" and c.model == MODEL for c in rows)
+    asks = usage.group("asks")
+    assert asks.label == "screen asks" and [(r.role, r.counts.calls) for r in asks.roles] == [
+        ("query", 2), ("check", 1), ("locate", 1)]
+    assert asks.counts.prompt == usage.total.prompt > 0 and usage.group("other").roles == ()
 
 
 # --- models that cannot read a screen -------------------------------------------------------------

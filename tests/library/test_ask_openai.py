@@ -8,8 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from ask_support import Calls, Replies, count_ids, fenced_lines, index_of, probe_notes, reply
-from pydantic import BaseModel
+from ask_support import SIDE, Calls, NoteRow, Replies, count_ids, fenced_lines, index_of, probe_notes, reply
 
 from artemis_cli.library.ask import Answer, AnswerError, Located, Verdict, ask_check, ask_locate, ask_query
 from artemis_cli.library.ask_prompts import SCREENSHOT_LABEL_MARKS, SYSTEM_PROMPTS
@@ -19,13 +18,6 @@ from artemis_cli.operators.observe import Observation
 from artemis_cli.perception.marks import draw_marks, marks_of
 
 MODEL = "qwen2.5-vl-7b"
-SIDE = 768
-
-
-class Note(BaseModel):
-    title: str
-    summary: str
-
 
 @pytest.fixture(scope="module")
 def obs() -> Observation:
@@ -80,7 +72,7 @@ def test_query_int_and_pydantic_over_the_openai_wire(script: Replies, server: Fa
     calls = Calls()
     assert ask_query(model, obs, "How many notes are listed?", int, record_call=calls, max_image_side=SIDE) == Answer(
         4, "four note rows", MODEL)
-    assert ask_query(model, obs, "The first note", list[Note]).value == [Note(**notes[0])]
+    assert ask_query(model, obs, "The first note", list[NoteRow]).value == [NoteRow(**notes[0])]
     assert calls.seen == [("query", True, None)]
     req = server.requests[0]
     assert req.messages[0] == {"role": "system", "content": SYSTEM_PROMPTS["query"]} and req.tools == []
