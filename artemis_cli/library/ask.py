@@ -25,7 +25,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import TypeAdapter, ValidationError
 from pydantic.errors import PydanticUserError
 
-from artemis_cli.errors import ArtemisError, UsageError
+from artemis_cli.errors import AnswerError, UsageError
 from artemis_cli.library.ask_prompts import SCREENSHOT_LABEL, SCREENSHOT_LABEL_MARKS, SYSTEM_PROMPTS
 from artemis_cli.models.base import Model, ModelRequest, ModelResponse
 from artemis_cli.operators.observe import Observation
@@ -81,21 +81,6 @@ class Located:
     index: int
     reason: str
     model: str
-
-
-class AnswerError(ArtemisError):
-    """No usable answer about the screen: two unusable replies (the first ask and its one retry),
-    a failed model call, or the model saying the screen does not show what was asked. ``ask`` is
-    query / check / locate, ``subject`` the question, statement or description, ``detail`` the
-    last error or the model's reason."""
-
-    exit_code = 1
-
-    def __init__(self, ask: str, subject: str, detail: str, *, hint: str | None = None) -> None:
-        self.ask = ask
-        self.subject = subject
-        self.detail = detail
-        super().__init__(f"{ask} {quote_untrusted(subject, None)}: {detail}", hint=hint)
 
 
 def require_llm(model: Model, what: str) -> None:
@@ -222,7 +207,8 @@ def _locate_parser(obs: Observation) -> Callable[[Any], _Reply[int]]:
 
 
 def _ask(model: Model, obs: Observation, ask: str, subject: str, text: str, parse: Callable[[Any], _Reply[T]],
-         record_call: RecordCall | None, max_image_side: int | None, marks: bool) -> tuple[_Reply[T], str]:
+         record_call: RecordCall | None, max_image_side: int | None, marks: bool,
+         media_resolution: str | None) -> tuple[_Reply[T], str]:
     """One exchange; the reply (its value None when the model said the screen does not show it)
     and the model that gave it. :class:`AnswerError` when no reply was usable."""
     require_llm(model, f"{ask} {quote_untrusted(subject, None)}")
@@ -235,7 +221,8 @@ def _ask(model: Model, obs: Observation, ask: str, subject: str, text: str, pars
             record_call(request, response, error)
 
     outcome = ask_structured(model, role=ask, system=SYSTEM_PROMPTS[ask], user_text=text, parse=parse,
-                             record_call=record, images=[_screenshot(obs, max_image_side, marks)])
+                             record_call=record, images=[_screenshot(obs, max_image_side, marks)],
+                             media_resolution=media_resolution)
     model_name = outcome.model or getattr(model, "name", "") or ""
     if outcome.value is None:
         if failures:
@@ -260,7 +247,7 @@ def _adapter(kind: Any) -> TypeAdapter[Any]:
 
 
 def ask_query(model: Model, obs: Observation, question: str, kind: Any, *, record_call: RecordCall | None = None,
-              max_image_side: int | None = None, marks: bool = True) -> Answer:
+              max_image_side: int | None = None, marks: bool = True, media_resolution: str | None = None) -> Answer:
     """``question`` about the screen of ``obs``, answered as a value of ``kind`` (int, float,
     bool, str, a pydantic model, or anything ``TypeAdapter`` takes). :class:`AnswerError` when
     the model gives no valid answer after one retry, or says the screen does not show it."""
@@ -272,7 +259,7 @@ def ask_query(model: Model, obs: Observation, question: str, kind: Any, *, recor
         null_is_answer = False
     text = query_request_text(obs, question, adapter.json_schema())
     reply, name = _ask(model, obs, "query", question, text, _query_parser(adapter, null_is_answer), record_call,
-                       max_image_side, marks)
+                       max_image_side, marks, media_resolution)
     if reply.value is None and not null_is_answer:
         raise AnswerError("query", question, f"the model says the screen does not show it: {reply.reason}",
                           hint="ask about what is on the screen now (bring it into view first)")
@@ -280,20 +267,21 @@ def ask_query(model: Model, obs: Observation, question: str, kind: Any, *, recor
 
 
 def ask_check(model: Model, obs: Observation, statement: str, *, record_call: RecordCall | None = None,
-              max_image_side: int | None = None, marks: bool = True) -> Verdict:
+              max_image_side: int | None = None, marks: bool = True, media_resolution: str | None = None) -> Verdict:
     """Whether ``statement`` is true of the screen of ``obs``, with the model's reason; a
     statement the screen does not let the model confirm is ``passed=False``."""
     reply, name = _ask(model, obs, "check", statement, check_request_text(obs, statement), _parse_check,
-                       record_call, max_image_side, marks)
+                       record_call, max_image_side, marks, media_resolution)
     return Verdict(bool(reply.value), reply.reason, name)
 
 
 def ask_locate(model: Model, obs: Observation, description: str, *, record_call: RecordCall | None = None,
-               max_image_side: int | None = None, marks: bool = True) -> Located:
+               max_image_side: int | None = None, marks: bool = True,
+               media_resolution: str | None = None) -> Located:
     """The index (in ``obs.elements``' numbering) of the element ``description`` describes;
     :class:`AnswerError` with the model's reason when nothing on the screen matches."""
     reply, name = _ask(model, obs, "locate", description, locate_request_text(obs, description),
-                       _locate_parser(obs), record_call, max_image_side, marks)
+                       _locate_parser(obs), record_call, max_image_side, marks, media_resolution)
     if reply.value is None:
         raise AnswerError("locate", description, f"no element on the screen matches: {reply.reason}",
                           hint="describe an element that is on the screen now (scroll it into view first)")

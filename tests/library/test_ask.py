@@ -217,13 +217,13 @@ def test_a_wrong_check_fails_with_the_models_reason(serve: Serve, obs: Observati
     srv, model = serve(reply(passed=False, reason="the list shows four notes, none titled Shopping"),
                        reply(passed=True, reason="Groceries is the first row"))
     calls = Calls()
-    verdict = ask_check(model, obs, "A note titled Shopping is listed", record_call=calls)
+    verdict = ask_check(model, obs, "A note titled Shopping is listed", record_call=calls, media_resolution="low")
     assert verdict == Verdict(False, "the list shows four notes, none titled Shopping", MODEL)
     assert ask_check(model, obs, "A note titled Groceries is listed") == Verdict(True, "Groceries is the first row",
                                                                                   MODEL)
     assert srv.requests[0].system == SYSTEM_PROMPTS["check"]
     assert '# STATEMENT\n"A note titled Shopping is listed"\n' in first_text(srv.requests[0])
-    assert calls.seen == [("check", True, None)]
+    assert calls.seen == [("check", True, None)] and calls.requests[0].media_resolution == "low"
 
 
 def test_check_wants_a_json_boolean(serve: Serve, obs: Observation) -> None:
