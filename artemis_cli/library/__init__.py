@@ -1,1 +1,1 @@
-"""The Python API's internals; the public names are in artemis_cli.api."""
+"""The Python API's internals; the public names are in ``artemis_cli.api``."""
