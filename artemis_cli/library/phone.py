@@ -353,6 +353,12 @@ class Phone:
             return calls[ordinal]
         return None
 
+    def _view(self) -> dict[str, Any]:
+        """How the asks show the screenshot: as the operator's copy (the profile's size, marks and
+        media resolution)."""
+        shot = self.profile.screenshot
+        return {"max_image_side": shot.max_side, "marks": shot.marks, "media_resolution": shot.media_resolution}
+
     def _calls(self) -> int:
         return len(self.engine.llm_calls(self._ensure()))
 
@@ -473,8 +479,7 @@ class Phone:
         obs = self._look()
         with priced(self.engine, sid, model, self.profile):
             found = ask_locate(model, obs, description, record_call=call_recorder(self.engine, sid),
-                               max_image_side=getattr(getattr(model, "options", None), "max_image_side", None),
-                               marks=self.profile.screenshot.marks)
+                               **self._view())
         try:
             step = self._step("tap", {"index": found.index}, obs)
         except StepFailed as exc:
@@ -498,8 +503,7 @@ class Phone:
         obs = self._look()
         with priced(self.engine, sid, model, self.profile):
             answer = ask_query(model, obs, question, kind, record_call=call_recorder(self.engine, sid),
-                               max_image_side=getattr(getattr(model, "options", None), "max_image_side", None),
-                               marks=self.profile.screenshot.marks)
+                               **self._view())
         value = answer.value
         shown = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
         self._event({"call": "query", "question": question, "answer": shown, "reason": answer.reason,
@@ -519,8 +523,7 @@ class Phone:
         obs = self._look()
         with priced(self.engine, sid, model, self.profile):
             verdict = ask_check(model, obs, statement, record_call=call_recorder(self.engine, sid),
-                                max_image_side=getattr(getattr(model, "options", None), "max_image_side", None),
-                                marks=self.profile.screenshot.marks)
+                                **self._view())
         self._event({"call": "check", "statement": statement, "passed": verdict.passed, "reason": verdict.reason,
                      "model": verdict.model})
         if not verdict.passed:
