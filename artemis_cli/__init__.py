@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from artemis_cli.api import (
         ActResult,
+        AnswerError,
         ArtemisError,
         CheckFailed,
         ConfigError,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ActResult",
+    "AnswerError",
     "ArtemisError",
     "CheckFailed",
     "ConfigError",

@@ -7,6 +7,7 @@ See docs/python.md. Everything else in the package is internal and may change.""
 from __future__ import annotations
 
 from artemis_cli.errors import (
+    AnswerError,
     ArtemisError,
     ConfigError,
     DeviceError,
@@ -20,6 +21,7 @@ from artemis_cli.library.results import ActResult, PhoneStats, Screen, ScreenEle
 
 __all__ = [
     "ActResult",
+    "AnswerError",
     "ArtemisError",
     "CheckFailed",
     "ConfigError",

@@ -155,6 +155,27 @@ class ModelRefused(ModelError):
         self.reason = reason
 
 
+# --- the Python API's questions about the screen (exit 1) ------------------------------------
+
+
+class AnswerError(ArtemisError):
+    """A question about the screen (``phone.query`` / ``check`` / ``locate``) got no usable
+    answer: two unusable replies (the first ask and its one retry), a failed model call, or the
+    model saying the screen does not show what was asked. ``ask`` is query / check / locate,
+    ``subject`` the question, statement or description, ``detail`` the last error or the model's
+    reason."""
+
+    exit_code = 1
+
+    def __init__(self, ask: str, subject: str, detail: str, *, hint: str | None = None) -> None:
+        import json
+
+        self.ask = ask
+        self.subject = subject
+        self.detail = detail
+        super().__init__(f"{ask} {json.dumps(subject, ensure_ascii=False)}: {detail}", hint=hint)
+
+
 # --- debugging ----------------------------------------------------------------------------
 
 _TRUE = frozenset({"1", "true", "yes", "on"})

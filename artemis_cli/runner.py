@@ -142,15 +142,16 @@ def session_prompt(profile: Any, task: Any = None) -> dict[str, Any]:
 
 
 def new_ledger(task: Any, profile: Any, engine: DataEngine, max_steps: int,
-               prompt: dict[str, Any] | None = None) -> TranscriptLedger:
+               prompt: dict[str, Any] | None = None, started_after: int = 0) -> TranscriptLedger:
     """An empty ledger for a session (``task`` needs ``goal`` and ``app``); ``prompt`` is the
     session's stored S zone (:func:`session_prompt`), None for a new session or one recorded
-    before sessions stored it (the current text then)."""
+    before sessions stored it (the current text then). ``started_after``: the steps a program
+    took before this goal (``phone.act``), which the task text tells the model."""
     prompt = prompt or session_prompt(profile, task)
     return TranscriptLedger(
         system=prompt["system"],
         tools=[ToolDecl(t["name"], t["description"], t["parameters"]) for t in prompt["tools"]],
-        task_text=task_message(task.goal, app=task.app, max_steps=max_steps),
+        task_text=task_message(task.goal, app=task.app, max_steps=max_steps, started_after=started_after),
         settings=LedgerSettings.from_profile(profile),
         load_image=engine.blob,
     )

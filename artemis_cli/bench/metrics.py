@@ -67,7 +67,7 @@ TOKEN_GROUPS = (*GROUP_KEYS, "total")
 
 
 def token_figures(usage: TokenUsage) -> dict[str, Any]:
-    """``tokens`` ({operator, lens, pro_roles, other, total} x {prompt, cached, output}: every
+    """``tokens`` ({operator, lens, pro_roles, asks, other, total} x {prompt, cached, output}: every
     billed attempt of the session, failed ones included) and ``lens_prompt_tokens``."""
     groups = {g.group: g.counts for g in usage.groups}
     groups["total"] = usage.total

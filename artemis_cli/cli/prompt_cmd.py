@@ -47,14 +47,23 @@ def prompt(
 
     engine = DataEngine.open_for_reading(resolve(data_dir))
     rec = engine.get_session(session)
+    from artemis_cli.engine.records import LIBRARY_LOOP
+
     if rec.loop == "mcp":  # an outside agent decided its steps: Artemis sent no model a prompt
         from artemis_cli.errors import UsageError
 
         raise UsageError(f"session {rec.id} was driven by an MCP client ({rec.model_label or 'unknown'}): "
                          "Artemis sent no model a prompt to re-render",
                          hint=f"its steps: artemis sessions show {rec.id}")
-    from artemis_cli.memory.turn_check import check_turn
+    from artemis_cli.memory.turn_check import ai_step_span, check_turn
 
+    if rec.loop == LIBRARY_LOOP and ai_step_span(engine, rec.id, step) is None:
+        from artemis_cli.errors import UsageError
+
+        kind = engine.get_step(rec.id, step).action_type
+        raise UsageError(f"step {step} of session {rec.id} was a Python API call ({kind}) or a replayed AI step: "
+                         "no model was sent a prompt for it",
+                         hint=f"the steps phone.act's model decided are listed by: artemis sessions show {rec.id}")
     check = check_turn(engine, rec.id, step)
     requests, rendered, recorded, rows, ok = check.requests, check.rendered, check.recorded, check.rows, check.match
     if as_json:

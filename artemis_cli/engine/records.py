@@ -42,6 +42,11 @@ REDACTED = "[redacted]"
 MCP_LOOP = "mcp"
 #: The loop of a session a Python program drove through ``artemis_cli.Phone`` (its calls are the steps).
 LIBRARY_LOOP = "library"
+#: The event of each Python API call that is not a plain step (``act``, ``tap(ai=)``, ``query``,
+#: ``check``, ``sees``, ``wait_for``, ``screen``): what was asked and what came of it. An AI
+#: step's names its goal, step budget and steps (``first_step``..``last_step``): the cache replays
+#: them and ``sessions prompt`` re-renders their requests from it.
+LIBRARY_CALL_EVENT = "library_call"
 
 
 def continue_command(session_id: str, loop: str | None) -> str:

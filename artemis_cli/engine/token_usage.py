@@ -6,6 +6,8 @@ run summary, ``artemis sessions show`` and ``artemis bench`` show them:
 * ``operator`` — the operator's turns (Flash and Pro loops);
 * ``lens`` — the visual lens (role ``lens``, one per step) and the chunk lens (``chunk_lens``);
 * ``pro_roles`` — the Pro loop's planner, validator, failure analyzer and checker;
+* ``asks`` — the Python API's questions about the screen: ``query``, ``check``, ``locate``
+  (``artemis_cli.library.ask``);
 * ``other`` — any role not named above, each under its own name (nothing is dropped).
 
 What is counted
@@ -42,6 +44,7 @@ ROLE_GROUPS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
     ("lens", "lenses", (("lens", "visual lens"), ("chunk_lens", "chunk lens"))),
     ("pro_roles", "Pro roles", (("planner", "planner"), ("validator", "validator"),
                                 ("failure_analyzer", "failure analyzer"), ("checker", "checker"))),
+    ("asks", "screen asks", (("query", "query"), ("check", "check"), ("locate", "locate"))),
 )
 OTHER_GROUP = "other"
 GROUP_KEYS: tuple[str, ...] = (*(g for g, _, _ in ROLE_GROUPS), OTHER_GROUP)
@@ -125,7 +128,7 @@ def total_of(counts: list[TokenCounts] | tuple[TokenCounts, ...]) -> TokenCounts
 class RoleUsage:
     role: str  # as recorded in llm_calls.role
     label: str  # as shown ("visual lens")
-    group: str  # operator | lens | pro_roles | other
+    group: str  # operator | lens | pro_roles | asks | other
     counts: TokenCounts
 
 
@@ -155,7 +158,7 @@ class TokenUsage:
 
     @property
     def groups(self) -> tuple[GroupUsage, ...]:
-        """All four groups (operator, lens, pro_roles, other), empty ones included."""
+        """Every group (operator, lens, pro_roles, asks, other), empty ones included."""
         return tuple(self.group(g) for g in GROUP_KEYS)
 
     @property
@@ -237,7 +240,7 @@ class CostSummary:
 
     @property
     def by_group(self) -> dict[str, float | None]:
-        """Cost per display group (operator, lens, pro_roles, other), groups with calls only."""
+        """Cost per display group (operator, lens, pro_roles, asks, other), groups with calls only."""
         out: dict[str, float | None] = {}
         for role, usd in self.by_role.items():
             group = ROLE_GROUP.get(role, OTHER_GROUP)

@@ -353,6 +353,12 @@ class Phone:
             return calls[ordinal]
         return None
 
+    def _view(self) -> dict[str, Any]:
+        """How the asks show the screenshot: as the operator's copy (the profile's size, marks and
+        media resolution)."""
+        shot = self.profile.screenshot
+        return {"max_image_side": shot.max_side, "marks": shot.marks, "media_resolution": shot.media_resolution}
+
     def _calls(self) -> int:
         return len(self.engine.llm_calls(self._ensure()))
 
@@ -366,6 +372,7 @@ class Phone:
         ordinal, self._ai_calls = self._ai_calls, self._ai_calls + 1
         first, calls0 = self._s.last_step + 1, self._calls()
         cached = self._cached(ordinal, "act", goal)
+        budget = 0  # the loop's step budget (a replayed AI step had none)
         if cached is not None:
             from artemis_cli.library.cache import replay_call
 
@@ -376,21 +383,25 @@ class Phone:
         else:
             success, answer, message, final = self._run_loop(sid, goal, first, max_steps)
             how = "model"
+            budget = max_steps or self.profile.max_steps or DEFAULT_ACT_STEPS
         if how != "cache":
             self._rerecorded = True
         self._s.caught_up(final)
         last = self._s.last_step
         result = ActResult(goal, success, answer, first, last, how, self._calls() - calls0, message)
-        self._event_ai("act", result)
+        self._event_ai("act", result, max_steps=budget)
         if not success:
             raise StepFailed(f'act "{goal}" failed after {result.steps} step(s): {message}', step=last,
                              session_id=sid, outcome=result)
         return result
 
-    def _event_ai(self, call: str, r: ActResult) -> None:
+    def _event_ai(self, call: str, r: ActResult, max_steps: int = 0) -> None:
+        """The AI step's record: the cache reads its goal and steps, ``sessions prompt`` its
+        budget (``memory.turn_check.ai_step_span``)."""
         self._s.event(CALL_EVENT, {"call": call, "goal": r.goal, "success": r.success, "how": r.how,
                                    "first_step": r.first_step, "last_step": r.last_step,
-                                   "model_calls": r.model_calls, "answer": r.answer, "message": r.message})
+                                   "model_calls": r.model_calls, "answer": r.answer, "message": r.message,
+                                   **({"max_steps": max_steps} if max_steps else {})})
 
     def _run_loop(self, sid: str, goal: str, first: int, max_steps: int | None) -> tuple[bool, str, str, Any]:
         from artemis_cli.operators.background import STOP_BOUND_S, stop_background
@@ -404,10 +415,12 @@ class Phone:
             info = self.device.info()
             context_budget(self.profile, model, (info.width, info.height), task.secrets)
             self._budget_checked = True
-        ledger = new_ledger(task, self.profile, self.engine, steps)
+        prompt = self._prompt(sid, task)
+        ledger = new_ledger(task, self.profile, self.engine, steps, prompt, started_after=first - 1)
         loop, service = build_loop(sid, task, self.profile, self.device, model, self.engine,
                                    max_steps=first + steps - 1, real_time=self._real_time, callbacks=Callbacks(),
                                    ledger=ledger, lease=self._s.lease, secrets=self._secrets)
+        loop.t0, loop.offset_base_ms = time.monotonic(), self._s._offset_ms()  # the session's clock goes on
         try:
             with priced(self.engine, sid, model, self.profile) as pricer:
                 guard_budget(loop, self.engine, sid, pricer, self.profile.max_cost)
@@ -425,6 +438,19 @@ class Phone:
         why = outcome.stop_message or (f"stopped at max_steps {steps} without finish"
                                        if outcome.stop_reason == "max_steps" else outcome.stop_reason)
         return False, "", why, outcome.final
+
+    def _prompt(self, sid: str, task: Any) -> dict[str, Any]:
+        """The S zone (system text and tools) every AI step of the session is sent, stored in the
+        session's config the first time (``runner.session_prompt``: resume and ``sessions
+        prompt`` rebuild requests from it)."""
+        from artemis_cli.runner import session_prompt
+
+        rec = self.engine.get_session(sid)
+        config = dict(rec.config or {})
+        if not config.get("prompt"):
+            config["prompt"] = session_prompt(self.profile, task)
+            self.engine.update_session(sid, config=config)
+        return dict(config["prompt"])
 
     def _tap_ai(self, description: str) -> StepResult:
         from artemis_cli.library.ask import ask_locate, require_llm
@@ -453,8 +479,7 @@ class Phone:
         obs = self._look()
         with priced(self.engine, sid, model, self.profile):
             found = ask_locate(model, obs, description, record_call=call_recorder(self.engine, sid),
-                               max_image_side=getattr(getattr(model, "options", None), "max_image_side", None),
-                               marks=self.profile.screenshot.marks)
+                               **self._view())
         try:
             step = self._step("tap", {"index": found.index}, obs)
         except StepFailed as exc:
@@ -478,8 +503,7 @@ class Phone:
         obs = self._look()
         with priced(self.engine, sid, model, self.profile):
             answer = ask_query(model, obs, question, kind, record_call=call_recorder(self.engine, sid),
-                               max_image_side=getattr(getattr(model, "options", None), "max_image_side", None),
-                               marks=self.profile.screenshot.marks)
+                               **self._view())
         value = answer.value
         shown = value.model_dump(mode="json") if hasattr(value, "model_dump") else value
         self._event({"call": "query", "question": question, "answer": shown, "reason": answer.reason,
@@ -499,8 +523,7 @@ class Phone:
         obs = self._look()
         with priced(self.engine, sid, model, self.profile):
             verdict = ask_check(model, obs, statement, record_call=call_recorder(self.engine, sid),
-                                max_image_side=getattr(getattr(model, "options", None), "max_image_side", None),
-                                marks=self.profile.screenshot.marks)
+                                **self._view())
         self._event({"call": "check", "statement": statement, "passed": verdict.passed, "reason": verdict.reason,
                      "model": verdict.model})
         if not verdict.passed:

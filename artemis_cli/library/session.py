@@ -12,13 +12,11 @@ import time
 from typing import Any
 
 from artemis_cli.engine.clock import now_iso
-from artemis_cli.engine.records import LIBRARY_LOOP, EventRecord, SessionRecord
+from artemis_cli.engine.records import LIBRARY_CALL_EVENT, LIBRARY_LOOP, EventRecord, SessionRecord
 from artemis_cli.mcp_server.session import ClientInfo, DrivenSession
 
-#: The event of each Python API call that is not a plain step (``act``, ``tap(ai=)``, ``query``,
-#: ``check``, ``sees``, ``wait_for``, ``screen``): what was asked and what came of it. The cache
-#: reads a baseline's AI steps from these.
-CALL_EVENT = "library_call"
+#: Each Python API call that is not a plain step (``engine.records.LIBRARY_CALL_EVENT``).
+CALL_EVENT = LIBRARY_CALL_EVENT
 #: A step the program asked for that was not sent (its target is not on the screen).
 NOT_SENT_EVENT = "library_not_sent"
 

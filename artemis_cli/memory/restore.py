@@ -88,10 +88,12 @@ def decisions_by_turn(engine: DataEngine, session_id: str) -> dict[int, list[Led
     return out
 
 
-def rebuild_ledger(engine: DataEngine, session_id: str, ledger: TranscriptLedger, *, before_step: int | None = None) -> None:
-    """Replay steps ``< before_step`` (all when None) and the decisions taken up to that turn."""
+def rebuild_ledger(engine: DataEngine, session_id: str, ledger: TranscriptLedger, *, before_step: int | None = None,
+                   from_step: int = 1) -> None:
+    """Replay steps ``from_step`` to ``< before_step`` (all when None) and the decisions taken up
+    to that turn (``from_step``: where a Python API's AI step started its own transcript)."""
     decisions = decisions_by_turn(engine, session_id)
-    steps = engine.get_steps(session_id)
+    steps = engine.get_steps(session_id, start=from_step)
     last = before_step if before_step is not None else (steps[-1].number + 1 if steps else 1)
     for step in steps:
         if step.number >= last:

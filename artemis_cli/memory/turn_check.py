@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.engine.records import LlmCallRecord
+from artemis_cli.engine.records import LIBRARY_CALL_EVENT, LlmCallRecord
 from artemis_cli.engine.segments import RESUME_EVENT
 from artemis_cli.memory.restore import SessionSpec, rebuild_ledger, turn_requests
 from artemis_cli.models.base import ModelRequest
@@ -70,6 +70,27 @@ def wire_hasher(spec: SessionSpec) -> Callable[[ModelRequest, str | None], str] 
     return lambda request, recorded: wire_hash_as(render_body(request, "", options), recorded)
 
 
+@dataclass(frozen=True)
+class AiStepSpan:
+    """A Python API AI step (``phone.act``) that ran the operator loop: the steps its transcript holds."""
+
+    goal: str
+    max_steps: int
+    first_step: int
+    last_step: int
+
+
+def ai_step_span(engine: DataEngine, session_id: str, step: int) -> AiStepSpan | None:
+    """The ``phone.act`` whose model decided ``step`` (None: the session is not a Python API
+    session, or ``step`` was a plain call, or a replayed one)."""
+    for ev in engine.events(session_id, kind=LIBRARY_CALL_EVENT):
+        p = ev.payload or {}
+        if p.get("call") == "act" and p.get("max_steps") and p.get("first_step") is not None \
+                and int(p["first_step"]) <= step <= int(p.get("last_step") or 0):
+            return AiStepSpan(str(p.get("goal", "")), int(p["max_steps"]), int(p["first_step"]), int(p["last_step"]))
+    return None
+
+
 def check_turn(engine: DataEngine, session_id: str, step: int) -> TurnCheck:
     """Re-render ``step``'s requests from stored records and compare them with the recorded
     hashes: the provider-neutral request, and the wire body where the provider has its own."""
@@ -77,9 +98,13 @@ def check_turn(engine: DataEngine, session_id: str, step: int) -> TurnCheck:
 
     spec = SessionSpec.load(engine, session_id)
     record = engine.get_step(session_id, step)
-    ledger = new_ledger(SimpleNamespace(goal=spec.goal, app=spec.app), spec.profile, engine, spec.max_steps,
-                        spec.prompt)
-    rebuild_ledger(engine, session_id, ledger, before_step=step)
+    goal, app, max_steps, first = spec.goal, spec.app, spec.max_steps, 1
+    span = ai_step_span(engine, session_id, step)
+    if span is not None:  # a Python API's AI step: its own goal, budget and transcript
+        goal, app, max_steps, first = span.goal, None, span.max_steps, span.first_step
+    ledger = new_ledger(SimpleNamespace(goal=goal, app=app), spec.profile, engine, max_steps, spec.prompt,
+                        started_after=first - 1)
+    rebuild_ledger(engine, session_id, ledger, before_step=step, from_step=first)
     requests = turn_requests(engine, session_id, ledger, record)
     calls = recorded_turn_calls(engine, session_id, step)
     recorded = [c.request_hash or "" for c in calls]

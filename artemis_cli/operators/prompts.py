@@ -123,11 +123,18 @@ def untrusted_content() -> str:
 SYSTEM_PROMPT = system_prompt(marks=True)
 
 
-def task_message(goal: str, *, app: str | None, max_steps: int) -> str:
+def task_message(goal: str, *, app: str | None, max_steps: int, started_after: int = 0) -> str:
+    """The task text; ``started_after`` > 0: the goal is one part of a session a program drives
+    (``phone.act``), whose steps before it were the program's own."""
     lines = ["# TASK", f"Goal: {goal}"]
     if app:
         lines.append(f"Start app: {app}")
     lines.append(f"Step budget: {max_steps} actions.")
+    if started_after > 0:
+        steps = "Step 1" if started_after == 1 else f"Steps 1-{started_after}"
+        lines.append(f"{steps} of this session came before this goal (the program that drives this phone took "
+                     f"them, or had them taken for its earlier goals); your steps are numbered from "
+                     f"{started_after + 1}. Start from the screen as it is now.")
     return "\n".join(lines)
 
 

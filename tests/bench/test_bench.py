@@ -192,7 +192,8 @@ def test_out_with_an_svg_name_is_refused_before_the_run(tmp_path: Path, name: st
 
 #: role -> bench token group, written out here (not imported) so a regrouping in the code fails
 GROUP_OF = {"operator": "operator", "lens": "lens", "chunk_lens": "lens", "planner": "pro_roles",
-            "validator": "pro_roles", "failure_analyzer": "pro_roles", "checker": "pro_roles"}
+            "validator": "pro_roles", "failure_analyzer": "pro_roles", "checker": "pro_roles", "query": "asks",
+            "check": "asks", "locate": "asks"}
 
 
 def _sql_tokens(data_dir: str, session_id: str) -> dict[str, dict[str, int]]:
@@ -203,7 +204,7 @@ def _sql_tokens(data_dir: str, session_id: str) -> dict[str, dict[str, int]]:
         rows = con.execute("SELECT role, SUM(prompt_tokens), SUM(cached_tokens), "
                            "SUM(completion_tokens + thoughts_tokens) FROM llm_calls WHERE session_id = ? "
                            "GROUP BY role", [session_id]).fetchall()
-    out = {g: {"prompt": 0, "cached": 0, "output": 0} for g in ("operator", "lens", "pro_roles", "other", "total")}
+    out = {g: {"prompt": 0, "cached": 0, "output": 0} for g in ("operator", "lens", "pro_roles", "asks", "other", "total")}
     for role, prompt, cached, output in rows:
         for g in (GROUP_OF.get(role, "other"), "total"):
             out[g]["prompt"] += prompt
@@ -221,7 +222,7 @@ def test_each_pair_counts_every_role_token(bench: tuple[BenchConfig, dict[str, A
         assert expected["operator"]["prompt"] > 0
         for f in ("prompt", "cached", "output"):
             assert row["tokens"]["total"][f] == sum(row["tokens"][g][f] for g in ("operator", "lens", "pro_roles",
-                                                                                   "other"))
+                                                                                   "asks", "other"))
         # the existing figures keep their meaning: the operator's successful calls
         with DataEngine.open_for_reading(row["data_dir"]) as reader:
             ok_operator = [c for c in reader.llm_calls(row["session_id"]) if c.role == "operator" and c.status == "ok"]
@@ -232,7 +233,7 @@ def test_modes_sum_their_pairs_tokens(bench: tuple[BenchConfig, dict[str, Any]])
     _config, results = bench
     for mode, agg in results["modes"].items():
         rows = [t for t in results["tasks"] if t["mode"] == mode]
-        for group in ("operator", "lens", "pro_roles", "other", "total"):
+        for group in ("operator", "lens", "pro_roles", "asks", "other", "total"):
             for f in ("prompt", "cached", "output"):
                 assert agg["tokens"][group][f] == sum(t["tokens"][group][f] for t in rows), (mode, group, f)
         assert agg["lens_prompt_tokens"] == agg["tokens"]["lens"]["prompt"]
