@@ -102,6 +102,7 @@ QUERIES: dict[str, Callable[[list[dict[str, Any]]], tuple[Any, str]]] = {
     "Whose contact is open, and what is the phone number?": lambda els: (
         {"name": _title(els), "phone": next((e["text"] for e in els if e["text"].startswith("+")), "")},
         "the title and the phone row"),
+    "What is Kenji's birthday?": lambda els: (None, "the screen shows no birthday, only a phone number and an email"),
 }
 CHECKS: dict[str, Callable[[list[dict[str, Any]]], tuple[bool, str]]] = {
     "the contact shown is Sofia Ortega": lambda els: (
