@@ -19,9 +19,10 @@ import io
 import os
 import stat
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.records import LIBRARY_CALL_EVENT, LIBRARY_LOOP
 from artemis_cli.engine.segments import Stop, session_time, stops
 from artemis_cli.engine.token_usage import token_usage
 from artemis_cli.memory.restore import SessionSpec
@@ -34,7 +35,14 @@ from artemis_cli.report.images import FULL_EMBED_LIMIT, ImageStore, distinct_scr
 from artemis_cli.report.levels import IN_FULL, load_levels
 from artemis_cli.report.style import CSP, SCRIPT, STYLE
 from artemis_cli.report.summary import e, summary_html
-from artemis_cli.report.timeline import chunk_band, level_band, reading_legend, step_card, stop_band
+from artemis_cli.report.timeline import (
+    call_band,
+    chunk_band,
+    level_band,
+    reading_legend,
+    step_card,
+    stop_band,
+)
 
 #: Steps read from the database at a time.
 PAGE = 200
@@ -81,8 +89,9 @@ def render_report(engine: DataEngine, session: str, out: TextIO, *, assets: Path
                            cost=session_costs(engine, sid)))
     out.write("\n")
     out.write(charts_html(tokens, rec))
-    replay_marks = replay_kinds(engine, sid) if rec.loop == "replay" else {}
-    if rec.loop == "replay":
+    replay_marks = replay_kinds(engine, sid) if rec.loop in ("replay", LIBRARY_LOOP) else {}
+    calls = library_calls(engine, sid) if rec.loop == LIBRARY_LOOP else {}
+    if replay_marks:
         out.write(replay_legend(replay_marks))
     timeline_note = " · screenshots as the model saw them, element numbers drawn" if marks else ""
     if levels.blocks or chunks:
@@ -103,6 +112,8 @@ def render_report(engine: DataEngine, session: str, out: TextIO, *, assets: Path
                 n = step.number
                 for block in levels.starting_at(n):
                     out.write(level_band(block))
+                for call in calls.pop(n, []):
+                    out.write(call_band(call))
                 chunk = starts.get(n)
                 if chunk is not None:
                     now = levels.label(n)
@@ -113,6 +124,9 @@ def render_report(engine: DataEngine, session: str, out: TextIO, *, assets: Path
             page = following
     finally:
         images.close()
+    for rest_calls in calls.values():  # asks and looks after the last step
+        for call in rest_calls:
+            out.write(call_band(call))
     for rest in stopped.values():  # a stop before the first step, or after steps that are gone
         for stop in rest:
             out.write(stop_band(stop))
@@ -127,6 +141,17 @@ def render_report(engine: DataEngine, session: str, out: TextIO, *, assets: Path
                 out.write(f"ARTEMIS_FULL['{key}']='{data}';\n")
         out.write("</script>\n")
     out.write(f"<script>{SCRIPT}</script></body></html>\n")
+
+
+def library_calls(engine: DataEngine, session_id: str) -> dict[int, list[dict[str, Any]]]:
+    """A Python API session's calls by the step they come before: an AI step at its first step,
+    an ask or a look at the step it preceded."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    for ev in engine.events(session_id, LIBRARY_CALL_EVENT):
+        p = dict(ev.payload or {})
+        at = p.get("first_step") if p.get("call") in ("act", "tap_ai") else ev.step
+        out.setdefault(int(at or 0), []).append(p)
+    return out
 
 
 def replay_legend(step_marks: dict[int, str]) -> str:

@@ -53,6 +53,7 @@ svg .soft{stroke:#b45309;stroke-dasharray:3 3}svg .hard{stroke:#dc2626;stroke-da
  padding:4px 12px;margin:10px 0 6px}
 .band.era{background:#eff6ff;border-color:#bfdbfe;border-left-color:#2563eb}
 .band.stop{background:#fffbeb;border-color:#fde68a;border-left-color:#d97706}
+.band.call{background:#f5f3ff;border-color:#ddd6fe;border-left-color:#7c3aed}.band .ok{color:#15803d}.band .bad{color:#b91c1c}
 .band.period,.band.snapshot{background:#f0fdfa;border-color:#99f6e4;border-left-color:#0d9488}
 .band h3{font-size:13.5px;margin:1px 0 3px}.band p{margin:0;white-space:pre-wrap;word-break:break-word;font-size:12.5px}
 .band .fields{display:grid;grid-template-columns:repeat(auto-fill,minmax(420px,1fr));gap:0 18px}

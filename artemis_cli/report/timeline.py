@@ -3,12 +3,14 @@ between them. Everything from the device, a model or the database is escaped (:f
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from artemis_cli.engine.clock import format_offset
 from artemis_cli.engine.records import StepRecord
 from artemis_cli.engine.segments import Stop
 from artemis_cli.memory.ledger_lines import action_phrase, describe_target, verdict_phrase
+from artemis_cli.plural import counted
 from artemis_cli.replay.kinds import KINDS, step_kind
 from artemis_cli.report.charts import StepTokens
 from artemis_cli.report.chunks import ChunkView
@@ -202,3 +204,37 @@ def stop_band(stop: Stop) -> str:
     went on: between the last step before the stop and the first after it."""
     return (f"<section class='band stop' data-after='{stop.after_step}'><h3>Interrupted after step "
             f"{stop.after_step} <span class='muted'>{e(stop.reason)}</span></h3><p>{e(stop.text())}</p></section>\n")
+
+
+#: How a Python API AI step came about, for its band (``library.cache``).
+_HOW = {"model": "the model decided its steps", "cache": "replayed from the baseline, no model call",
+        "healed": "replayed from the baseline; a model healed what diverged"}
+
+
+def call_band(call: dict[str, Any]) -> str:
+    """A Python API call that is not a plain step (``engine.records.LIBRARY_CALL_EVENT``): an AI
+    step before its first step; a query, check or look before the step it preceded. The program's
+    and the model's words are shown as text (escaped), never as markup."""
+    kind = str(call.get("call", ""))
+    failed = call.get("success") is False or call.get("passed") is False or call.get("seen") is False
+    status = "<span class='bad'>failed</span>" if failed else "<span class='ok'>ok</span>"
+    if kind in ("act", "tap_ai"):
+        name = "phone.act" if kind == "act" else "phone.tap(ai=…)"
+        title = f"{name} {e(_quoted(call.get('goal')))} · {status}"
+        lines = [f"{_HOW.get(str(call.get('how')), str(call.get('how')))}; steps {call.get('first_step')}–"
+                 f"{call.get('last_step')}; {counted(int(call.get('model_calls') or 0), 'model call')}", str(call.get("message") or "")]
+    elif kind in ("query", "check"):
+        asked = call.get("question") if kind == "query" else call.get("statement")
+        title = f"phone.{kind} {e(_quoted(asked))} · {status}"
+        answer = f"answer {json.dumps(call.get('answer'), ensure_ascii=False)[:300]} · " if kind == "query" else ""
+        lines = [f"{answer}{call.get('model', '')}: {call.get('reason', '')}"]
+    else:  # sees, wait_for, screen: looks, not steps
+        what = f" {_quoted(call.get('text'))}" if call.get("text") is not None else ""
+        title = f"phone.{e(kind)}{e(what)}" + (f" · {status}" if "seen" in call else "")
+        lines = []
+    body = "".join(f"<p>{e(line)}</p>" for line in lines if line)
+    return f"<section class='band call'><h3>{title}</h3>{body}</section>\n"
+
+
+def _quoted(text: Any) -> str:
+    return json.dumps(str(text if text is not None else ""), ensure_ascii=False)
