@@ -225,12 +225,19 @@ def _phone_device(slot: str | None) -> str | None:
 def phone(request: pytest.FixtureRequest) -> Iterator[Phone]:
     """An Artemis phone for this test (``artemis_cli.api.Phone``): one session named after the
     test, its AI steps cached under the test's node id, closed with the test's outcome."""
-    from artemis_cli.api import Phone
+    from artemis_cli.api import ArtemisError, Phone
 
     settings = request.config.stash.get(_SETTINGS, None) or Settings(None, None, None, None, False)
     node = request.node
-    opened = Phone.open(_phone_device(settings.device), model=settings.model, profile=settings.profile,
-                        data_dir=settings.data_dir, cache=node.nodeid, update=settings.update, name=node.nodeid)
+    try:
+        opened = Phone.open(_phone_device(settings.device), model=settings.model, profile=settings.profile,
+                            data_dir=settings.data_dir, cache=node.nodeid, update=settings.update, name=node.nodeid)
+    except ArtemisError as e:  # no device, a bad profile, …: the CLI's message and hint, not a traceback
+        cannot = f"artemis: {e}" + (f"\nHint: {e.hint}" if e.hint else "")
+    else:
+        cannot = ""
+    if cannot:
+        pytest.fail(cannot, pytrace=False)  # outside the except: no chained tracebacks above it
     held = _Held(opened, settings.device)
     node.stash[_HELD] = held
     try:

@@ -240,3 +240,12 @@ def test_a_tests_ai_steps_are_cached_under_its_node_id_and_update_records_them_a
         sessions = engine.list_sessions()
     assert len(sessions) == 3 and {rec.goal for rec in sessions} == {"test_ai.py::test_add"}
     assert {(rec.models or {}).get("ai") for rec in sessions} == {"gemini-2.5-flash"}  # --artemis-model reached them
+
+
+def test_a_phone_that_cannot_be_opened_is_the_tests_error_with_the_clis_message(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_x="def test_x(phone):\n    pass\n")
+    result = pytester.runpytest_subprocess("--artemis-device", "sim", "--artemis-profile", "no-such-profile",
+                                           "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*ERROR at setup of test_x*", "artemis: *no-such-profile*", "Hint: *"])
+    assert "Traceback" not in result.stdout.str() and "phone.py" not in result.stdout.str()
