@@ -29,7 +29,7 @@ from artemis_cli.memory.recall import Recall
 from artemis_cli.memory.service import StepMemoryService
 from artemis_cli.models.base import Model, ToolDecl
 from artemis_cli.operators.background import STOP_BOUND_S, stop_background
-from artemis_cli.operators.budget_floor import ContextBudget, check_budget, image_cost, plan_budget
+from artemis_cli.operators.budget_floor import ContextBudget, image_cost
 from artemis_cli.operators.checks import CheckResult, evaluate_checks
 from artemis_cli.operators.compression import CompressionPolicy, Compressor
 from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport

@@ -28,8 +28,8 @@ Gemini's ``countTokens``), else estimated (characters / 4); ``measured_by`` says
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
 from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from artemis_cli.errors import UsageError
