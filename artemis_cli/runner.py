@@ -258,7 +258,7 @@ def fitted_context(profile: Any, model: Model, screen: tuple[int, int], secrets:
     """The profile a run uses and its budget (``operators.budget_fit``): the server's context
     window is asked once (an OpenAI-compatible model's ``context_window``: vLLM, llama.cpp, Ollama
     say it; others do not) and its tokenizer counts the S zone when it has one (the model's
-    ``count_tokens``). Below the floor the run is fitted (``fit``) or refused (``UsageError``)
+    ``count_tokens``: vLLM's or llama.cpp's ``/tokenize``, Gemini's ``countTokens``). Below the floor the run is fitted (``fit``) or refused (``UsageError``)
     before any operator call and before a session exists."""
     from artemis_cli.operators.budget_fit import fit_budget
 
@@ -266,7 +266,7 @@ def fitted_context(profile: Any, model: Model, screen: tuple[int, int], secrets:
     window = reader() if callable(reader) and not model.offline else None
     counter = getattr(model, "count_tokens", None)
     measure = None
-    if callable(counter) and not model.offline and window is not None:
+    if callable(counter) and not model.offline:
         counted: dict[str, Any] = {}
 
         def measure(system: str, tools: list[Any]) -> Any:  # one request per distinct system text
