@@ -69,6 +69,7 @@ def test_a_run_on_an_8k_window_is_fitted_says_so_and_never_overflows(data_home: 
     assert "context fitted to the budget: " + ", ".join(FITTED) in shown
     data = json.loads(invoke("sessions", "show", rec.id, "--json").output)  # type: ignore[attr-defined]
     assert data["context_budget"]["fitted"] == list(FITTED)
+    assert data["context_budget"]["measured_by"] == "vLLM POST /tokenize"  # the server's own count
     assert data["context_budget"]["floor_tokens"] <= data["context_budget"]["tokens"] == 7168
     for step in (1, 6):  # the fitted session's turns re-render to what was sent
         check = json.loads(invoke("sessions", "prompt", rec.id, "--step", str(step), "--json").output)  # type: ignore[attr-defined]
@@ -106,6 +107,7 @@ def test_doctor_names_the_fitted_settings(data_home: Path) -> None:
         res = invoke("doctor", "--model", "openai:local-vl", "--base-url", server.base_url)
     out = " ".join(res.output.split())  # type: ignore[attr-defined]
     assert "budget 7,168 tokens" in out and "fitted to the budget: screenshot.max_side 1152 → 1024" in out
+    assert "S zone: vLLM POST /tokenize" in out
     with FakeOpenAIServer(max_model_len=4096) as server:
         res = invoke("doctor", "--model", "openai:local-vl", "--base-url", server.base_url)
     out = " ".join(res.output.split())  # type: ignore[attr-defined]
