@@ -29,7 +29,7 @@ from artemis_cli.memory.recall import Recall
 from artemis_cli.memory.service import StepMemoryService
 from artemis_cli.models.base import Model, ToolDecl
 from artemis_cli.operators.background import STOP_BOUND_S, stop_background
-from artemis_cli.operators.budget_floor import ContextBudget, check_budget, image_cost, plan_budget
+from artemis_cli.operators.budget_floor import ContextBudget, image_cost
 from artemis_cli.operators.checks import CheckResult, evaluate_checks
 from artemis_cli.operators.compression import CompressionPolicy, Compressor
 from artemis_cli.operators.flash import FlashLoop, LoopOutcome, StepReport
@@ -138,7 +138,8 @@ def session_prompt(profile: Any, task: Any = None) -> dict[str, Any]:
     Artemis's own prompt text or tools change."""
     tools = [{"name": t.name, "description": t.description, "parameters": t.parameters}
              for t in tool_declarations(profile.coordinates)]
-    return {"system": system_prompt(marks=profile.screenshot.marks, secrets=task_secrets(task)), "tools": tools}
+    system = system_prompt(marks=profile.screenshot.marks, secrets=task_secrets(task), knowhow=profile.knowhow)
+    return {"system": system, "tools": tools}
 
 
 def new_ledger(task: Any, profile: Any, engine: DataEngine, max_steps: int,
@@ -247,14 +248,33 @@ def session_budget(engine: DataEngine, session_id: str) -> ContextBudget | None:
 
 def context_budget(profile: Any, model: Model, screen: tuple[int, int],
                    secrets: dict[str, str] | None = None) -> ContextBudget:
-    """The run's budget and floor; the server's context window is asked once (an OpenAI-compatible
-    model's ``context_window``: vLLM, llama.cpp, Ollama say it; others do not). Refuses a budget
-    below the floor (``UsageError``) before any model call and before a session exists."""
+    """The run's budget and floor, unfitted: refuses a budget below the floor (``UsageError``)
+    before any model call and before a session exists (:func:`fitted_context` fits instead)."""
+    return fitted_context(profile, model, screen, secrets, fit=False)[1]
+
+
+def fitted_context(profile: Any, model: Model, screen: tuple[int, int], secrets: dict[str, str] | None = None,
+                   fit: bool = True) -> tuple[Any, ContextBudget]:
+    """The profile a run uses and its budget (``operators.budget_fit``): the server's context
+    window is asked once (an OpenAI-compatible model's ``context_window``: vLLM, llama.cpp, Ollama
+    say it; others do not) and its tokenizer counts the S zone when it has one (the model's
+    ``count_tokens``: vLLM's or llama.cpp's ``/tokenize``, Gemini's ``countTokens``). Below the floor the run is fitted (``fit``) or refused (``UsageError``)
+    before any operator call and before a session exists."""
+    from artemis_cli.operators.budget_fit import fit_budget
+
     reader = getattr(model, "context_window", None)
     window = reader() if callable(reader) and not model.offline else None
-    budget = plan_budget(profile, screen, model, window, secrets)
-    check_budget(budget)
-    return budget
+    counter = getattr(model, "count_tokens", None)
+    measure = None
+    if callable(counter) and not model.offline:
+        counted: dict[str, Any] = {}
+
+        def measure(system: str, tools: list[Any]) -> Any:  # one request per distinct system text
+            if system not in counted:
+                counted[system] = counter(system, tools)
+            return counted[system]
+
+    return fit_budget(profile, screen, model, window, secrets, measure, fit=fit)
 
 
 def finish_run(
@@ -441,6 +461,7 @@ def run_task(
     max_cost: float | None = None,
     on_budget: Callable[[ContextBudget], None] | None = None,
     secrets: dict[str, str] | None = None,
+    fit: bool = True,
 ) -> RunResult:
     """Create a session and run ``task`` to its end. ``run_config`` is what `resume` needs to
     rebuild the same run (the CLI passes the task file, model and device options).
@@ -450,7 +471,9 @@ def run_task(
     even when the operator is a Gemini model (the bench's scripted runs). ``max_cost`` (USD; None:
     the profile's ``max_cost``) stops the run before the model call that would pass it. The context
     budget (``operators.budget_floor``) is planned first — a budget below its floor is a
-    ``UsageError`` before the session exists — and ``on_budget`` is told it. ``secrets``: values
+    ``UsageError`` before the session exists, unless the run can be fitted to it (``fit``;
+    ``operators.budget_fit``: the session then runs and stores the fitted profile) — and
+    ``on_budget`` is told it. ``secrets``: values
     of the task's secrets already known (taken before the environment and the prompt)."""
     if lenses not in LENS_CHOICES:
         raise ValueError(f"lenses must be one of {LENS_CHOICES}, got {lenses!r}")
@@ -463,7 +486,7 @@ def run_task(
 
     limit = max_cost if max_cost is not None else profile.max_cost
     check_priced(model, profile, limit)
-    budget = context_budget(profile, model, (info.width, info.height), task_secrets(task))
+    profile, budget = fitted_context(profile, model, (info.width, info.height), task_secrets(task), fit=fit)
     # a secret nothing supplies is a usage error before the session exists (its variable named)
     secrets = resolve_secrets(task_secrets(task), task_id=task.id, have=secrets)
     if on_budget is not None:

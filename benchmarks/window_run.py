@@ -11,9 +11,9 @@ over it::
     python benchmarks/window_run.py --max-model-len 8192 --steps 60 --kind llamacpp --json
 
 The default flash profile's floor at the fake's image pricing (OpenAI tiles: 1,105 tokens per
-518x1152 screenshot) is above an 8K window less the reply reserve, so the run uses a profile
+518x1152 screenshot) is above an 8K window less the reply reserve, so this run uses a profile
 that extends flash with ``screenshot.max_side: 768`` and ``min_active_steps: 4`` (``--profile`` names another; ``--profile
-flash`` shows the refusal). Keys: returncode, status, steps, window_tokens, budget_line_in_header
+flash`` shows the run fitted to the window: ``benchmarks/small_window.py``). Keys: returncode, status, steps, window_tokens, budget_line_in_header
 (the header's budget line), sessions_show_budget_line, context_budget (``sessions show --json``),
 server_requests, server_max_prompt_tokens, overflows (requests over the window: goal 0),
 refused_400 (answers the server refused), wall_s.
@@ -47,7 +47,7 @@ def artemis(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]
 
 
 def run_window(task_file: Path, *, max_model_len: int, steps: int, kind: str, profile: str | None,
-               data_dir: Path) -> dict[str, Any]:
+               data_dir: Path, extra: tuple[str, ...] = ()) -> dict[str, Any]:
     task = load_task(task_file)
     if profile is None:
         path = data_dir / "small-window.yaml"
@@ -61,12 +61,14 @@ def run_window(task_file: Path, *, max_model_len: int, steps: int, kind: str, pr
                           keep_requests=4) as server:
         proc = artemis("run", str(task_file), "--model", "openai:local-vl", "--base-url", server.base_url,
                        "--max-steps", str(steps), "--no-live", "--json", "--data-dir", str(data_dir / "home"),
-                       "--profile", profile, env=env)
+                       "--profile", profile, *extra, env=env)
         refused = sum(1 for r in server.requests if r.status == 400)
     wall = time.perf_counter() - t0
     header = next((ln.strip() for ln in proc.stderr.splitlines() if ln.strip().startswith("budget ")), None)
     figures: dict[str, Any] = {"returncode": proc.returncode, "window_tokens": max_model_len, "kind": kind,
                                "profile": profile, "budget_line_in_header": header,
+                               "fitted_line_in_header": next((ln.strip() for ln in proc.stderr.splitlines()
+                                                              if ln.strip().startswith("fitted to the budget: ")), None),
                                "server_max_prompt_tokens": server.max_prompt_tokens,
                                "overflows": len(server.overflows), "refused_400": refused,
                                "wall_s": round(wall, 1)}
@@ -75,8 +77,11 @@ def run_window(task_file: Path, *, max_model_len: int, steps: int, kind: str, pr
     except ValueError:
         figures["error"] = (proc.stderr or proc.stdout).strip().splitlines()[-2:]
         return figures
+    if "session_id" not in result:  # --json's error document: the run was refused before a session
+        figures["error"] = result.get("error") or result
+        return figures
     sid = result["session_id"]
-    figures.update(status=result["status"], steps=result["steps"], session_id=sid)
+    figures.update(status=result["status"], success=result.get("success"), steps=result["steps"], session_id=sid)
     shown = artemis("sessions", "show", sid, "--data-dir", str(data_dir / "home"), env=env)
     figures["sessions_show_budget_line"] = next((ln for ln in shown.stdout.splitlines() if ln.startswith("context:")),
                                                 None)

@@ -178,25 +178,21 @@ def _adb_rows(add: Any, serial: str | None) -> None:
 
 def _budget_row(model: str, base_url: str | None, profile: str | None) -> tuple[Any, ...]:
     """``--model openai:NAME``: the server's context window (when it says) and the effective
-    budget and floor a run on the simulated phone would get (``operators.budget_floor``)."""
+    budget and floor a run on the simulated phone would get, fitted as the run would fit it
+    (``runner.fitted_context``), or why a run would be refused."""
     from artemis_cli.config.profile import load_profile
     from artemis_cli.errors import ArtemisError
     from artemis_cli.models.registry import build_model
-    from artemis_cli.operators.budget_floor import plan_budget
+    from artemis_cli.runner import fitted_context
 
     try:
         prof = load_profile(profile or "flash")
         mdl = build_model(model, task=None, profile=prof, base_url=base_url)
-        reader = getattr(mdl, "context_window", None)
-        window = reader() if callable(reader) else None
-        budget = plan_budget(prof, (1080, 2400), mdl, window)
+        budget = fitted_context(prof, mdl, (1080, 2400))[1]
     except ArtemisError as exc:
-        return "Context budget", False, str(exc), exc.hint or ""
-    if budget.tokens < budget.floor_tokens:
-        return ("Context budget", False, budget.text() + " — below the floor: a run would be refused",
-                "serve a larger window (vLLM --max-model-len, Ollama num_ctx, llama.cpp -c) or lower the floor "
-                "(memory.transcript.min_active_steps, screenshot.max_side, screenshot.marks)")
-    return "Context budget", True, budget.text() + " (on a 1080x2400 screen)"
+        return "Context budget", False, f"a run would be refused: {exc}", exc.hint or ""
+    fitted = f" · {budget.fitted_text()}" if budget.fitted else ""
+    return "Context budget", True, f"{budget.text()}{fitted} (on a 1080x2400 screen; S zone: {budget.measured_by})"
 
 
 def _gemini_model_row(name: str, profile: str | None) -> tuple[Any, ...]:

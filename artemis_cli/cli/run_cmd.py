@@ -40,16 +40,20 @@ def run(
                                   "genai-prices and the profile's prices:); the session is interrupted, reason budget, "
                                   "and `artemis resume ID --max-cost N` continues it (the limit is the whole "
                                   "session's: what was spent so far counts). Default: the profile's max_cost.")] = None,
+    no_fit: Annotated[bool, typer.Option(
+        "--no-fit", help="Refuse a context budget below the profile's floor instead of fitting the run to it "
+                         "(a smaller screenshot, fewer active steps, the short know-how; the header says what "
+                         "changed).")] = False,
 ) -> None:
     """Run a task on a phone, an emulator or the simulated phone."""
     with json_on_error(as_json):  # --json: one JSON document, also when the run cannot start
         stop_cleanly(lambda: _run(task_file, goal, device, profile, model, max_steps, data_dir, as_json, no_live,
-                                  seed, backend, base_url, max_cost), as_json)
+                                  seed, backend, base_url, max_cost, not no_fit), as_json)
 
 
 def _run(task_file: Path | None, goal: str | None, device: str | None, profile: str | None, model: str | None,
          max_steps: int | None, data_dir: Path | None, as_json: bool, no_live: bool, seed: int | None,
-         backend: str, base_url: str | None = None, max_cost: float | None = None) -> None:
+         backend: str, base_url: str | None = None, max_cost: float | None = None, fit: bool = True) -> None:
     from artemis_cli.config.profile import load_profile
     from artemis_cli.config.task import load_task, task_from_goal
     from artemis_cli.device.select import resolve_device
@@ -104,8 +108,8 @@ def _run(task_file: Path | None, goal: str | None, device: str | None, profile: 
         try:
             result = with_progress(
                 lambda cb: run_task(task, prof, dev, mdl, engine, max_steps=max_steps, run_config=run_config,
-                                    user_inbox=inbox.take, max_cost=max_cost,
-                                    on_budget=lambda b: budget.append(b.text()), **cb),
+                                    user_inbox=inbox.take, max_cost=max_cost, fit=fit,
+                                    on_budget=lambda b: budget.extend(filter(None, (b.text(), b.fitted_text()))), **cb),
                 header=lambda: header + "".join(f"\n  {escape(line)}" for line in budget),
                 as_json=as_json, no_live=no_live,
             )

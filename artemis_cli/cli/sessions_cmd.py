@@ -289,6 +289,8 @@ def show(
     budget = ContextBudget.from_dict((rec.config or {}).get("context_budget"))
     if budget is not None:
         console.print(Text(f"context: {budget.text()}"), soft_wrap=False)
+        if budget.fitted:  # wrapped, never cut: what the run changed to fit its window
+            console.print(Text(f"context {budget.fitted_text()}"))
     if timing.segments:
         running = " so far" if rec.status == "running" else ""
         console.print(Text(f"time: {timing.text()}{running}"), soft_wrap=False)

@@ -208,6 +208,9 @@ class Profile(StrictModel):
     coordinates: Literal["pixels", "normalized"] = "pixels"
     models: ModelRoles = Field(default_factory=ModelRoles)
     screenshot: ScreenshotSettings = Field(default_factory=ScreenshotSettings)
+    #: the Android know-how in the operator's system text: full, or short (a run fitted to a
+    #: small context window gets short: ``operators.budget_fit``)
+    knowhow: Literal["full", "short"] = "full"
     memory: MemorySettings = Field(default_factory=MemorySettings)
     heal: HealSettings = Field(default_factory=HealSettings)
     max_steps: Int | None = Field(default=None, ge=1, le=10000)

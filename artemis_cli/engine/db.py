@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import os
 import secrets
 import sqlite3
 import threading
@@ -25,16 +24,15 @@ from typing import Any
 
 import sqlite_utils
 
-from artemis_cli.errors import SessionNotFound, UsageError
+from artemis_cli.errors import SessionNotFound
 
 from .blobs import BlobStore
 from .clock import normalize_iso, now_iso, utc_now
+from .connection import BLOB_DIRNAME, open_database, session_query
 from .errors import BlobMissing, DataDirReadOnly, DataEngineError, StepNotFound, StorageFull
 from .lease import Lease, LeaseOwner, acquire, derived_status, read_owner
-from .migrations import migrate
-from .reading import BUSY_TIMEOUT_MS, DB_FILENAME, connect_read_only, require_data
+from .reading import DB_FILENAME, connect_read_only, require_data
 from .records import (
-    BLOB_FIELDS,
     FINAL_SESSION_STATUSES,
     SESSION_STATUSES,
     SUMMARY_STATUSES,
@@ -52,7 +50,6 @@ from .rows import (
     SESSION_HINT,
     SESSION_JSON,
     STEP_JSON,
-    cant_open,
     check_choice,
     complete_step,
     decode,
@@ -64,11 +61,9 @@ from .rows import (
     select_rows,
     validate_step,
 )
-from .storage import disk_full, is_disk_full, is_read_only, read_only, storage_errors, writes
+from .storage import read_only, storage_errors, writes
 from .summaries import SUMMARY_UPDATE_SQL
 from .transaction import write_transaction
-
-BLOB_DIRNAME = "blobs"
 
 #: engines not yet closed: closed at interpreter exit, which otherwise may never free a connection
 #: (a frame kept by a traceback, a daemon thread); SQLite checkpoints the WAL into ``artemis.db``
@@ -113,41 +108,7 @@ class DataEngine:
         root = Path(data_dir).expanduser()
         if not create:
             require_data(root)
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-            blobs = BlobStore(root / BLOB_DIRNAME)
-        except OSError as exc:
-            if is_read_only(exc):
-                raise read_only(root) from exc
-            raise DataEngineError(
-                f"cannot create the data dir {root}: {exc.strerror or exc}",
-                hint="pass a writable --data-dir or set ARTEMIS_HOME",
-            ) from exc
-        path = root / DB_FILENAME
-        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000)
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA foreign_keys = ON")
-            db = sqlite_utils.Database(conn)
-            if db.journal_mode != "wal":
-                db.enable_wal()
-            # WAL + NORMAL: a committed step survives any process crash (kill -9); only a power
-            # loss may drop the newest commits. Blob fsync follows the same choice (blobs.py).
-            conn.execute("PRAGMA synchronous = NORMAL")
-            migrate(db)
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            if is_read_only(exc) or (cant_open(exc) and path.exists() and not os.access(root, os.W_OK)):
-                raise read_only(root) from exc
-            if is_disk_full(exc):
-                raise disk_full(root) from exc
-            raise DataEngineError(
-                f"cannot open {path}: {exc}",
-                hint="the file is not an Artemis database or is damaged; use another --data-dir",
-            ) from exc
-        except BaseException:
-            conn.close()
-            raise
+        db, blobs = open_database(root)
         return cls(root, db, blobs)
 
     @classmethod
@@ -307,37 +268,7 @@ class DataEngine:
         """Newest first. ``since``: sessions started at or after this time (ISO string or datetime).
         Statuses are as a user should see them (``derived_status``): a ``running`` session whose
         owner is gone is listed, and filtered, as ``interrupted``."""
-        where: list[str] = []
-        params: list[Any] = []
-        if status is not None:
-            if status not in SESSION_STATUSES:
-                raise UsageError(
-                    f"unknown session status {status!r}", hint=f"use one of: {', '.join(SESSION_STATUSES)}"
-                )
-            where.append("status = ?")
-            params.append(status)
-        if task_id is not None:
-            where.append("task_id = ?")
-            params.append(task_id)
-        if since is not None:
-            try:
-                params.append(normalize_iso(since))
-            except ValueError as exc:
-                raise UsageError(
-                    f"invalid time {since!r}", hint="use ISO-8601, e.g. 2024-05-01T09:30"
-                ) from exc
-            where.append("started_at >= ?")
-        derive = status in ("running", "interrupted")  # a running session may have lost its owner
-        if derive:
-            where[where.index("status = ?")] = "status IN ('running', 'interrupted')"
-            params.remove(status)
-        sql = "SELECT * FROM sessions"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY started_at DESC, id DESC"
-        if limit is not None and limit > 0 and not derive:
-            sql += " LIMIT ?"
-            params.append(limit)
+        sql, params, derive = session_query(limit, status, task_id, since)
         with self._lock:
             rows = self._rows(sql, params)
             found = [decode(r, SESSION_JSON, SessionRecord) for r in rows]
@@ -658,26 +589,3 @@ class DataEngine:
     def _check_writable(self) -> None:
         if self.read_only:
             raise read_only(self.data_dir)
-
-    # --- health --------------------------------------------------------------------------
-
-    def integrity_check(self) -> list[str]:
-        """Problems found by ``PRAGMA integrity_check`` and ``foreign_key_check``; [] when clean."""
-        with self._lock:
-            rows = [next(iter(r.values())) for r in self._rows("PRAGMA integrity_check")]
-            fk_rows = self._rows("PRAGMA foreign_key_check")
-        problems = [str(r) for r in rows if r != "ok"]
-        problems += [
-            f"foreign key: {r['table']} row {r['rowid']} refers to a missing {r['parent']} row"
-            for r in fk_rows
-        ]
-        return problems
-
-    def missing_blobs(self) -> list[str]:
-        """Hashes referenced by steps (or listed in ``blobs``) whose file is absent."""
-        union = " UNION ".join(
-            f"SELECT {name} AS sha FROM steps WHERE {name} IS NOT NULL" for name in BLOB_FIELDS
-        )
-        with self._lock:
-            rows = self._rows(f"{union} UNION SELECT sha256 AS sha FROM blobs")
-        return sorted(r["sha"] for r in rows if not self._blobs.exists(r["sha"]))

@@ -32,12 +32,14 @@ import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from .blobs import is_sha256
-from .db import BLOB_DIRNAME, DB_FILENAME
+from .connection import BLOB_DIRNAME
 from .migrations import MIGRATIONS
+from .reading import DB_FILENAME
 from .records import BLOB_FIELDS
+from .rows import select_rows
 
 #: Free space under this on the data dir's file system is a warning: a long run may fill it.
 FREE_SPACE_WARN_BYTES = 100 * 1024 * 1024
@@ -474,3 +476,22 @@ def _hash_file(path: Path) -> str:
         while chunk := handle.read(HASH_CHUNK_BYTES):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def integrity_problems(engine: Any) -> list[str]:
+    """Problems ``PRAGMA integrity_check`` and ``foreign_key_check`` find in ``engine``'s
+    database; [] when clean."""
+    with engine.lock:
+        rows = [next(iter(r.values())) for r in select_rows(engine.db.conn, "PRAGMA integrity_check")]
+        fk_rows = select_rows(engine.db.conn, "PRAGMA foreign_key_check")
+    problems = [str(r) for r in rows if r != "ok"]
+    problems += [f"foreign key: {r['table']} row {r['rowid']} refers to a missing {r['parent']} row" for r in fk_rows]
+    return problems
+
+
+def missing_blobs(engine: Any) -> list[str]:
+    """Hashes referenced by steps (or listed in ``blobs``) whose file is absent."""
+    union = " UNION ".join(f"SELECT {name} AS sha FROM steps WHERE {name} IS NOT NULL" for name in BLOB_FIELDS)
+    with engine.lock:
+        rows = select_rows(engine.db.conn, f"{union} UNION SELECT sha256 AS sha FROM blobs")
+    return sorted(r["sha"] for r in rows if not engine.blobs.exists(r["sha"]))

@@ -73,7 +73,7 @@ class Phone:
     def __init__(self, device: Device, engine: DataEngine, profile: Any, *, model: Any = None,
                  base_url: str | None = None, cache: str | None = None, update: bool = False,
                  name: str | None = None, real_time: bool = True, secrets: dict[str, str] | None = None,
-                 own_engine: bool = False) -> None:
+                 own_engine: bool = False, fit: bool = True) -> None:
         self.device = device
         self.engine = engine
         self.profile = profile
@@ -86,6 +86,7 @@ class Phone:
         self._heal_model: Any = None
         self._secrets = dict(secrets or {})
         self._own_engine = own_engine
+        self._fit = fit
         self._real_time = real_time
         self._s = LibrarySession(engine, device, profile, goal=name or "", real_time=real_time,
                                  run_config={"device": device.info().serial, "python": {"cache": cache}})
@@ -104,14 +105,16 @@ class Phone:
     def open(cls, device: str | Device | None = None, *, model: Any = None, profile: str | None = None,
              data_dir: str | Path | None = None, cache: str | None = None, update: bool = False,
              name: str | None = None, real_time: bool = True, base_url: str | None = None,
-             secrets: dict[str, str] | None = None) -> Phone:
+             secrets: dict[str, str] | None = None, fit: bool = True) -> Phone:
         """A phone to drive: ``device`` is picked by ``artemis run``'s rule (None: $ANDROID_SERIAL,
         the one attached phone, else the simulated phone; "sim", "sim:<world>", a serial, or a
         ``Device``). ``model`` (a name as ``--model`` takes it, or a Model) decides AI steps; None
         uses Gemini when an API key is set, and an AI step without either raises a UsageError.
         ``cache`` keeps the first passing run as the baseline that later runs replay; ``update``
         re-records it. ``name`` is the session's goal text. ``secrets`` (name → value) are typed by
-        AI steps as ``type_text(secret=NAME)`` and never stored."""
+        AI steps as ``type_text(secret=NAME)`` and never stored. Below its context floor (a small
+        local window) the profile is fitted to it at the first AI step, as ``artemis run`` fits a
+        run; ``fit=False`` refuses instead (``--no-fit``)."""
         from artemis_cli.config.profile import load_profile
         from artemis_cli.paths import data_dir as resolve_data_dir
 
@@ -125,7 +128,7 @@ class Phone:
         engine = DataEngine.open(resolve_data_dir(data_dir))
         try:
             return cls(dev, engine, prof, model=model, base_url=base_url, cache=cache, update=update, name=name,
-                       real_time=real_time, secrets=secrets, own_engine=True)
+                       real_time=real_time, secrets=secrets, own_engine=True, fit=fit)
         except BaseException:
             engine.close()
             raise
@@ -406,15 +409,13 @@ class Phone:
     def _run_loop(self, sid: str, goal: str, first: int, max_steps: int | None) -> tuple[bool, str, str, Any]:
         from artemis_cli.operators.background import STOP_BOUND_S, stop_background
         from artemis_cli.replay.heal import HealTask
-        from artemis_cli.runner import Callbacks, build_loop, context_budget, guard_budget, new_ledger, priced
+        from artemis_cli.runner import Callbacks, build_loop, guard_budget, new_ledger, priced
 
         model = self._model_for("phone.act")
         steps = max_steps or self.profile.max_steps or DEFAULT_ACT_STEPS
         task = HealTask(goal=goal, secrets={name: "given to Phone.open" for name in self._secrets})
         if not self._budget_checked:
-            info = self.device.info()
-            context_budget(self.profile, model, (info.width, info.height), task.secrets)
-            self._budget_checked = True
+            self._plan_budget(sid, model, task)
         prompt = self._prompt(sid, task)
         ledger = new_ledger(task, self.profile, self.engine, steps, prompt, started_after=first - 1)
         loop, service = build_loop(sid, task, self.profile, self.device, model, self.engine,
@@ -438,6 +439,23 @@ class Phone:
         why = outcome.stop_message or (f"stopped at max_steps {steps} without finish"
                                        if outcome.stop_reason == "max_steps" else outcome.stop_reason)
         return False, "", why, outcome.final
+
+    def _plan_budget(self, sid: str, model: Any, task: Any) -> None:
+        """The context budget of the session's AI steps, planned at the first (as ``artemis run``
+        plans a run's): below its floor the profile is fitted to the server's window (unless
+        ``fit=False``), or a UsageError refuses. The budget and the profile the loops run with
+        are stored in the session's config (the compressor binds to the budget)."""
+        from artemis_cli.runner import fitted_context
+
+        info = self.device.info()
+        self.profile, budget = fitted_context(self.profile, model, (info.width, info.height), task.secrets,
+                                              fit=self._fit)
+        if budget.fitted:
+            log.warning("fitted to the context budget: %s", ", ".join(budget.fitted))
+        rec = self.engine.get_session(sid)
+        self.engine.update_session(sid, config={**(rec.config or {}), "context_budget": budget.to_dict(),
+                                                "profile": self.profile.model_dump(mode="json")})
+        self._budget_checked = True
 
     def _prompt(self, sid: str, task: Any) -> dict[str, Any]:
         """The S zone (system text and tools) every AI step of the session is sent, stored in the

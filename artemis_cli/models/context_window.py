@@ -11,6 +11,13 @@ never fatal):
 
 Gemini and OpenAI proper do not say (api.openai.com is not asked beyond ``/models``); then the
 profile's budget stands. :func:`read_window` returns ``(tokens, where it was read)`` or None.
+
+The same servers count tokens with the model's own tokenizer (:func:`count_prompt`, asked for
+the S zone of the budget's floor): vLLM's ``POST /tokenize`` (``{"model", "messages", "tools"}``
+→ ``{"count", …}``: the chat template applied, tools included) and llama.cpp's ``POST /tokenize``
+(``{"content"}`` → ``{"tokens": [...]}``: the text's tokens, the template's few not counted).
+Ollama has no such endpoint. A server without it (a 404), a bad answer or no answer is None:
+the caller estimates instead.
 """
 
 from __future__ import annotations
@@ -141,3 +148,33 @@ def _ollama(client: _Client, root: str, model: str) -> tuple[int, str] | None:
     if trained is not None and trained < OLLAMA_DEFAULT_NUM_CTX:
         return trained, "Ollama /api/show context_length"
     return OLLAMA_DEFAULT_NUM_CTX, "Ollama's default num_ctx (the model sets none)"
+
+
+def count_prompt(base_url: str | None, model: str, api_key: str, window_source: str, system: str,
+                 tools: list[dict[str, Any]], *, timeout_s: float = WINDOW_TIMEOUT_S) -> tuple[int, str] | None:
+    """``system`` and ``tools`` (OpenAI's function declarations) in the server's own tokens and
+    how they were counted, for the server ``window_source`` says it is (:func:`read_window`'s
+    answer: vLLM or llama.cpp have a tokenizer endpoint); None when it cannot say."""
+    if not base_url or urlsplit(base_url).scheme not in ("http", "https"):
+        return None
+    client = _Client(timeout_s, {"Authorization": f"Bearer {api_key or 'not-needed'}"})
+    url = _root(base_url.rstrip("/")) + "/tokenize"
+    try:
+        if window_source.startswith("vLLM"):
+            body: dict[str, Any] = {"model": model, "messages": [{"role": "system", "content": system}]}
+            if tools:
+                body["tools"] = tools
+            answer = client.json("POST", url, body)
+            n = _positive(answer.get("count")) if isinstance(answer, dict) else None
+            return (n, "vLLM POST /tokenize") if n is not None else None
+        if window_source.startswith("llama.cpp"):
+            import json
+
+            text = system + ("\n" + json.dumps(tools, ensure_ascii=False, separators=(",", ":")) if tools else "")
+            answer = client.json("POST", url, {"content": text})
+            tokens = answer.get("tokens") if isinstance(answer, dict) else None
+            n = len(tokens) if isinstance(tokens, list) and tokens else None
+            return (n, "llama.cpp POST /tokenize") if n is not None else None
+    except Exception:  # a count we cannot get is an estimate, never a failed run
+        return None
+    return None

@@ -66,6 +66,13 @@ Fault injection
     A policy can produce the same shapes with ``FakeReply`` (``finish_reason``,
     ``finish_message``, ``block_reason``, ``safety_ratings``, empty ``parts``).
 
+Counting tokens
+    ``POST …/models/{model}:countTokens`` (``count_tokens=True``, the default, as the service has
+    it) answers ``{"totalTokens", "promptTokensDetails"}`` for ``{"contents": [...]}`` or
+    ``{"generateContentRequest": {...}}``, counted as a ``generateContent`` of the same request
+    would count its prompt (``promptTokenCount``); a body with neither is the service's 400, an
+    unknown model its 404. ``count_tokens=False`` answers 404 (an endpoint that is not there).
+
 Robustness
     Malformed JSON or wrongly shaped bodies get a 400 error body; an exception in the policy gets
     a 500 error body. Bad framing -- an invalid or duplicated ``Content-Length``, a chunked body,
@@ -187,9 +194,13 @@ class FakeGeminiServer(FakeHTTPServer[FakeRequest]):
         models: list[str] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        count_tokens: bool = True,
     ) -> None:
         super().__init__(keep_requests=keep_requests, host=host, port=port)
         self.policy = policy
+        self.count_tokens = count_tokens
+        #: the model of every countTokens request answered
+        self.count_log: list[str] = []
         #: The models served (``GET models/NAME`` and generateContent); None: the real service's
         #: names Artemis uses (:data:`SERVED_BY_DEFAULT`), so a misspelt name is a 404 as there.
         self.models = list(models) if models is not None else list(SERVED_BY_DEFAULT)
@@ -408,10 +419,36 @@ def _make_handler(server: FakeGeminiServer) -> type[BaseHTTPRequestHandler]:
                 return False
             return True
 
+        def _count_tokens(self, model: str, version: str, query: str, raw: bytes) -> None:
+            if not self._authorized(query):
+                return
+            if not server.serves(model):
+                self._send(*not_found_answer(model, version, "countTokens"))
+                return
+            try:
+                body = json.loads(raw.decode("utf-8"))
+                inner = body.get("generateContentRequest") if isinstance(body, dict) else None
+                if not isinstance(inner, dict):
+                    inner = {"contents": body.get("contents")} if isinstance(body, dict) else None
+                req = parse_body(model, version, json.dumps(inner).encode("utf-8"))
+            except (UnicodeError, ValueError):
+                self._send(400, error_body(400, "INVALID_ARGUMENT", "Invalid JSON payload received."))
+                return
+            except BadRequest as exc:
+                self._send(400, error_body(400, "INVALID_ARGUMENT", str(exc)))
+                return
+            total = sum(w for _, w in request_blocks(req))
+            with server._lock:
+                server.count_log.append(model)
+            self._send(200, {"totalTokens": total, "promptTokensDetails": [{"modality": "TEXT", "tokenCount": total}]})
+
         def _handle_post(self) -> None:
             raw = self._read_body()
             split = urlsplit(self.path)
             match = PATH_RE.match(split.path)
+            if match is not None and match.group("method") == "countTokens" and server.count_tokens:
+                self._count_tokens(match.group("model"), match.group("version"), split.query, raw)
+                return
             if match is None or match.group("method") != "generateContent":
                 self._send(
                     404, error_body(404, "NOT_FOUND", f"Requested entity was not found: {split.path}")

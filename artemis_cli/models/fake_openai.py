@@ -53,6 +53,16 @@ Context window (``max_model_len=N``, ``window_kind``)
     ``parameters``, ``model_info`` ``<arch>.context_length``) and, as Ollama does, truncates
     silently (answers normally; only ``overflows`` knows).
 
+Tokenizer (``tokenize=True``, the default: as the servers it plays have one)
+    ``POST /tokenize`` (beside ``/v1``, as the servers serve it) counts with the fake's own
+    accounting. ``window_kind="vllm"``: ``{"model", "prompt"}`` (the text's tokens) or
+    ``{"model", "messages", "tools"?}`` (the chat prompt's tokens, exactly what a completion of
+    those messages would count) answers ``{"count", "max_model_len", "tokens"}``; neither, or a
+    bad body, is a 400; an unknown model a 404 when ``models`` is given. ``"llamacpp"``:
+    ``{"content"}`` answers ``{"tokens": [...]}`` -- and, as llama.cpp does, ``{"tokens": []}``
+    for a body without ``content``. ``"ollama"`` (Ollama has no tokenizer endpoint) and
+    ``tokenize=False`` (an older server) answer 404.
+
 Robustness is the Gemini fake's: bad framing answers a 4xx and closes the connection, a broken
 policy is a 500, anything escaping a handler thread lands in ``server.errors``.
 """
@@ -87,6 +97,7 @@ from artemis_cli.models.fake_openai_wire import (
     openai_error_body,
     parse_body,
     prompt_token_stream,
+    text_token_stream,
 )
 
 #: How a fake with ``max_model_len`` reports and enforces it (see the module doc).
@@ -143,12 +154,16 @@ class FakeOpenAIServer(FakeHTTPServer[FakeOpenAIRequest]):
         port: int = 0,
         max_model_len: int | None = None,
         window_kind: str = "vllm",
+        tokenize: bool = True,
     ) -> None:
         super().__init__(keep_requests=keep_requests, host=host, port=port)
         if window_kind not in WINDOW_KINDS:
             raise ValueError(f"window_kind must be one of {WINDOW_KINDS}, got {window_kind!r}")
         self.max_model_len = max_model_len
         self.window_kind = window_kind
+        self.tokenize = tokenize
+        #: the bodies of every ``POST /tokenize`` answered
+        self.tokenize_log: list[Any] = []
         #: (prompt tokens, max_tokens) of every request that did not fit ``max_model_len``
         self.overflows: list[tuple[int, int]] = []
         #: the largest prompt (tokens) of any request received
@@ -200,6 +215,43 @@ class FakeOpenAIServer(FakeHTTPServer[FakeOpenAIRequest]):
                     "details": {"family": "qwen2", "parameter_size": "7.6B"},
                     "model_info": {"general.architecture": "qwen2", "qwen2.context_length": 32768}}
         return None
+
+    def tokenize_answer(self, raw: bytes) -> dict[str, Any] | None:
+        """``POST /tokenize`` as vLLM or llama.cpp answer it (see the module doc); None: this
+        server has no tokenizer endpoint (a 404). Raises ``OpenAIError`` for a bad body."""
+        if not self.tokenize or self.window_kind == "ollama":
+            return None
+        import json
+
+        try:
+            body = json.loads(raw.decode("utf-8"))
+        except (UnicodeError, ValueError):
+            raise OpenAIError(400, "the body is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise OpenAIError(400, "Invalid type for request body: expected an object.")
+        with self._lock:
+            self.tokenize_log.append(body)
+        if self.window_kind == "llamacpp":
+            content = body.get("content")
+            if content is None:
+                return {"tokens": []}  # llama.cpp answers so when there is nothing to tokenize
+            if not isinstance(content, str):
+                raise OpenAIError(400, "\"content\" must be a string")
+            return {"tokens": list(range(len(text_token_stream(content))))}
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            raise OpenAIError(400, "Field required: model", param="model")
+        if self.models is not None and model not in self.models:
+            raise OpenAIError(404, f"The model `{model}` does not exist.", err_code="model_not_found")
+        if isinstance(body.get("prompt"), str):
+            count = len(text_token_stream(body["prompt"]))
+        elif "messages" in body:
+            chat = {"model": model, "messages": body["messages"],
+                    **({"tools": body["tools"]} if body.get("tools") is not None else {})}
+            count = len(prompt_token_stream(parse_body(json.dumps(chat).encode("utf-8"))))
+        else:
+            raise OpenAIError(400, "Field required: prompt or messages", param="prompt")
+        return {"count": count, "max_model_len": self.max_model_len or 32768, "tokens": list(range(count))}
 
     def window_refusal(self, req: FakeOpenAIRequest) -> tuple[int, dict[str, Any]] | None:
         """The server's answer to a request that does not fit its window (None: it fits, or this
@@ -311,6 +363,13 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             window = server.window_answer(path.rstrip("/"), raw)
             if window is not None:
                 self._send(200, window)
+                return
+            if path.rstrip("/") == "/tokenize":
+                answer = server.tokenize_answer(raw)
+                if answer is None:  # a server without a tokenizer endpoint
+                    self._not_found(path)
+                else:
+                    self._send(200, answer)
                 return
             if path.rstrip("/") != "/v1/chat/completions":
                 self._not_found(path)

@@ -336,6 +336,12 @@ def _text_tokens(text: str) -> list[str]:
     return [text[i : i + 4] for i in range(0, len(text), 4)]
 
 
+def text_token_stream(text: str) -> list[str]:
+    """Plain text as the fake's pseudo-tokens (chars/4: what ``/tokenize``'s ``prompt`` or
+    ``content`` counts)."""
+    return _text_tokens(text)
+
+
 def prompt_token_stream(req: FakeOpenAIRequest) -> list[str]:
     """The request as pseudo-tokens, in the order a chat template serialises it: the tool
     declarations (compact JSON, chars/4), then each message framed by ``MESSAGE_OVERHEAD``

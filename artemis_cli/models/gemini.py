@@ -370,6 +370,27 @@ class GeminiModel:
             return self._classify(exc)
         return None
 
+    def count_tokens(self, system: str, tools: list[Any], timeout_s: float = 3.0) -> tuple[int, str] | None:
+        """``system`` and ``tools`` (``ToolDecl``) counted by Gemini's own tokenizer
+        (``models.countTokens``, once, no retry) and how; None when it does not answer. The
+        Developer API counts ``contents`` only (the SDK refuses a system instruction or tools
+        there), so the system text and the declarations' JSON are counted as text: the service's
+        framing of the two is left out."""
+        import json
+
+        declarations = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+        parts = [types.Part(text=system)] + ([types.Part(text=json.dumps(declarations, separators=(",", ":")))]
+                                             if declarations else [])
+        options = types.HttpOptions(timeout=max(1, round(timeout_s * 1000)),
+                                    retry_options=types.HttpRetryOptions(attempts=1))
+        try:
+            answer = self._client.models.count_tokens(model=self.name, contents=[types.Content(role="user", parts=parts)],
+                                                      config=types.CountTokensConfig(http_options=options))
+        except Exception:  # a count we cannot get is an estimate, never a failed run
+            return None
+        total = answer.total_tokens
+        return (total, "Gemini models.countTokens") if isinstance(total, int) and total > 0 else None
+
     def key_hint(self) -> str:
         """How to fix a rejected API key (which variable it came from)."""
         return self._key_hint()

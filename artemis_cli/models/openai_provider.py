@@ -36,7 +36,7 @@ from artemis_cli.errors import (
     ModelRequestError,
     ModelUnavailable,
 )
-from artemis_cli.models.base import CallAttempt, CallGate, ModelRequest, ModelResponse
+from artemis_cli.models.base import CallAttempt, CallGate, ModelRequest, ModelResponse, ToolDecl
 from artemis_cli.models.openai_wire import (
     WireOptions,
     message_from_completion,
@@ -176,6 +176,21 @@ class OpenAIModel:
             key = os.environ.get(self.api_key_env, "").strip()
             self._window = read_window(self.base_url, self.name, key)
         return self._window
+
+    def count_tokens(self, system: str, tools: list[ToolDecl]) -> tuple[int, str] | None:
+        """``system`` and ``tools`` as this request would send them, counted by the server's own
+        tokenizer (vLLM's or llama.cpp's ``/tokenize``, ``models.context_window``) and how; None
+        when the server has none (or does not say its window, which names the server)."""
+        window = self.context_window()
+        if window is None:
+            return None
+        from artemis_cli.models.context_window import count_prompt
+        from artemis_cli.models.openai_wire import text_mode_system, tool_schema
+
+        key = os.environ.get(self.api_key_env, "").strip()
+        if self.options.tool_calls == "text":  # the declarations travel in the system text
+            return count_prompt(self.base_url, self.name, key, window[1], text_mode_system(system, tools), [])
+        return count_prompt(self.base_url, self.name, key, window[1], system, tool_schema(tools))
 
     def with_chain(self, chain: list[str], options: WireOptions | None = None) -> OpenAIModel:
         """A model for another role on the same endpoint: same client, key and retry policy."""

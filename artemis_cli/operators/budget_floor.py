@@ -16,16 +16,29 @@ the effective budget the compressor binds to.
 
 :func:`plan_budget` computes both before a session exists; :func:`check_budget` refuses a budget
 below the floor (a ``UsageError`` naming the floor and what to change). The plan is stored in the
-session's config (``context_budget``) so ``sessions show`` prints it later.
+session's config (``context_budget``) so ``sessions show`` prints it later. A run below its floor
+is first fitted to its budget (``operators.budget_fit``); the stored plan then lists what was
+changed (``fitted``).
+
+The S zone is measured with the model server's own tokenizer when it has one (``measure``: an
+OpenAI-compatible model's ``count_tokens`` — vLLM's or llama.cpp's ``POST /tokenize`` — or
+Gemini's ``countTokens``), else estimated (characters / 4); ``measured_by`` says which.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from artemis_cli.errors import UsageError
+
+#: ``measure(system, tools)``: the S zone's tokens as the model's server counts them and how they
+#: were counted (e.g. "vLLM POST /tokenize"), or None when it cannot say.
+Measure = Callable[[str, list[Any]], "tuple[int, str] | None"]
+#: ``measured_by`` of an S zone counted as characters / 4.
+ESTIMATED = "estimate (characters / 4)"
 
 #: A typical full screen's observation text (header, notices, notes, ~45 element lines), tokens.
 OBSERVATION_TOKENS = 650
@@ -93,6 +106,10 @@ class ContextBudget:
     window_tokens: int | None = None
     window_source: str | None = None
     floor_parts: dict[str, int] = field(default_factory=dict)
+    #: how the S zone (system + tools) was counted: the server's tokenizer or :data:`ESTIMATED`
+    measured_by: str = ESTIMATED
+    #: what fitting the run to its budget changed ("screenshot.max_side 1152 → 768"), in order
+    fitted: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -119,29 +136,52 @@ class ContextBudget:
             why = "profile; the server does not say its window"
         return f"budget {self.tokens:,} tokens ({why}) · floor {self.floor_tokens:,}"
 
+    def fitted_text(self) -> str:
+        """What fitting the run to its budget changed (``fitted: a → b, …``); empty when nothing."""
+        return f"fitted to the budget: {', '.join(self.fitted)}" if self.fitted else ""
 
-def floor_parts(profile: Any, screen: tuple[int, int], provider: str = "gemini",
-                operator_max_side: int | None = None, secrets: dict[str, str] | None = None) -> dict[str, int]:
-    """The floor's parts in tokens (see the module doc); their sum is the floor. ``secrets``: the
-    task's secrets (names and descriptions), which the system text lists."""
+
+def screenshot_tokens(provider: str, screen: tuple[int, int], max_side: int | None,
+                      operator_max_side: int | None = None) -> int:
+    """One screenshot of ``screen`` sent at ``max_side`` (and, for OpenAI-compatible models, the
+    model's own ``max_image_side``), in ``provider``'s tokens."""
+    size = scaled(screen, max_side)
+    if provider == "openai":
+        return openai_image_tokens(*scaled(size, operator_max_side))
+    return gemini_image_tokens(*size)
+
+
+def s_zone_tokens(profile: Any, secrets: dict[str, str] | None = None,
+                  measure: Measure | None = None) -> tuple[int, str]:
+    """The S zone (system text and tool declarations, as the session will send them) in tokens,
+    and how it was counted: ``measure`` (the server's tokenizer) when it answers, else the
+    estimate. ``secrets``: the task's secrets (names and descriptions), which the system text
+    lists."""
     from artemis_cli.memory.ledger import estimate_tokens
     from artemis_cli.models.base import ModelRequest, ToolDecl
-    from artemis_cli.operators.compression import MIN_FROZEN_BUDGET
     from artemis_cli.operators.prompts import system_prompt
     from artemis_cli.operators.tools import tool_declarations
 
-    t = profile.memory.transcript
-    shot = profile.screenshot
-    size = scaled(screen, shot.max_side)
-    if provider == "openai":
-        image = openai_image_tokens(*scaled(size, operator_max_side))
-    else:
-        image = gemini_image_tokens(*size)
     tools = [ToolDecl(d.name, d.description, d.parameters) for d in tool_declarations(profile.coordinates)]
-    s_zone = estimate_tokens(ModelRequest(system=system_prompt(marks=shot.marks, secrets=secrets), messages=[], tools=tools))
+    system = system_prompt(marks=profile.screenshot.marks, secrets=secrets, knowhow=profile.knowhow)
+    measured = measure(system, tools) if measure is not None else None
+    if measured is not None:
+        return measured
+    return estimate_tokens(ModelRequest(system=system, messages=[], tools=tools)), ESTIMATED
+
+
+def floor_parts(profile: Any, screen: tuple[int, int], provider: str = "gemini",
+                operator_max_side: int | None = None, secrets: dict[str, str] | None = None,
+                s_zone: int | None = None) -> dict[str, int]:
+    """The floor's parts in tokens (see the module doc); their sum is the floor. ``secrets``: as
+    :func:`s_zone_tokens`; ``s_zone``: the S zone as measured (None: estimated here)."""
+    from artemis_cli.operators.compression import MIN_FROZEN_BUDGET
+
+    t = profile.memory.transcript
+    image = screenshot_tokens(provider, screen, profile.screenshot.max_side, operator_max_side)
     kept_images = max(0, min(t.min_active_steps, t.image_scrub_depth - 1))
     return {
-        "system_and_tools": s_zone,
+        "system_and_tools": s_zone if s_zone is not None else s_zone_tokens(profile, secrets)[0],
         "task": TASK_TOKENS,
         "frozen_history": profile.memory.chunking.frozen_budget_tokens or MIN_FROZEN_BUDGET,
         "observation": OBSERVATION_TOKENS + (PLAN_TOKENS if profile.loop == "pro" else 0),
@@ -151,15 +191,19 @@ def floor_parts(profile: Any, screen: tuple[int, int], provider: str = "gemini",
 
 
 def plan_budget(profile: Any, screen: tuple[int, int], model: Any = None,
-                window: tuple[int, str] | None = None, secrets: dict[str, str] | None = None) -> ContextBudget:
+                window: tuple[int, str] | None = None, secrets: dict[str, str] | None = None,
+                measure: Measure | None = None) -> ContextBudget:
     """The run's budget: the floor, the server's window (``window``: tokens and where it was
-    read; None when the server does not say) and the effective budget."""
+    read; None when the server does not say) and the effective budget; ``measure``: the
+    server's tokenizer for the S zone (see the module doc)."""
     t = profile.memory.transcript
     provider = getattr(model, "provider", None) or "gemini"
     side = getattr(getattr(model, "options", None), "max_image_side", None)
-    parts = floor_parts(profile, screen, provider, side, secrets)
+    s_zone, measured_by = s_zone_tokens(profile, secrets, measure)
+    parts = floor_parts(profile, screen, provider, side, secrets, s_zone)
     budget = ContextBudget(tokens=t.context_budget_tokens, source="profile", profile_tokens=t.context_budget_tokens,
-                           reply_reserve=t.reply_reserve_tokens, floor_tokens=sum(parts.values()), floor_parts=parts)
+                           reply_reserve=t.reply_reserve_tokens, floor_tokens=sum(parts.values()), floor_parts=parts,
+                           measured_by=measured_by)
     if window is not None:
         budget.window_tokens, budget.window_source = window
         usable = window[0] - t.reply_reserve_tokens
@@ -168,8 +212,10 @@ def plan_budget(profile: Any, screen: tuple[int, int], model: Any = None,
     return budget
 
 
-def check_budget(budget: ContextBudget) -> None:
-    """Refuse a budget below the floor, before any model call and before a session exists."""
+def check_budget(budget: ContextBudget, smallest: ContextBudget | None = None) -> None:
+    """Refuse a budget below the floor, before any model call and before a session exists;
+    ``smallest``: the plan of the smallest configuration fitting tried (``operators.budget_fit``),
+    named in the refusal."""
     if budget.tokens >= budget.floor_tokens:
         return
     if budget.source == "server":
@@ -180,8 +226,12 @@ def check_budget(budget: ContextBudget) -> None:
     else:
         said = f"context_budget_tokens is {budget.tokens:,}"
         fix = f"raise memory.transcript.context_budget_tokens to at least {budget.floor_tokens:,}, or lower the floor: "
+    tried = ""
+    if smallest is not None and smallest.fitted:
+        tried = (f"; fitted as far as it goes ({', '.join(smallest.fitted)}) it still needs "
+                 f"{smallest.floor_tokens:,} ({floor_text(smallest.floor_parts)})")
     raise UsageError(f"the context budget is below its floor: {said}, but a turn needs at least "
-                     f"{budget.floor_tokens:,} ({floor_text(budget.floor_parts)})",
+                     f"{budget.floor_tokens:,} ({floor_text(budget.floor_parts)}){tried}",
                      hint=fix + "fewer memory.transcript.min_active_steps, a smaller screenshot.max_side, "
                                "or screenshot.marks: false")
 

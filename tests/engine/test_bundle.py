@@ -24,6 +24,7 @@ from artemis_cli.engine.bundle import (
     session_tables,
     write_bundle,
 )
+from artemis_cli.engine.health import integrity_problems, missing_blobs
 from artemis_cli.engine.migrations import MIGRATIONS
 from artemis_cli.errors import BundleConflict, BundleError, UsageError
 from artemis_cli.memory.chunk_store import ChunkRow, append_chunk_version
@@ -158,7 +159,7 @@ def test_round_trip_into_a_fresh_data_dir_keeps_rows_ids_timestamps_and_blobs(
     for r in other.db.query("SELECT * FROM blobs"):
         assert r == src_blobs[r["sha256"]]
     assert other.get_session(recorded) == engine.get_session(recorded)
-    assert other.missing_blobs() == [] and other.integrity_check() == []
+    assert missing_blobs(other) == [] and integrity_problems(other) == []
     assert check_turn(other, recorded, 1).match and check_turn(other, recorded, 3).match
     # the recall index was rebuilt (not carried): every step field, the newest note version and
     # the chunk, with the same words (the UI text is re-read from the dump: separators may differ)

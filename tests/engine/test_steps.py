@@ -16,6 +16,7 @@ from artemis_cli.engine import (
     StepNotFound,
     StepRecord,
 )
+from artemis_cli.engine.health import missing_blobs
 from artemis_cli.errors import SessionNotFound
 from artemis_cli.models.base import CallAttempt, Message, ModelRequest, Part, Usage
 from artemis_cli.perception.types import Target
@@ -170,7 +171,7 @@ def test_referencing_an_unstored_blob_is_refused(engine: DataEngine, session_id:
     stored = engine.record_step(
         StepRecord(session_id=session_id, number=1, action_type="tap", pre_screenshot=sha)
     )
-    assert stored.pre_screenshot == sha and engine.missing_blobs() == []
+    assert stored.pre_screenshot == sha and missing_blobs(engine) == []
 
 
 def test_bad_steps_are_clear_errors(engine: DataEngine, session_id: str) -> None:

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from artemis_cli.cli.app import app
 from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.health import integrity_problems, missing_blobs
 from artemis_cli.export import JSONL_FIELDS, export_jsonl, maestro_flow
 from artemis_cli.replay import replay_session
 
@@ -118,7 +119,7 @@ def test_sessions_rm_keeps_blobs_other_sessions_use(tmp_path: Path, record_task:
     assert engine.list_sessions(limit=None)[0].id == second.session_id
     assert len(engine.list_sessions(limit=None)) == 1
     assert engine.db.execute("SELECT COUNT(*) FROM steps WHERE session_id = ?", [first.session_id]).fetchone()[0] == 0
-    assert engine.missing_blobs() == []  # nothing the remaining session needs was deleted
+    assert missing_blobs(engine) == []  # nothing the remaining session needs was deleted
     for sha in shared:
         assert sha is not None and engine.blobs.exists(sha)
 
@@ -126,7 +127,7 @@ def test_sessions_rm_keeps_blobs_other_sessions_use(tmp_path: Path, record_task:
     assert res.exit_code == 0, res.output
     assert engine.list_sessions(limit=None) == []
     assert not any(engine.blobs.exists(sha) for sha in shared if sha)
-    assert engine.integrity_check() == []
+    assert integrity_problems(engine) == []
 
 
 def test_sessions_rm_needs_confirmation_and_a_real_session(tmp_path: Path, record_task: Callable[..., Any]) -> None:

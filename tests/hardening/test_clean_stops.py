@@ -23,6 +23,7 @@ from run_support import Stderr, StopAtSecondTap
 from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import load_task
 from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.health import integrity_problems, missing_blobs
 from artemis_cli.models.registry import reference_script
 from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.runner import run_task
@@ -69,7 +70,7 @@ def _check_whole_steps(data: Path, session_id: str) -> int:
         for s in steps:
             for sha in s.blob_refs().values():
                 assert engine.blobs.exists(sha)
-        assert engine.missing_blobs() == [] and engine.integrity_check() == []
+        assert missing_blobs(engine) == [] and integrity_problems(engine) == []
         return len(steps)
 
 

@@ -27,6 +27,7 @@ from run_support import Stderr, StopAtSecondTap
 from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import load_task
 from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.health import integrity_problems, missing_blobs
 from artemis_cli.memory.lens import LENS_SYSTEM_PROMPT
 from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
@@ -84,7 +85,7 @@ def _facts(data: Path) -> dict[str, Any]:
         return {
             "id": session.id, "status": session.status, "lease": engine.lease_owner(session.id),
             "numbers": [s.number for s in steps],
-            "whole": engine.missing_blobs() == [] and engine.integrity_check() == [],
+            "whole": missing_blobs(engine) == [] and integrity_problems(engine) == [],
             "pending": [s.number for s in steps if s.summary_status == "pending"],
             "lens_summaries": [s.number for s in steps if s.summary_status == "ready"
                                and s.summary_source == "visual_lens"],

@@ -108,7 +108,7 @@ def test_missing_key_is_403(server: FakeGeminiServer) -> None:
 
 
 def test_unknown_path_is_404(server: FakeGeminiServer) -> None:
-    status, payload = post(server, VALID, path="/v1beta/models/gemini-a:countTokens")
+    status, payload = post(server, VALID, path="/v1beta/models/gemini-a:frobnicate")  # countTokens is served
     assert status == 404 and payload["error"]["status"] == "NOT_FOUND"
 
 
