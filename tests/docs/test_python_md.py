@@ -16,6 +16,7 @@ stands for any text), so the outputs the page shows stay true."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import json
 import re
@@ -55,6 +56,23 @@ def test_every_block_is_run_or_skipped_for_a_listed_reason() -> None:
     assert {how for kind, how, _, _ in BLOCKS if kind == "skip"} <= SKIPS
     kinds = [how for kind, how, _, _ in BLOCKS if kind == "run"]
     assert set(kinds) == {"sim", "model", "pytest"} and len(kinds) >= 7
+
+
+def test_the_documented_signature_is_phone_opens() -> None:
+    """The ``Phone.open(...)`` the page shows has the parameters, order and defaults of the code,
+    and every parameter has its bullet."""
+    from artemis_cli import Phone
+
+    text = DOC.read_text(encoding="utf-8")
+    shown = re.search(r"```text\n(Phone\.open\(.*?\))\n```", text, re.S)
+    assert shown, "docs/python.md lost its Phone.open signature"
+    params = list(inspect.signature(Phone.open).parameters.values())
+    real = "Phone.open(" + ", ".join(
+        ("*, " if p.kind is p.KEYWORD_ONLY and params[i - 1].kind is not p.KEYWORD_ONLY else "")
+        + f"{p.name}={p.default!r}" for i, p in enumerate(params)) + ")"
+    assert " ".join(shown.group(1).split()) == real
+    bullets = [line for line in text.splitlines() if line.startswith("- `")]
+    assert [p.name for p in params if not any(f"`{p.name}`" in line for line in bullets)] == []
 
 
 # -- the fake model the "model" blocks talk to -----------------------------------------------
