@@ -498,6 +498,18 @@ class Replayer:
             "model_steps": healed.model_steps}))
         return healed.rejoin, healed.final
 
+    def _finishes_here(self, rec: StepRecord, rec_pre: UITree | None, pre: Observation) -> bool:
+        """Whether ``pre`` is the screen the recording's finish step was taken on (the same
+        picture, or the same key elements: ``match.screen_matches``)."""
+        if rec_pre is None:
+            return True  # nothing to compare with (an old or damaged recording): as before
+        from artemis_cli.perception.elements import index_elements
+        from artemis_cli.replay.match import screen_matches
+
+        dist = hamming(rec.pre_dhash, pre.dhash) if rec.pre_dhash else None
+        return screen_matches(Target(), index_elements(rec_pre), rec.pre_dhash, dist, pre.elements, pre.tree,
+                              recorded_size=self.rec_size, current_size=self.size, recorded_tree=rec_pre)
+
     def _replay_step(self, number: int, rec: StepRecord,
                      pre: Observation) -> tuple[ReplayStepResult, Observation, bool]:
         started_at = _now()
@@ -505,6 +517,10 @@ class Replayer:
         rec_pre = _tree(self.engine, rec.ui_xml, self.rec_size)
         rec_post = _tree(self.engine, rec.post_ui_xml, self.rec_size)
         action, loc = self._plan_action(rec, pre, rec_pre)
+        if action is not None and action.type == "finish" and not self._finishes_here(rec, rec_pre, pre):
+            # the recording's verdict holds only where it was given: a finish on another screen
+            # (a confirmation the update added, still unanswered) is a divergence, not a success
+            action, loc = None, _Located(None, "the screen is not the one the recording finished on")
         status: ReplayKind
         dist: int | None = None
         overlap: float | None = None
