@@ -37,10 +37,10 @@ from artemis_cli.device.protocol import Device
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import EventRecord, SessionRecord, StepRecord
 from artemis_cli.errors import DeviceOffline, HierarchyParseError, UsageError
-from artemis_cli.operators.act import REDACTED, ActionResult, PlannedAction, execute
+from artemis_cli.operators.act import REDACTED, ActionResult, PlannedAction
 from artemis_cli.operators.checks import CheckResult, Finish, evaluate_checks
 from artemis_cli.operators.observe import Observation, observe
-from artemis_cli.operators.typing import probe_tree
+from artemis_cli.operators.perform import Settling, perform
 from artemis_cli.perception.dhash import hamming
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.hittest import hit_test
@@ -64,6 +64,8 @@ from artemis_cli.stopping import SessionInterrupted, as_stop, signal_name
 _POINTED = {"tap", "double_tap", "long_press"}
 _STROKES = {"swipe", "scroll"}  # replayed along the recorded (scaled) line
 _NO_DEVICE_ACTION = {"finish", "wait", "save_note", "none", "recall_history"}
+#: How long a replayed action's screen may take to settle on a real device (the profile's default).
+SETTLE_MAX_S = 2.0
 
 
 def _now() -> str:
@@ -249,18 +251,27 @@ class Replayer:
             action.args["redacted"] = True
         return action, loc
 
-    def _perform(self, action: PlannedAction, pre: Observation) -> ActionResult:
+    def _perform(self, action: PlannedAction, pre: Observation) -> tuple[ActionResult, Observation]:
+        """(what the device answered, the screen after it): a device action is sent and settled by
+        ``operators.perform`` as the loops' and ``artemis mcp``'s are; the replay judges the step
+        itself, against the recording (``verify.check_change``: an effect off the screen, a count
+        in a closed menu, is no divergence). Steps with nothing to do on the device leave the
+        screen as it is."""
         if action.type == "none":
-            return ActionResult("ok", "nothing to replay: the recorded step had no valid action")
+            return ActionResult("ok", "nothing to replay: the recorded step had no valid action"), pre
         if action.type in ("save_note", "recall_history"):
-            return ActionResult("ok", f"{action.type} is not a device action; skipped")
+            return ActionResult("ok", f"{action.type} is not a device action; skipped"), pre
         if action.type == "wait":
             self._sleep(float(action.args.get("seconds", 0) or 0))
-            return ActionResult("ok")
+            return ActionResult("ok"), pre
         # As the operator does (flash.py): text goes only into a field that took focus, read on
         # the screen between the focusing tap and the typing, never blind.
-        return execute(action, self.device, real_time=self.opts.real_time, pre=pre.tree,
-                       probe=lambda: probe_tree(self.device, self.size))
+        settling = Settling(floor_s=0.0, max_s=SETTLE_MAX_S, watch=self.opts.real_time, early=False)
+        done = perform(action, self.device, pre, self._observe, settling, real_time=self.opts.real_time,
+                       sleep=self._sleep, before_send=self.lease.check if self.lease is not None else None)
+        if done.post is None:
+            raise DeviceOffline(done.offline or "the device went away after the action")
+        return done.sent, done.post
 
     # -- the loop -------------------------------------------------------------------------------
 
@@ -487,6 +498,18 @@ class Replayer:
             "model_steps": healed.model_steps}))
         return healed.rejoin, healed.final
 
+    def _finishes_here(self, rec: StepRecord, rec_pre: UITree | None, pre: Observation) -> bool:
+        """Whether ``pre`` is the screen the recording's finish step was taken on (the same
+        picture, or the same key elements: ``match.screen_matches``)."""
+        if rec_pre is None:
+            return True  # nothing to compare with (an old or damaged recording): as before
+        from artemis_cli.perception.elements import index_elements
+        from artemis_cli.replay.match import screen_matches
+
+        dist = hamming(rec.pre_dhash, pre.dhash) if rec.pre_dhash else None
+        return screen_matches(Target(), index_elements(rec_pre), rec.pre_dhash, dist, pre.elements, pre.tree,
+                              recorded_size=self.rec_size, current_size=self.size, recorded_tree=rec_pre)
+
     def _replay_step(self, number: int, rec: StepRecord,
                      pre: Observation) -> tuple[ReplayStepResult, Observation, bool]:
         started_at = _now()
@@ -494,6 +517,10 @@ class Replayer:
         rec_pre = _tree(self.engine, rec.ui_xml, self.rec_size)
         rec_post = _tree(self.engine, rec.post_ui_xml, self.rec_size)
         action, loc = self._plan_action(rec, pre, rec_pre)
+        if action is not None and action.type == "finish" and not self._finishes_here(rec, rec_pre, pre):
+            # the recording's verdict holds only where it was given: a finish on another screen
+            # (a confirmation the update added, still unanswered) is a divergence, not a success
+            action, loc = None, _Located(None, "the screen is not the one the recording finished on")
         status: ReplayKind
         dist: int | None = None
         overlap: float | None = None
@@ -504,9 +531,7 @@ class Replayer:
             result = ActionResult("error", detail)
             action = PlannedAction(rec.action_type, dict(rec.action_args))
         else:
-            result = self._perform(action, pre)
-            if rec.action_type not in _NO_DEVICE_ACTION:
-                post = self._observe()
+            result, post = self._perform(action, pre)
             check = check_change(
                 rec_pre, rec_post, pre.tree, post.tree,
                 rec_foreground=(rec.meta or {}).get("post_foreground_app"), cur_foreground=post.foreground,

@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from artemis_cli.engine.records import APP_FAULT_STATUSES, EventRecord
+from artemis_cli.errors import DeviceOffline
 from artemis_cli.memory.chunk_store import ChunkRow, append_chunk_version, newest_chunks
 from artemis_cli.memory.similarity import repeated_action
-from artemis_cli.operators.act import ActionResult, PlannedAction, execute, plan_action
+from artemis_cli.operators.act import ActionResult, PlannedAction, plan_action
 from artemis_cli.operators.flash import FlashLoop
 from artemis_cli.operators.observe import Observation, carry_logs
-from artemis_cli.operators.outcome import assess
+from artemis_cli.operators.perform import perform
 from artemis_cli.operators.pro.checker import Checker
 from artemis_cli.operators.pro.failure_analyzer import RECOVERY_EVENT, FailureAnalyzer, recovery_payload
 from artemis_cli.operators.pro.plan import Plan
@@ -137,11 +138,19 @@ class ProLoop(FlashLoop):
                     events.append(EventRecord(session_id=self.session_id, step=number, kind=RECOVERY_EVENT,
                                               payload={**rec.to_payload(), "result": f"rejected: {exc}"}))
                     continue
-                self.check_owner()
-                result = execute(planned, self.device, real_time=self.real_time)
-                after = self.observe(number)
-                # its result is what was seen, as for any action: ok only when the screen changed
-                seen = assess(planned, result, post, after)
+                # sent, settled and judged as any action is (operators.perform): its result is
+                # what was seen, ok only when its effect was observed
+                def take(n: int = number) -> Observation:
+                    return self.observe(n)
+
+                def dropped(detail: str, n: int = number) -> None:  # never re-sent: its effect is unknown
+                    self._event(n, "device_fault", {"what": "recovery", "detail": detail})
+
+                done = perform(planned, self.device, post, take, self._settling(), real_time=self.real_time,
+                               sleep=self._sleep, before_send=self.check_owner, on_drop=dropped)
+                if done.post is None:
+                    raise DeviceOffline(done.offline or "the device went away after a recovery action")
+                after, seen = done.post, done.outcome
                 events.append(EventRecord(session_id=self.session_id, step=number, kind=RECOVERY_EVENT,
                                           payload=recovery_payload(rec, planned, seen)))
                 post = carry_logs(post, after)  # the step's outcome reads all of its log lines
