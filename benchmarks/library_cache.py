@@ -60,6 +60,9 @@ def _run(data: Path, world: str, seed: int, model: Any, goal: str, *, cache: boo
             phone.launch("Shop")
             phone.act(LOGIN)
             phone.act(goal, max_steps=120)
+            placed = phone.device.shell("content query --uri content://com.artemis.shop/orders")
+            if "order_number" not in placed:  # the acts said so; the Shop must agree
+                raise StepFailed(f"no order was placed: {placed.strip()[:120]}")
     except StepFailed as exc:
         error = str(exc)
     finally:
