@@ -111,8 +111,9 @@ def replay_call(session: LibrarySession, baseline: str, call: CachedCall, goal: 
         ok = replayer._finish is None or bool(replayer._finish.model_success)
         return CachedOutcome(ok, how, f"healed from recorded step {result.first_divergence}", final,
                              result.answer, healed)
-    if heal is not None and heal.model_success:  # the heal's model reached the goal itself
-        return CachedOutcome(True, how, "the healing model reached the goal", heal.final or final, "", healed)
+    # a heal whose model finished without rejoining is a claim no recorded screen confirms (the
+    # offline healer "completes" its plan on a confirmation it never answered): a failure, as in
+    # ``replay --heal``
     why = result.message or (result.steps[-1].detail if result.steps else "no recorded step replayed")
     return CachedOutcome(False, how, why, final, "", healed)
 

@@ -8,11 +8,9 @@ the program (its name, e.g. a test's node id) as the operator."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from artemis_cli.engine.clock import now_iso
-from artemis_cli.engine.records import LIBRARY_CALL_EVENT, LIBRARY_LOOP, EventRecord, SessionRecord
+from artemis_cli.engine.records import LIBRARY_CALL_EVENT, LIBRARY_LOOP, EventRecord
 from artemis_cli.mcp_server.session import ClientInfo, DrivenSession
 
 #: Each Python API call that is not a plain step (``engine.records.LIBRARY_CALL_EVENT``).
@@ -24,6 +22,9 @@ NOT_SENT_EVENT = "library_not_sent"
 class LibrarySession(DrivenSession):
     """A ``DrivenSession`` recorded as the Python API's (``loop="library"``)."""
 
+    loop = LIBRARY_LOOP
+    no_goal = "driven by a Python program (artemis_cli.Phone)"
+
     def start(self, client: ClientInfo) -> str:
         if self.session_id is not None:
             return self.session_id
@@ -32,24 +33,8 @@ class LibrarySession(DrivenSession):
         assert self.session_id is not None
         return self.session_id
 
-    def _create(self) -> None:
-        from artemis_cli.config.task import task_from_goal
-
-        info = self.device.info()
-        goal = self.goal or "driven by a Python program (artemis_cli.Phone)"
-        task = task_from_goal(goal)
-        session_id = self.engine.new_session_id()
-        self.engine.create_session(SessionRecord(
-            id=session_id, task_id=task.id, goal=goal, profile=self.profile.name, loop=LIBRARY_LOOP,
-            device_serial=info.serial, device_kind=info.kind, screen_width=info.width, screen_height=info.height,
-            models={"operator": f"python:{self.client.name}"}, model_label=self.client.label, status="running",
-            started_at=now_iso(),
-            config={"task": task.model_dump(mode="json", exclude={"reference"}), "reference_steps": 0,
-                    "profile": self.profile.model_dump(mode="json"), "max_steps": 0, "offline_model": False,
-                    "run": dict(self.run_config)},
-        ))
-        self._own(session_id)
-        self._t0 = time.monotonic()
+    def _run_record(self) -> dict[str, Any]:
+        return dict(self.run_config)
 
     def event(self, kind: str, payload: dict[str, Any], step: int | None = None) -> None:
         assert self.session_id is not None

@@ -152,22 +152,30 @@ class DrivenSession:
         self._event(None, CLIENT_EVENT, {"name": client.name, "version": client.version})
         return self.session_id
 
+    #: the session row's loop, and the goal it gets when the driver gave none
+    loop = MCP_LOOP
+    no_goal = "driven by an MCP client (no goal given)"
+
+    def _run_record(self) -> dict[str, Any]:
+        """What the session's config keeps of how it was run (``run``)."""
+        return {**self.run_config, "mcp": {"allow_apps": list(self.policy.allow_apps),
+                                           "read_only": self.policy.read_only}}
+
     def _create(self) -> None:
         from artemis_cli.config.task import task_from_goal
 
         info = self.device.info()
-        goal = self.goal or "driven by an MCP client (no goal given)"
+        goal = self.goal or self.no_goal
         task = task_from_goal(goal)
         session_id = self.engine.new_session_id()
         self.engine.create_session(SessionRecord(
-            id=session_id, task_id=task.id, goal=goal, profile=self.profile.name, loop=MCP_LOOP,
+            id=session_id, task_id=task.id, goal=goal, profile=self.profile.name, loop=self.loop,
             device_serial=info.serial, device_kind=info.kind, screen_width=info.width, screen_height=info.height,
-            models={"operator": f"mcp:{self.client.name}"}, model_label=self.client.label, status="running",
+            models={"operator": f"{self.loop}:{self.client.name}"}, model_label=self.client.label, status="running",
             started_at=now_iso(),
             config={"task": task.model_dump(mode="json", exclude={"reference"}), "reference_steps": 0,
                     "profile": self.profile.model_dump(mode="json"), "max_steps": 0, "offline_model": False,
-                    "run": {**self.run_config, "mcp": {"allow_apps": list(self.policy.allow_apps),
-                                                       "read_only": self.policy.read_only}}},
+                    "run": self._run_record()},
         ))
         self._own(session_id)
         self._t0 = time.monotonic()

@@ -174,6 +174,11 @@ def key_labels(elements: list[Element]) -> frozenset[str]:
     return frozenset(e.label for e in elements if e.label)
 
 
+def tree_labels(tree: UITree) -> frozenset[str]:
+    """The texts and descriptions of every node of a dump, behind a dialog too."""
+    return frozenset(t for n in tree.nodes for t in (n.text, n.content_desc) if t)
+
+
 def screen_matches(
     recorded: Target,
     recorded_elements: list[Element],
@@ -192,6 +197,11 @@ def screen_matches(
     and the step's recorded target (when it has one) found on it by its semantics."""
     same_picture = recorded_dhash is not None and dhash_distance is not None and dhash_distance <= dhash_max
     same_labels = _jaccard(key_labels(recorded_elements), key_labels(elements)) >= SCREEN_LABELS_MIN
+    if same_labels and recorded_tree is not None:
+        # under a dialog the element list holds the dialog alone: the same promotion over the
+        # catalogue and over the cart would be "the same screen", and a rejoin there would skip
+        # the steps between them. The screen behind must match as well.
+        same_labels = _jaccard(tree_labels(recorded_tree), tree_labels(tree)) >= SCREEN_LABELS_MIN
     if not (same_picture or same_labels):
         return False
     if recorded.label_source == "none" or not (recorded.resource_id or recorded.text or recorded.content_desc):

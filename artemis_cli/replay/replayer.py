@@ -96,6 +96,8 @@ def _reached(action: PlannedAction, pre: Observation, loc: _Located) -> bool:
     el = loc.match.element if loc.match is not None else None
     if el is None or action.x is None or action.y is None or action.type not in ("tap", "double_tap", "long_press"):
         return False
+    if loc.match is not None and loc.match.how != "semantics":
+        return False  # the recorded point hit whatever is there now, not the recorded element
     b = el.node.bounds
     if hit_test(pre.tree, action.x, action.y).bounds != (b.left, b.top, b.right, b.bottom):
         return False

@@ -1,0 +1,67 @@
+"""Where a heal may rejoin the recording: a screen under a dialog is the recorded one only when the
+screen behind the dialog is too. The Shop's promotion over the catalogue is not the same promotion
+over the cart: a rejoin there would skip the recorded steps between them (the cart, the checkout)
+and lose their work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from artemis_cli import Phone
+from artemis_cli.operators.observe import Observation, observe
+from artemis_cli.perception.dhash import hamming
+from artemis_cli.perception.types import Target
+from artemis_cli.replay.match import screen_matches
+from artemis_cli.sim.phone import SimPhone
+
+SIZE = (1080, 2400)
+
+
+def _promotion_over(tmp_path: Path, cart: bool) -> Observation:
+    """The Shop's promotion shown over the catalogue, or over the cart."""
+    device = SimPhone(seed=57)
+    with Phone.open(device, data_dir=tmp_path, real_time=False) as phone:
+        phone.launch("Shop")
+        phone.type(None, "demo", id="username")
+        phone.type(None, "artemis123", id="password", submit=True)
+        device.popups.shop_count, device.popups.shop_gap = 0, 1  # the next action brings the promotion
+        if cart:
+            phone.tap(id="cart_button")
+        else:
+            phone.scroll("down")
+        obs = observe(device, SIZE, "pixels", sleep=lambda s: None)
+    assert obs.modal is not None and "Special offer!" in obs.element_list, obs.element_list
+    return obs
+
+
+def test_the_same_dialog_over_another_screen_is_not_the_recorded_screen(tmp_path: Path) -> None:
+    over_catalogue = _promotion_over(tmp_path / "a", cart=False)
+    over_cart = _promotion_over(tmp_path / "b", cart=True)
+
+    def matches(recorded: Observation, now: Observation) -> bool:
+        return screen_matches(Target(), recorded.elements, recorded.dhash, hamming(recorded.dhash, now.dhash),
+                              now.elements, now.tree, recorded_size=SIZE, current_size=SIZE,
+                              recorded_tree=recorded.tree, dhash_max=0)
+
+    assert matches(over_catalogue, over_catalogue)  # the recorded screen itself
+    assert not matches(over_catalogue, over_cart)  # the same promotion, another screen behind it
+
+
+def test_a_tap_at_the_recorded_point_is_not_the_recorded_step_done() -> None:
+    """A step replayed at its recorded coordinates (its element not found by semantics) hit whatever
+    is there now: it is not the recorded step done, so a heal does not go on after it."""
+    from artemis_cli.operators.act import PlannedAction
+    from artemis_cli.perception.hittest import hit_test
+    from artemis_cli.replay.match import TargetMatch
+    from artemis_cli.replay.replayer import _Located, _reached
+
+    device = SimPhone(seed=0)
+    device.launch("com.android.contacts")
+    pre = observe(device, SIZE, "pixels", sleep=lambda s: None)
+    el = next(e for e in pre.elements if e.label == "Create contact")
+    x, y = el.center
+    action = PlannedAction("tap", {}, x, y, target=hit_test(pre.tree, x, y), element=el)
+    found = _Located(TargetMatch(el, action.target, x, y, "semantics"))
+    assert _reached(action, pre, found)  # the recorded element, found by its semantics, reached
+    at_point = _Located(TargetMatch(el, action.target, x, y, "coordinates"))
+    assert not _reached(action, pre, at_point)
