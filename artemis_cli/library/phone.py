@@ -22,6 +22,7 @@ screen now (``library.ask``) and are never cached.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from pathlib import Path
 from types import TracebackType
@@ -73,7 +74,7 @@ class Phone:
     def __init__(self, device: Device, engine: DataEngine, profile: Any, *, model: Any = None,
                  base_url: str | None = None, cache: str | None = None, update: bool = False,
                  name: str | None = None, real_time: bool = True, secrets: dict[str, str] | None = None,
-                 own_engine: bool = False, fit: bool = True) -> None:
+                 own_engine: bool = False, fit: bool = True, slot: str | None = None) -> None:
         self.device = device
         self.engine = engine
         self.profile = profile
@@ -89,7 +90,7 @@ class Phone:
         self._fit = fit
         self._real_time = real_time
         self._s = LibrarySession(engine, device, profile, goal=name or "", real_time=real_time,
-                                 run_config={"device": device.info().serial, "python": {"cache": cache}})
+                                 run_config={"device": slot or device.info().serial, "python": {"cache": cache}})
         self._ai_calls = 0  # AI calls so far (their ordinal matches the baseline's)
         self._baseline: str | None = None
         self._baseline_calls: list[Any] | None = None
@@ -107,8 +108,8 @@ class Phone:
              name: str | None = None, real_time: bool = True, base_url: str | None = None,
              secrets: dict[str, str] | None = None, fit: bool = True) -> Phone:
         """A phone to drive: ``device`` is picked by ``artemis run``'s rule (None: $ANDROID_SERIAL,
-        the one attached phone, else the simulated phone; "sim", "sim:<world>", a serial, or a
-        ``Device``). ``model`` (a name as ``--model`` takes it, or a Model) decides AI steps; None
+        the one attached phone, else the simulated phone; "sim", "sim:<world>", a numbered sim
+        slot "sim#2", a serial, or a ``Device``). ``model`` (a name as ``--model`` takes it, or a Model) decides AI steps; None
         uses Gemini when an API key is set, and an AI step without either raises a UsageError.
         ``cache`` keeps the first passing run as the baseline that later runs replay; ``update``
         re-records it. ``name`` is the session's goal text. ``secrets`` (name → value) are typed by
@@ -119,16 +120,19 @@ class Phone:
         from artemis_cli.paths import data_dir as resolve_data_dir
 
         prof = load_profile(profile or "flash")
+        # a numbered sim slot (``sim#2``, as --devices 'sim*N' names them): its own simulated phone,
+        # recorded under the slot's name
+        slot = device if isinstance(device, str) and re.fullmatch(r"sim#\d+", device.strip()) else None
         if isinstance(device, str) or device is None:
             from artemis_cli.device.select import resolve_device
 
-            dev = resolve_device(device, notice=log.warning)
+            dev = resolve_device("sim" if slot else device, notice=log.warning)
         else:
             dev = device
         engine = DataEngine.open(resolve_data_dir(data_dir))
         try:
             return cls(dev, engine, prof, model=model, base_url=base_url, cache=cache, update=update, name=name,
-                       real_time=real_time, secrets=secrets, own_engine=True, fit=fit)
+                       real_time=real_time, secrets=secrets, own_engine=True, fit=fit, slot=slot)
         except BaseException:
             engine.close()
             raise

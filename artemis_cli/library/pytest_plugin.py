@@ -216,9 +216,9 @@ def _outcome(item: pytest.Item) -> tuple[str, str]:
 
 
 def _phone_device(slot: str | None) -> str | None:
-    """What ``Phone.open`` is given for a device slot: a numbered sim slot (``sim#2``: this worker's
-    own in-process simulated phone) is a plain ``sim``; anything else as it is."""
-    return "sim" if slot is not None and slot.startswith("sim#") else slot
+    """What ``Phone.open`` is given for a device slot: the slot itself (``Phone.open`` opens a
+    numbered sim slot, ``sim#2``, as this worker's own simulated phone and records its name)."""
+    return slot
 
 
 @pytest.fixture

@@ -144,6 +144,9 @@ def test_one(phone, record_property, n):
     sessions = _sessions(data)
     assert sorted(p["session_id"] for p in props.values()) == sorted(rec.id for rec in sessions.values())
     assert all(rec.status == "succeeded" and rec.device_serial == "sim" for rec in sessions.values())
+    # each session records the slot it ran on, as its worker's JUnit properties say
+    slots = {rec.id: (rec.config or {}).get("run", {}).get("device") for rec in sessions.values()}
+    assert {p["session_id"]: p["device"] for p in props.values()} == slots
 
 
 def test_more_workers_than_devices_is_a_usage_error(pytester: pytest.Pytester) -> None:
