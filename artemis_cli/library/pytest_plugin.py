@@ -215,12 +215,6 @@ def _outcome(item: pytest.Item) -> tuple[str, str]:
     return "succeeded", ""
 
 
-def _phone_device(slot: str | None) -> str | None:
-    """What ``Phone.open`` is given for a device slot: the slot itself (``Phone.open`` opens a
-    numbered sim slot, ``sim#2``, as this worker's own simulated phone and records its name)."""
-    return slot
-
-
 @pytest.fixture
 def phone(request: pytest.FixtureRequest) -> Iterator[Phone]:
     """An Artemis phone for this test (``artemis_cli.api.Phone``): one session named after the
@@ -230,7 +224,8 @@ def phone(request: pytest.FixtureRequest) -> Iterator[Phone]:
     settings = request.config.stash.get(_SETTINGS, None) or Settings(None, None, None, None, False)
     node = request.node
     try:
-        opened = Phone.open(_phone_device(settings.device), model=settings.model, profile=settings.profile,
+        # a numbered sim slot (sim#2) is this worker's own simulated phone, recorded by its name
+        opened = Phone.open(settings.device, model=settings.model, profile=settings.profile,
                             data_dir=settings.data_dir, cache=node.nodeid, update=settings.update, name=node.nodeid)
     except ArtemisError as e:  # no device, a bad profile, …: the CLI's message and hint, not a traceback
         cannot = f"artemis: {e}" + (f"\nHint: {e.hint}" if e.hint else "")
