@@ -53,6 +53,7 @@ sys.path.insert(0, str(REPO))
 from artemis_cli.bench.crash_check import StepSnap, compare, merge, read_only, snapshot  # noqa: E402
 from artemis_cli.config.task import Task, load_task  # noqa: E402
 from artemis_cli.engine.db import DataEngine  # noqa: E402
+from artemis_cli.engine.health import integrity_problems, missing_blobs  # noqa: E402
 from artemis_cli.models.fake_gemini import FakeGeminiServer  # noqa: E402
 from artemis_cli.models.registry import reference_script  # noqa: E402
 from artemis_cli.models.scripted import script_policy  # noqa: E402
@@ -281,11 +282,11 @@ class Matrix:
         """Compare, integrity and blobs; returns the current step count."""
         self.probe.close()
         with DataEngine.open(self.home) as engine:
-            problems = engine.integrity_check()
+            problems = integrity_problems(engine)
             if problems:
                 self.report.integrity_failures += 1
                 self.report.problems.append("integrity: " + "; ".join(problems)[:300])
-            self.missing.update(engine.missing_blobs())
+            self.missing.update(missing_blobs(engine))
         self.report.missing_blobs = len(self.missing)
         steps = 0
         with contextlib.closing(read_only(self.home / "artemis.db", timeout_s=2.0)) as conn:

@@ -37,6 +37,7 @@ from fault_matrix import (
 
 from artemis_cli.config.task import load_task
 from artemis_cli.engine.db import DataEngine
+from artemis_cli.engine.health import missing_blobs
 from artemis_cli.models.fake_gemini import FakeGeminiServer
 from artemis_cli.models.registry import reference_script
 from artemis_cli.models.scripted import script_policy
@@ -113,7 +114,7 @@ def signal_mid_run(fault: Fault, seed: int, timeout_s: float, sig: signal.Signal
                 steps = engine.get_steps(sid)
                 checks["status_interrupted"] = engine.get_session(sid).status == "interrupted"
                 checks["whole_steps"] = [s.number for s in steps] == list(range(1, len(steps) + 1)) and \
-                    engine.missing_blobs() == []
+                    missing_blobs(engine) == []
                 checks["lease_released"] = engine.lease_owner(sid) is None
                 checks["says_continue_with"] = f"Continue with: artemis resume {sid}" in err
         resume = _resume(sid, "interrupted", env, timeout_s) if sid is not None else None
