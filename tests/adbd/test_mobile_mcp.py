@@ -2,8 +2,9 @@
 `artemis sim serve`, over stdio, through the official MCP Python SDK client.
 
 mobile-mcp has two robots: the default one runs every action through `mobilecli` (a Go binary that
-calls `adb`, and for some calls starts its own Java server on the phone with `app_process`), and the
-legacy one (MOBILEMCP_LEGACY_ROBOT=1) calls `adb` itself. Both are driven here, on a private adb
+calls `adb`, and for dumps, screenshots and the app list starts its own Java server on the phone with
+`app_process`, which the sim runs: artemis_cli/sim/adbd/mobilecli_server.py), and the legacy one
+(MOBILEMCP_LEGACY_ROBOT=1) calls `adb` itself. Both are driven here, on a private adb
 server (ANDROID_ADB_SERVER_PORT; never 5037) and with a private HOME (mobilecli keeps a daemon
 under ~/.mobilecli, stopped at the end). Each test asserts what the SIM shows afterwards through
 Debian's adb, not only mobile-mcp's reply.
@@ -77,6 +78,9 @@ def mobile(request: pytest.FixtureRequest, served: ServedCli) -> Iterator[tuple[
         client.close()
         errlog.close()
         _stop_mobilecli_daemon(home)
+        if request.param == "default":  # hand the phone's UiAutomation back, as a user would
+            served.adb.run("shell", "pkill -f '[D]eviceServer'; true", serial=served.serial, check=False)
+            served.adb.run("forward", "--remove-all", serial=served.serial, check=False)
         shutil.rmtree(home, ignore_errors=True)
 
 
@@ -156,14 +160,24 @@ def test_tools_list_and_the_sim_is_an_available_device(mobile: tuple[McpClient, 
 
 
 def test_list_apps_names_the_launcher_apps(mobile: tuple[McpClient, str], served: ServedCli) -> None:
-    client, mode = mobile
-    if mode == "default":
-        pytest.xfail("mobilecli 1.0.9 lists apps through its own Java DeviceServer (`CLASSPATH=…mobilecli.dex "
-                     "app_process / com.mobilenext.mobilecli.DeviceServer`), which the sim cannot run: "
-                     "'device server did not start within 5s'")
+    client, _ = mobile
     body = client.text("mobile_list_apps", device=served.serial)
     for pkg in ("com.android.settings", "com.android.deskclock", "com.android.contacts", "com.artemis.notes"):
         assert f"({pkg})" in body, body
+
+
+def test_the_default_robot_runs_mobilecli_s_server_on_the_sim(mobile: tuple[McpClient, str],
+                                                                served: ServedCli) -> None:
+    """The default robot's dumps and screenshots go through mobilecli's own DeviceServer (no
+    5 s wait and fallback): after a call, it runs on the sim and adb forwards to its socket."""
+    client, mode = mobile
+    if mode == "legacy":
+        pytest.skip("the legacy robot calls adb itself")
+    _elements(client, served.serial)
+    pid = served.adb.text("shell", "pgrep -f '[c]om.mobilenext.mobilecli.DeviceServer'", serial=served.serial)
+    assert pid.strip().isdigit(), pid
+    forwards = served.adb.text("forward", "--list")
+    assert f"{served.serial} tcp:" in forwards and "localabstract:mobilecli-server" in forwards, forwards
 
 
 def test_launch_app_brings_it_to_the_front(mobile: tuple[McpClient, str], served: ServedCli) -> None:
