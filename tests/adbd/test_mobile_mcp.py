@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import http.client
 import json
 import os
 import re
@@ -134,7 +135,21 @@ def _focused_app(cli: ServedCli) -> str:
 
 
 def _screen_xml(cli: ServedCli) -> str:
-    return cli.adb.text("exec-out", "uiautomator dump /dev/tty", serial=cli.serial)
+    """The screen's hierarchy as text: `uiautomator dump`'s XML or, while mobilecli's DeviceServer
+    holds the phone's one UiAutomation (so `uiautomator dump` fails, as on a phone), its own JSON
+    dump, asked through the forward mobilecli made."""
+    res = cli.adb.run("exec-out", "uiautomator dump /dev/tty", serial=cli.serial, check=False)
+    if b"already registered" not in res.stdout + res.stderr:
+        return res.stdout.decode("utf-8", "replace")
+    forwards = cli.adb.text("forward", "--list").splitlines()
+    port = next(int(f.split()[1][4:]) for f in forwards
+                if f.startswith(cli.serial + " ") and f.endswith(" localabstract:mobilecli-server"))
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("POST", "/", body=b'{"jsonrpc":"2.0","id":"1","method":"device.dump.ui"}')
+        return conn.getresponse().read().decode("utf-8")
+    finally:
+        conn.close()
 
 
 def _home(cli: ServedCli) -> None:
@@ -213,7 +228,7 @@ def test_type_keys_types_into_the_focused_field(mobile: tuple[McpClient, str], s
     field = next(e for e in _elements(client, served.serial) if "EditText" in (e.get("type") or ""))
     client.text("mobile_click_on_screen_at_coordinates", device=served.serial, x=_center(field)[0], y=_center(field)[1])
     client.text("mobile_type_keys", device=served.serial, text="Milk", submit=False)
-    assert 'text="Milk"' in _screen_xml(served)
+    assert re.search(r'text="Milk"|"text":"Milk"', _screen_xml(served))
 
 
 def test_swipe_scrolls_the_screen(mobile: tuple[McpClient, str], served: ServedCli) -> None:

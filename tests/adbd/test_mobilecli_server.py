@@ -168,7 +168,10 @@ def test_one_uiautomation_at_a_time_and_pkill_stops_it(sim_device: SimDevice, se
     u2 = sim_device.adb.run("shell", "CLASSPATH=/data/local/tmp/u2.jar app_process / com.wetest.uia2.Main",
                             serial=sim_device.serial, check=False)
     assert u2.returncode == 1 and b"already registered" in u2.stderr
+    dump = sim_device.adb.run("exec-out", "uiautomator dump /dev/tty", serial=sim_device.serial, check=False)
+    assert b"already registered" in dump.stdout + dump.stderr and b"<hierarchy" not in dump.stdout
     assert sim_device.shell("pkill -f '[D]eviceServer'; echo rc=$?").strip() == "rc=0"
+    assert "<hierarchy" in sim_device.shell("uiautomator dump /dev/tty")  # the UiAutomation is free again
     with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
         _post(server, b"{}")
     assert sim_device.shell("pkill -f '[D]eviceServer'; echo rc=$?").strip() == "rc=1"  # nothing left to kill

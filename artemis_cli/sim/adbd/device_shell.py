@@ -14,7 +14,8 @@ gains here what a real device gets from uiautomator2's files and apps and from b
   not received (``result=0``);
 * ``app_process`` (mobilecli's ``CLASSPATH=/data/local/tmp/mobilecli.dex nohup app_process /
   com.mobilenext.mobilecli.DeviceServer &``: starts mobilecli's server, mobilecli_server.py) and
-  ``pgrep``/``pkill`` (``-f``: by command line) over the phone's processes;
+  ``pgrep``/``pkill`` (``-f``: by command line) over the phone's processes; while that server
+  holds the phone's one UiAutomation, ``uiautomator dump`` fails as on a phone;
 * ``reboot``: the served device drops every connection and comes back later (``on_reboot``).
 
 These are commands of the phone's shell, so they work inside ``;`` ``&&`` ``|`` and with
@@ -33,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from artemis_cli.sim.adbd.mobilecli_server import MAIN as MOBILECLI_MAIN
-from artemis_cli.sim.adbd.mobilecli_server import MobilecliServer
+from artemis_cli.sim.adbd.mobilecli_server import UIAUTOMATION_TAKEN, MobilecliServer
 from artemis_cli.sim.gestures import Stroke
 from artemis_cli.sim.latency import Latency
 from artemis_cli.sim.phone import TAP_SLOP, SimPhone
@@ -93,7 +94,15 @@ class DeviceSide:
 
         # `pm install` of uiautomator2's own APK installs com.github.uiautomator (its binary
         # manifest names it: sim/packages.py), and with it the AdbKeyboard (_imes)
+        plain_uiautomator = sh.commands["uiautomator"]
+
+        def uiautomator(args: list[str], stdin: bytes) -> ShellResult:
+            if args[:1] == ["dump"] and self.mobilecli.running:  # it holds the one UiAutomation
+                return err(UIAUTOMATION_TAKEN, 1)
+            return plain_uiautomator(args, stdin)
+
         sh.commands.update({"ime": lambda args, _: self._ime(args), "am": am, "reboot": self._reboot,
+                            "uiautomator": uiautomator,
                             "app_process": self._app_process, "pgrep": self._pgrep, "pkill": self._pkill})
 
     # --- shell ----------------------------------------------------------------------------

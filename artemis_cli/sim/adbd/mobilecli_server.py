@@ -115,7 +115,8 @@ class MobilecliServer:
             if problem is not None:
                 return problem, 1
             if self.running or dev.u2.running:  # only one UiAutomation may be registered
-                return f"Error: {UIAUTOMATION_TAKEN}", 1
+                # main() prints "Error: " + the message, then the stack trace, and exits 1
+                return f"Error: {UIAUTOMATION_TAKEN.split(': ', 1)[1]}{UIAUTOMATION_TAKEN}", 1
             table = dev.phone.am.table
             proc = table.spawn("app_process")
             proc.uid, proc.ppid, proc.name = SHELL_UID, 1, "app_process"  # nohup'd: init adopts it

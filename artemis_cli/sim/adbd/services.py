@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from artemis_cli.sim.adbd.device_shell import U2_JAR, DeviceSide
 from artemis_cli.sim.adbd.mobilecli_server import SOCKET as MOBILECLI_SOCKET
+from artemis_cli.sim.adbd.mobilecli_server import UIAUTOMATION_TAKEN
 from artemis_cli.sim.adbd.shell_service import (
     V2IO,
     ShellIO,
@@ -97,9 +98,7 @@ class Services:
             io.exit(1)
             return
         if already or not dev.u2_can_start or dev.mobilecli.running:  # one UiAutomation at a time
-            io.err(b"java.lang.IllegalStateException: UiAutomationService "
-                   b"android.accessibilityservice.IAccessibilityServiceClient$Stub$Proxy@5deffd5"
-                   b"already registered!\n")
+            io.err(UIAUTOMATION_TAKEN.encode())
             io.exit(1)
             return
         dev.u2.running, dev.u2.port = True, port
