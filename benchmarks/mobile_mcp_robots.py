@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import statistics
 import struct
 import subprocess
@@ -131,34 +130,18 @@ def main(argv: list[str] | None = None) -> int:
     if adb is None or node is None or not os.access(mcp_bin, os.X_OK):
         print("needs adb, node and ARTEMIS_MOBILE_MCP (the mcp-server-mobile bin .ci/run installs)", file=sys.stderr)
         return 2
-    adb_port, sim_port = _free_port(), _free_port()
+    from benchmarks.device_latency import served
+
+    adb_port = _free_port()
     _adb(adb, adb_port, "start-server")
-    extra = ["--latency", a.latency] if a.latency != "off" else []
-    sim = subprocess.Popen([a.sim_python, "-m", "artemis_cli", "sim", "serve", "--port", str(sim_port), "--no-popups",
-                            *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           cwd=str(Path(a.sim_python).resolve().parents[2]) if a.sim_python != sys.executable else None)
-    serial = f"127.0.0.1:{sim_port}"
+    cwd = str(Path(a.sim_python).parents[2]) if a.sim_python != sys.executable else None  # …/.venv/bin/python
     report: dict[str, Any] = {"reps": a.reps, "latency": a.latency, "sim_python": a.sim_python, "robots": {}}
+    serial = ""
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", sim_port), timeout=1).close()
-                break
-            except OSError:
-                if sim.poll() is not None or time.monotonic() > deadline:
-                    print("artemis sim serve did not start", file=sys.stderr)
-                    return 1
-                time.sleep(0.1)
-        _adb(adb, adb_port, "connect", serial)
-        _adb(adb, adb_port, "wait-for-device", serial=serial)
-        for robot in a.robots.split(","):
-            report["robots"][robot] = asyncio.run(_robot(mcp_bin, robot, serial, adb, adb_port, a.reps))
+        with served(adb, adb_port, a.latency, 0, a.sim_python, cwd) as serial:
+            for robot in a.robots.split(","):
+                report["robots"][robot] = asyncio.run(_robot(mcp_bin, robot, serial, adb, adb_port, a.reps))
     finally:
-        _adb(adb, adb_port, "disconnect", serial)
-        sim.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            sim.wait(timeout=10)
         _adb(adb, adb_port, "kill-server")
     if a.json:
         print(json.dumps(report, indent=2))
