@@ -40,6 +40,10 @@ u2_rpc             0.01    other u2 JSON-RPC (deviceInfo, ping-like calls)
 shell              0.05    any other shell command line (process spawn + round trip)
 =================  ======  =======================================================================
 
+mobilecli's DeviceServer (adbd/mobilecli_server.py), a persistent UiAutomation server like u2's,
+pays ``u2_dump`` for ``device.dump.ui``, ``u2_screenshot`` for ``device.screenshot`` and ``u2_rpc``
+for its other calls.
+
 Each charge is the median times seeded log-normal jitter (sigma 0.25: most calls within
 0.6x-1.6x of the median), drawn from ``random.Random`` seeded with (``--seed``, profile), so a
 run's sequence of delays is reproducible.  A compound command line (``a; b && c | d``) pays its

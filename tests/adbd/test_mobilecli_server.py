@@ -184,3 +184,13 @@ def test_a_reset_phone_has_neither_the_dex_nor_the_server(sim_device: SimDevice,
     with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
         _post(server, b"{}")
     assert sim_device.adb.run("shell", LAUNCH.replace(" &", ""), serial=sim_device.serial, check=False).returncode == 1
+
+
+def test_a_reboot_ends_the_server_but_keeps_the_dex_so_it_starts_again(sim_device: SimDevice, server: int) -> None:
+    with sim_device.adbd.device.lock:
+        sim_device.phone.reboot()  # the phone's power cycle (the adbd's `reboot` also drops connections)
+    with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
+        _post(server, b"{}")
+    sim_device.shell(LAUNCH)  # what mobilecli does next: the dex is still in /data/local/tmp
+    assert _rpc(server, "device.version")["result"] == {"dexSha256": hashlib.sha256(FAKE_DEX).hexdigest()}
+    assert sim_device.adbd.device.mobilecli.state.starts == 2

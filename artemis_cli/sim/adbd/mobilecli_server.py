@@ -193,7 +193,9 @@ class MobilecliServer:
             fn = self.methods.get(method)
             if fn is None:
                 raise RpcFailure(METHOD_NOT_FOUND, f"Method not found: {method}")
-            self.device.latency.charge(_KINDS.get(method, "u2_rpc")) if self.device.latency.active else None
+            if self.device.latency.active:  # no lock held: concurrent calls overlap
+                self.device.latency.charge(_KINDS.get(method, "u2_rpc"))
+            self.device.phone.touch.arrive()  # what it injects is timed as it reaches the phone
             result = fn(params or {})
         except RpcFailure as e:
             return None if notification else _error(rid, e.code, e.message)
