@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from artemis_cli.sim import packages as P
 from artemis_cli.sim.adbd.stream import Stream, StreamClosed
 from artemis_cli.sim.processes import SHELL_UID, Proc
 from artemis_cli.sim.sysui import IME_PACKAGE
@@ -77,14 +78,13 @@ class MobilecliState:
     starts: int = 0
 
 
-def classpath_error(device: DeviceSide, classpath: str, main: str) -> str | None:
-    """Why ``app_process`` cannot load ``main`` from ``classpath`` (None: it can): the file must
-    exist and be a dex that holds the class."""
+def _classpath_error(device: DeviceSide, classpath: str) -> str | None:
+    """Why ``app_process`` cannot load the server's class from ``classpath`` (None: it can): the
+    file must exist and be a dex that holds the class."""
     fs = device.phone.fs
     data = fs.read_file(classpath) if classpath and fs.exists(classpath) else b""
-    descriptor = b"L" + main.replace(".", "/").encode() + b";"
-    if not data.startswith(DEX_MAGIC) or descriptor not in data:
-        return f"Error: Could not find or load main class {main}\n"
+    if not data.startswith(DEX_MAGIC) or CLASS_DESCRIPTOR not in data:
+        return f"Error: Could not find or load main class {MAIN}\n"
     return None
 
 
@@ -111,7 +111,7 @@ class MobilecliServer:
         status). It runs in the background until killed; the shell command returns at once."""
         dev = self.device
         with dev.lock:
-            problem = classpath_error(dev, classpath, MAIN)
+            problem = _classpath_error(dev, classpath)
             if problem is not None:
                 return problem, 1
             if self.running or dev.u2.running:  # only one UiAutomation may be registered
@@ -130,8 +130,8 @@ class MobilecliServer:
     def stop(self) -> None:
         with self.device.lock:
             proc = self.state.proc
-            if proc is not None:
-                self.device.phone.am.table.procs.pop(proc.pid, None)
+            if proc is not None and self.running:  # after a reboot its pid may be another process's
+                del self.device.phone.am.table.procs[proc.pid]
             self.state.proc = None
 
     # --- HTTP over one adb stream -----------------------------------------------------------
@@ -245,8 +245,6 @@ class MobilecliServer:
         return {"data": base64.b64encode(buf.getvalue()).decode("ascii")}
 
     def apps(self) -> list[dict[str, Any]]:
-        from artemis_cli.sim import packages as P
-
         with self.device.lock:
             phone = self.device.phone
             names = [*phone.packages(), *[p for p in P.CORE_PACKAGES if p not in phone.apps]]
