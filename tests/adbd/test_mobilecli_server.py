@@ -13,14 +13,18 @@ import hashlib
 import http.client
 import io
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from adbd_support import SimDevice, needs_adb
+from adbd_support import AdbServer, SimDevice, attach, needs_adb
 from PIL import Image
 
+from artemis_cli.config.task import SimOptions
+from artemis_cli.device.select import sim_for
+from artemis_cli.sim.adbd import SimAdbd, free_port
 from artemis_cli.sim.adbd.mobilecli_server import DEX_PATH
 from artemis_cli.sim.sysui import IME_PACKAGE
 
@@ -194,3 +198,28 @@ def test_a_reboot_ends_the_server_but_keeps_the_dex_so_it_starts_again(sim_devic
     sim_device.shell(LAUNCH)  # what mobilecli does next: the dex is still in /data/local/tmp
     assert _rpc(server, "device.version")["result"] == {"dexSha256": hashlib.sha256(FAKE_DEX).hexdigest()}
     assert sim_device.adbd.device.mobilecli.state.starts == 2
+
+
+def test_with_pixel_latency_the_socket_listens_only_after_its_start_up(adb_server: AdbServer, tmp_path: Path) -> None:
+    """As on a phone, the server is not there the instant app_process is started: the socket
+    refuses until the seeded start-up (``server_start``) has passed, then serves; the client
+    polls for it as mobilecli does (every 100 ms, for 5 s)."""
+    adbd = SimAdbd(sim_for(SimOptions(popups=False, permission_prompts=False)), port=free_port(), latency="pixel")
+    adbd.start()
+    try:
+        attach(adb_server, adbd)
+        sim = SimDevice(adbd.phone, adbd, adb_server)
+        _push_dex(sim, tmp_path)
+        sim.shell(LAUNCH)
+        port = _forward(sim)
+        with pytest.raises((http.client.RemoteDisconnected, ConnectionError)):
+            _post(port, b"{}")  # started, not yet listening
+        assert adbd.device.mobilecli.running and adbd.device.latency.calls["server_start"] == 1
+        deadline = time.monotonic() + 5
+        while not adbd.device.mobilecli.listening:  # the event: its start-up is over
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert _rpc(port, "device.version")["result"]["dexSha256"] == hashlib.sha256(FAKE_DEX).hexdigest()
+    finally:
+        adb_server.run("disconnect", adbd.serial, check=False)
+        adbd.stop()

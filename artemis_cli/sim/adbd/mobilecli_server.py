@@ -20,6 +20,9 @@ draws, the renderer's picture, the package list, the device clipboard uiautomato
 * ``device.apps.list`` → every installed package ``{packageName, appName, version, versionCode}``;
 * ``device.clipboard.get|set|clear``, ``device.io.keyboard.hide``.
 
+With a latency profile its socket listens only after a seeded start-up (``server_start``: process
+start + UiAutomation connect), and each call pays ``u2_dump``/``u2_screenshot``/``u2_rpc``.
+
 As on a phone: the server starts only when CLASSPATH names a dex holding its class (else the
 ``app_process`` fails and nothing listens on the socket); it holds the device's only UiAutomation,
 so it does not start while uiautomator2's server runs (and uiautomator2's does not start while it
@@ -34,6 +37,7 @@ import base64
 import hashlib
 import io
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -76,6 +80,7 @@ class MobilecliState:
     proc: Proc | None = None
     dex_sha256: str = ""
     starts: int = 0
+    listens_at: float = 0.0  # time.monotonic() from which its socket accepts (start-up: latency)
 
 
 def _classpath_error(device: DeviceSide, classpath: str) -> str | None:
@@ -106,6 +111,11 @@ class MobilecliServer:
         proc = self.state.proc
         return proc is not None and self.device.phone.am.table.procs.get(proc.pid) is proc
 
+    @property
+    def listening(self) -> bool:
+        """Running and past its start-up: until then ``localabstract:mobilecli-server`` refuses."""
+        return self.running and time.monotonic() >= self.state.listens_at
+
     def launch(self, classpath: str) -> tuple[str, int]:
         """``app_process / com.mobilenext.mobilecli.DeviceServer`` with ``CLASSPATH``: (stderr, exit
         status). It runs in the background until killed; the shell command returns at once."""
@@ -120,8 +130,9 @@ class MobilecliServer:
             table = dev.phone.am.table
             proc = table.spawn("app_process")
             proc.uid, proc.ppid, proc.name = SHELL_UID, 1, "app_process"  # nohup'd: init adopts it
+            startup = dev.latency.seconds("server_start") if dev.latency.active else 0.0
             self.state = MobilecliState(proc, hashlib.sha256(dev.phone.fs.read_file(classpath)).hexdigest(),
-                                        self.state.starts + 1)
+                                        self.state.starts + 1, time.monotonic() + startup)
         return "", 0
 
     def cmdline(self) -> str:

@@ -57,7 +57,7 @@ class Services:
                 return self.u2.serve
             return None  # connection refused: nothing listens there
         if name == MOBILECLI_SOCKET:
-            return self._guarded(self.device.mobilecli.serve) if self.device.mobilecli.running else None
+            return self._guarded(self.device.mobilecli.serve) if self.device.mobilecli.listening else None
         if name.startswith("reboot:"):
             return self._reboot
         if name in ("root:", "unroot:"):
