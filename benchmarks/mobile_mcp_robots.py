@@ -7,7 +7,8 @@ Starts a private adb server on a free port (never 5037) and one ``artemis sim se
 (``--latency`` passed on), ``adb connect``-ed to it; then, per robot — ``default`` (mobilecli, with
 its on-device DeviceServer) and ``legacy`` (``MOBILEMCP_LEGACY_ROBOT=1``: adb itself) — starts
 mobile-mcp over stdio with the official MCP SDK client, a private HOME, and calls each tool
-``--reps`` times from the same seeded phone (``artemis-sim reset`` before each round, not timed).
+``--reps`` times on one seeded phone (Settings force-stopped and HOME pressed before each round,
+not timed; the first round pays mobilecli's dex push and server start-up).
 Prints per tool: the result (ok/error and what came back) and the median ms, the robots side by
 side. ``--sim-python``: serve the sim with another checkout's interpreter (e.g. old main) for a
 before/after.  Exits 2 without adb, node or mobile-mcp.
@@ -101,7 +102,9 @@ async def _robot(mcp_bin: str, robot: str, serial: str, adb: str, adb_port: int,
                     ClientSession(streams[0], streams[1]) as session:
                 await session.initialize()
                 for _ in range(reps):
-                    _adb(adb, adb_port, "shell", "artemis-sim reset --world default --seed 0 --no-popups", serial=serial)
+                    # back to the launcher with Settings stopped; not `artemis-sim reset`, which wipes the
+                    # phone (and so mobilecli's pushed dex and server) like a factory reset would
+                    _adb(adb, adb_port, "shell", f"am force-stop {SETTINGS}; input keyevent KEYCODE_HOME", serial=serial)
                     for name, args in _round(serial):
                         t0 = time.perf_counter()
                         res = await session.call_tool(name, args)
