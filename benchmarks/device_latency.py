@@ -120,15 +120,17 @@ def ratio(a: float | None, b: float | None) -> float | None:
 
 
 @contextmanager
-def served(adb: str, adb_port: int, latency: str, seed: int) -> Iterator[str]:
-    """`artemis sim serve --latency …` in a subprocess, attached to the private adb server."""
+def served(adb: str, adb_port: int, latency: str, seed: int, python: str = sys.executable,
+           cwd: str | None = None) -> Iterator[str]:
+    """`artemis sim serve --latency …` in a subprocess, attached to the private adb server
+    (``python``/``cwd``: another checkout's interpreter and tree, e.g. old main's)."""
     from artemis_cli.sim.adbd import free_port
 
     port = free_port()
     env = {**os.environ, "ANDROID_ADB_SERVER_PORT": str(adb_port)}
-    proc = subprocess.Popen([sys.executable, "-m", "artemis_cli", "sim", "serve", "--port", str(port),
+    proc = subprocess.Popen([python, "-m", "artemis_cli", "sim", "serve", "--port", str(port),
                              "--latency", latency, "--seed", str(seed), "--no-popups"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
     serial = f"127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30

@@ -37,8 +37,15 @@ dumpsys            0.15    ``dumpsys window`` / ``dumpsys activity`` (estimate)
 u2_input           0.10    u2 JSON-RPC click/swipe/key/text: injected by the running server, no
                            process start (estimate: half of ``input``)
 u2_rpc             0.01    other u2 JSON-RPC (deviceInfo, ping-like calls)
+server_start       0.80    mobilecli's DeviceServer from ``app_process`` until its socket listens
+                           (process start + UiAutomation connect; estimate); not a sleep: the
+                           socket refuses connections until then
 shell              0.05    any other shell command line (process spawn + round trip)
 =================  ======  =======================================================================
+
+mobilecli's DeviceServer (adbd/mobilecli_server.py), a persistent UiAutomation server like u2's,
+pays ``u2_dump`` for ``device.dump.ui``, ``u2_screenshot`` for ``device.screenshot`` and ``u2_rpc``
+for its other calls.
 
 Each charge is the median times seeded log-normal jitter (sigma 0.25: most calls within
 0.6x-1.6x of the median), drawn from ``random.Random`` seeded with (``--seed``, profile), so a
@@ -64,7 +71,7 @@ from typing import Any
 from artemis_cli.errors import UsageError
 
 KINDS: tuple[str, ...] = ("screencap_png", "screencap_raw", "uiautomator_dump", "u2_dump", "u2_screenshot",
-                          "input", "am_start", "dumpsys", "u2_input", "u2_rpc", "shell")
+                          "input", "am_start", "dumpsys", "u2_input", "u2_rpc", "server_start", "shell")
 
 PIXEL: dict[str, float] = {
     "screencap_png": 1.20,
@@ -77,6 +84,7 @@ PIXEL: dict[str, float] = {
     "dumpsys": 0.15,
     "u2_input": 0.10,
     "u2_rpc": 0.01,
+    "server_start": 0.80,
     "shell": 0.05,
 }
 

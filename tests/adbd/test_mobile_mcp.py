@@ -2,8 +2,9 @@
 `artemis sim serve`, over stdio, through the official MCP Python SDK client.
 
 mobile-mcp has two robots: the default one runs every action through `mobilecli` (a Go binary that
-calls `adb`, and for some calls starts its own Java server on the phone with `app_process`), and the
-legacy one (MOBILEMCP_LEGACY_ROBOT=1) calls `adb` itself. Both are driven here, on a private adb
+calls `adb`, and for dumps, screenshots and the app list starts its own Java server on the phone with
+`app_process`, which the sim runs: artemis_cli/sim/adbd/mobilecli_server.py), and the legacy one
+(MOBILEMCP_LEGACY_ROBOT=1) calls `adb` itself. Both are driven here, on a private adb
 server (ANDROID_ADB_SERVER_PORT; never 5037) and with a private HOME (mobilecli keeps a daemon
 under ~/.mobilecli, stopped at the end). Each test asserts what the SIM shows afterwards through
 Debian's adb, not only mobile-mcp's reply.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import http.client
 import json
 import os
 import re
@@ -77,6 +79,9 @@ def mobile(request: pytest.FixtureRequest, served: ServedCli) -> Iterator[tuple[
         client.close()
         errlog.close()
         _stop_mobilecli_daemon(home)
+        if request.param == "default":  # hand the phone's UiAutomation back, as a user would
+            served.adb.run("shell", "pkill -f '[D]eviceServer'; true", serial=served.serial, check=False)
+            served.adb.run("forward", "--remove-all", serial=served.serial, check=False)
         shutil.rmtree(home, ignore_errors=True)
 
 
@@ -130,7 +135,21 @@ def _focused_app(cli: ServedCli) -> str:
 
 
 def _screen_xml(cli: ServedCli) -> str:
-    return cli.adb.text("exec-out", "uiautomator dump /dev/tty", serial=cli.serial)
+    """The screen's hierarchy as text: `uiautomator dump`'s XML or, while mobilecli's DeviceServer
+    holds the phone's one UiAutomation (so `uiautomator dump` fails, as on a phone), its own JSON
+    dump, asked through the forward mobilecli made."""
+    res = cli.adb.run("exec-out", "uiautomator dump /dev/tty", serial=cli.serial, check=False)
+    if b"already registered" not in res.stdout + res.stderr:
+        return res.stdout.decode("utf-8", "replace")
+    forwards = cli.adb.text("forward", "--list").splitlines()
+    port = next(int(f.split()[1][4:]) for f in forwards
+                if f.startswith(cli.serial + " ") and f.endswith(" localabstract:mobilecli-server"))
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("POST", "/", body=b'{"jsonrpc":"2.0","id":"1","method":"device.dump.ui"}')
+        return conn.getresponse().read().decode("utf-8")
+    finally:
+        conn.close()
 
 
 def _home(cli: ServedCli) -> None:
@@ -156,14 +175,24 @@ def test_tools_list_and_the_sim_is_an_available_device(mobile: tuple[McpClient, 
 
 
 def test_list_apps_names_the_launcher_apps(mobile: tuple[McpClient, str], served: ServedCli) -> None:
-    client, mode = mobile
-    if mode == "default":
-        pytest.xfail("mobilecli 1.0.9 lists apps through its own Java DeviceServer (`CLASSPATH=…mobilecli.dex "
-                     "app_process / com.mobilenext.mobilecli.DeviceServer`), which the sim cannot run: "
-                     "'device server did not start within 5s'")
+    client, _ = mobile
     body = client.text("mobile_list_apps", device=served.serial)
     for pkg in ("com.android.settings", "com.android.deskclock", "com.android.contacts", "com.artemis.notes"):
         assert f"({pkg})" in body, body
+
+
+def test_the_default_robot_runs_mobilecli_s_server_on_the_sim(mobile: tuple[McpClient, str],
+                                                                served: ServedCli) -> None:
+    """The default robot's dumps and screenshots go through mobilecli's own DeviceServer (no
+    5 s wait and fallback): after a call, it runs on the sim and adb forwards to its socket."""
+    client, mode = mobile
+    if mode == "legacy":
+        pytest.skip("the legacy robot calls adb itself")
+    _elements(client, served.serial)
+    pid = served.adb.text("shell", "pgrep -f '[c]om.mobilenext.mobilecli.DeviceServer'", serial=served.serial)
+    assert pid.strip().isdigit(), pid
+    forwards = served.adb.text("forward", "--list")
+    assert f"{served.serial} tcp:" in forwards and "localabstract:mobilecli-server" in forwards, forwards
 
 
 def test_launch_app_brings_it_to_the_front(mobile: tuple[McpClient, str], served: ServedCli) -> None:
@@ -199,7 +228,7 @@ def test_type_keys_types_into_the_focused_field(mobile: tuple[McpClient, str], s
     field = next(e for e in _elements(client, served.serial) if "EditText" in (e.get("type") or ""))
     client.text("mobile_click_on_screen_at_coordinates", device=served.serial, x=_center(field)[0], y=_center(field)[1])
     client.text("mobile_type_keys", device=served.serial, text="Milk", submit=False)
-    assert 'text="Milk"' in _screen_xml(served)
+    assert re.search(r'text="Milk"|"text":"Milk"', _screen_xml(served))
 
 
 def test_swipe_scrolls_the_screen(mobile: tuple[McpClient, str], served: ServedCli) -> None:

@@ -144,6 +144,7 @@ class Connection:
         if remote_id == 0:
             raise PacketError("OPEN with remote id 0")
         service = self.server.services.resolve(name)
+        log.debug("adbd: OPEN %r from %s: %s", name, self.peer, "refused" if service is None else "served")
         if service is None:
             self.send(Packet(A_CLSE, 0, remote_id))
             return

@@ -12,6 +12,10 @@ gains here what a real device gets from uiautomator2's files and apps and from b
   (``assets/app-uiautomator.apk``, what ``set_input_ime``/``hide_keyboard``/``send_action``
   install on a phone without it); otherwise ``ime list`` shows only Gboard and broadcasts are
   not received (``result=0``);
+* ``app_process`` (mobilecli's ``CLASSPATH=/data/local/tmp/mobilecli.dex nohup app_process /
+  com.mobilenext.mobilecli.DeviceServer &``: starts mobilecli's server, mobilecli_server.py) and
+  ``pgrep``/``pkill`` (``-f``: by command line) over the phone's processes; while that server
+  holds the phone's one UiAutomation, ``uiautomator dump`` fails as on a phone;
 * ``reboot``: the served device drops every connection and comes back later (``on_reboot``).
 
 These are commands of the phone's shell, so they work inside ``;`` ``&&`` ``|`` and with
@@ -29,10 +33,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from artemis_cli.sim.adbd.mobilecli_server import MAIN as MOBILECLI_MAIN
+from artemis_cli.sim.adbd.mobilecli_server import UIAUTOMATION_TAKEN, MobilecliServer
 from artemis_cli.sim.gestures import Stroke
 from artemis_cli.sim.latency import Latency
 from artemis_cli.sim.phone import TAP_SLOP, SimPhone
-from artemis_cli.sim.shell import ShellResult, err, out
+from artemis_cli.sim.processes import SHELL_UID, Proc
+from artemis_cli.sim.shell import Shell, ShellResult, err, out
 from artemis_cli.sim.system import GBOARD
 
 U2_JAR = "/data/local/tmp/u2.jar"
@@ -67,9 +74,17 @@ class DeviceSide:
     on_reboot: Callable[[], None] | None = None  # set by SimAdbd: drop everything, come back later
     rebooting: bool = False  # between a reboot request and the connections dropping
     latency: Latency = field(default_factory=Latency)  # the profile each call pays (sim/latency.py)
+    mobilecli: MobilecliServer = field(init=False, repr=False)  # mobilecli's DeviceServer (mobilecli_server.py)
+    _shell: Shell | None = field(default=None, init=False, repr=False)  # the shell our commands are in
 
     def __post_init__(self) -> None:
-        sh = self.phone.sh
+        self.mobilecli = MobilecliServer(self)
+        self._hook_shell()
+
+    def _hook_shell(self) -> None:
+        """Add this side's commands to the phone's shell (again after ``artemis-sim reset``, which
+        gives the phone a new shell)."""
+        sh = self._shell = self.phone.sh
         plain_am = sh.commands["am"]
 
         def am(args: list[str], stdin: bytes) -> ShellResult:
@@ -79,7 +94,16 @@ class DeviceSide:
 
         # `pm install` of uiautomator2's own APK installs com.github.uiautomator (its binary
         # manifest names it: sim/packages.py), and with it the AdbKeyboard (_imes)
-        sh.commands.update({"ime": lambda args, _: self._ime(args), "am": am, "reboot": self._reboot})
+        plain_uiautomator = sh.commands["uiautomator"]
+
+        def uiautomator(args: list[str], stdin: bytes) -> ShellResult:
+            if args[:1] == ["dump"] and self.mobilecli.running:  # it holds the one UiAutomation
+                return err(UIAUTOMATION_TAKEN, 1)
+            return plain_uiautomator(args, stdin)
+
+        sh.commands.update({"ime": lambda args, _: self._ime(args), "am": am, "reboot": self._reboot,
+                            "uiautomator": uiautomator,
+                            "app_process": self._app_process, "pgrep": self._pgrep, "pkill": self._pkill})
 
     # --- shell ----------------------------------------------------------------------------
     def is_u2_launch(self, command: str) -> int | None:
@@ -92,11 +116,15 @@ class DeviceSide:
     def run(self, command: str, *, stdin: bytes = b"", status: int = 0) -> ShellResult:
         """Run a command line in the phone's shell (``status`` is ``$?`` at the start)."""
         with self.lock:
+            if self.phone.sh is not self._shell:
+                self._hook_shell()
             self.phone.touch.arrive()  # its taps are timed from when it reached the phone (sim/gestures.py)
             return self.phone.sh.run(command, stdin=stdin, status=status)
 
     def reads_stdin(self, command: str) -> bool:
         with self.lock:
+            if self.phone.sh is not self._shell:
+                self._hook_shell()
             return self.phone.sh.reads_stdin(command)
 
     def _reboot(self, args: list[str], _: bytes) -> ShellResult:
@@ -105,6 +133,52 @@ class DeviceSide:
         else:
             self.on_reboot()
         return out("")
+
+    def _app_process(self, args: list[str], _: bytes) -> ShellResult:
+        """``app_process PARENT_DIR [--opts] CLASS [args]`` with ``CLASSPATH`` from the environment."""
+        names = [a for a in args[1:] if not a.startswith("-")]
+        if not args or not names:
+            return err("Usage: app_process [java-options] cmd-dir start-class-name [options]\n", 1)
+        classpath = self.phone.sh.builtins.env.get("CLASSPATH", "")
+        if names[0] == MOBILECLI_MAIN:
+            problem, status = self.mobilecli.launch(classpath)
+            return err(problem, status) if status else out("")
+        return err(f"Error: Could not find or load main class {names[0]}\n", 1)  # the sim runs no other Java
+
+    def _cmdline(self, proc: Proc) -> str:
+        return self.mobilecli.cmdline() if proc is self.mobilecli.state.proc else proc.name
+
+    def _matches(self, args: list[str], tool: str) -> tuple[list[Proc], ShellResult | None]:
+        full = "-f" in args
+        patterns = [a for a in args if not a.startswith("-")]
+        if len(patterns) != 1:
+            return [], err(f"{tool}: Needs 1 argument\n", 1)
+        try:
+            rx = re.compile(patterns[0])
+        except re.error as e:
+            return [], err(f"{tool}: bad regex '{patterns[0]}': {e}\n", 1)
+        with self.lock:
+            procs = self.phone.am.table.listing()
+            return [p for p in procs if rx.search(self._cmdline(p) if full else p.name)], None
+
+    def _pgrep(self, args: list[str], _: bytes) -> ShellResult:
+        found, problem = self._matches(args, "pgrep")
+        if problem is not None:
+            return problem
+        return out("".join(f"{p.pid}\n" for p in found), 0 if found else 1)
+
+    def _pkill(self, args: list[str], _: bytes) -> ShellResult:
+        """Kills what the shell user owns; other users' processes are not its to kill."""
+        found, problem = self._matches([a for a in args if not a.startswith("-") or a == "-f"], "pkill")
+        if problem is not None:
+            return problem
+        denied = [p for p in found if p.uid != SHELL_UID]
+        with self.lock:
+            for p in found:
+                if p.uid == SHELL_UID:
+                    self.phone.am.table.procs.pop(p.pid, None)
+        msg = "".join(f"pkill: kill {p.pid}: Operation not permitted\n" for p in denied)
+        return err(msg, 1) if denied else out("", 0 if found else 1)
 
     # --- uiautomator2's AdbKeyboard ---------------------------------------------------------
     def _imes(self) -> list[str]:

@@ -160,6 +160,7 @@ class SimAdbd:
         for conn in self.connections():
             conn.abort()
         self.device.u2.running = False
+        self.device.mobilecli.stop()
 
     def __enter__(self) -> SimAdbd:
         return self.start()
@@ -197,6 +198,7 @@ class SimAdbd:
         with self.device.lock:
             self.phone.reboot()
             self.device.u2.running = False  # processes die with the device
+            self.device.mobilecli.stop()
         self.reboots += 1
         self.last_reboot_seconds = seconds
         log.info("adbd: rebooting; back in %.2f s", seconds)

@@ -1,5 +1,5 @@
 """Which service an OPEN names: shell (legacy and v2), ``exec:``, ``sync:``, ``tcp:PORT``,
-``reboot:`` and a few stubs."""
+``localabstract:mobilecli-server`` (while mobilecli's server runs), ``reboot:`` and a few stubs."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from artemis_cli.sim.adbd.device_shell import U2_JAR, DeviceSide
+from artemis_cli.sim.adbd.mobilecli_server import SOCKET as MOBILECLI_SOCKET
+from artemis_cli.sim.adbd.mobilecli_server import UIAUTOMATION_TAKEN
 from artemis_cli.sim.adbd.shell_service import (
     V2IO,
     ShellIO,
@@ -54,6 +56,8 @@ class Services:
             if u2.running and port == u2.port:
                 return self.u2.serve
             return None  # connection refused: nothing listens there
+        if name == MOBILECLI_SOCKET:
+            return self._guarded(self.device.mobilecli.serve) if self.device.mobilecli.listening else None
         if name.startswith("reboot:"):
             return self._reboot
         if name in ("root:", "unroot:"):
@@ -93,10 +97,8 @@ class Services:
             io.err(b"Error: Could not find or load main class com.wetest.uia2.Main\n")
             io.exit(1)
             return
-        if already or not dev.u2_can_start:
-            io.err(b"java.lang.IllegalStateException: UiAutomationService "
-                   b"android.accessibilityservice.IAccessibilityServiceClient$Stub$Proxy@5deffd5"
-                   b"already registered!\n")
+        if already or not dev.u2_can_start or dev.mobilecli.running:  # one UiAutomation at a time
+            io.err(UIAUTOMATION_TAKEN.encode())
             io.exit(1)
             return
         dev.u2.running, dev.u2.port = True, port
