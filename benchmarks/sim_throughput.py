@@ -88,9 +88,9 @@ def instrument() -> None:
         for name, module in list(sys.modules.items()):
             if name.startswith("artemis_cli") and getattr(module, "parse_hierarchy", None) is original:
                 module.parse_hierarchy = wrapped  # type: ignore[attr-defined]
-    observe.parse_hierarchy = timed("parse", observe.parse_hierarchy)
-    observe.index_elements = timed("parse", observe.index_elements)
-    observe.render_element_list = timed("parse", observe.render_element_list)
+    for name in ("parse_hierarchy", "index_elements", "index_screen", "render_element_list"):
+        if hasattr(observe, name):  # index_elements became index_screen (issue 34)
+            setattr(observe, name, timed("parse", getattr(observe, name)))
     observe.dhash_hex = timed("dhash", observe.dhash_hex)
     act.hit_test = timed("hit_test", act.hit_test)
     act.target_for_element = timed("hit_test", act.target_for_element)

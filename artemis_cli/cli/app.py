@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib
 import os
 import sys
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any, NoReturn
 
 import typer
@@ -37,6 +40,15 @@ class ArtemisGroup(TyperGroup):
             raise _NoSubcommand(ctx)
         return super().parse_args(ctx, args)
 
+    def get_help_option(self, ctx: Any) -> Any:
+        """The group's ``--help``, valued False when absent: Typer 0.26+ coerces an absent flag's
+        None through a pydantic adapter, so every ``artemis X --help`` paid for importing pydantic
+        at the group level (issue 38: start-up). Click's help callback ignores a false value."""
+        option = super().get_help_option(ctx)
+        if option is not None and option.default is None:
+            option.default = False
+        return option
+
     def invoke(self, ctx: Any) -> Any:
         """A write to a closed stdout ends the command quietly. Caught here, below Click, whose
         own EPIPE handler would exit 1; Rich consoles and ``write_out`` go on without raising."""
@@ -49,54 +61,130 @@ class ArtemisGroup(TyperGroup):
             raise _StdoutClosed() from None
 
 
+#: Every command and group of ``artemis``, in the order of the help: (module in artemis_cli/cli,
+#: its Typer sub-app or command function, the first paragraph of its help). A command's module is
+#: imported only when that command runs or its help is asked for (start-up time, issue 38): the
+#: root help shows these summaries; ``tests/cli/test_lazy_commands.py`` checks that they are the
+#: loaded commands' own and that the root help is the same either way.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "run": ("run_cmd", "run", "Run a task on a phone, an emulator or the simulated phone."),
+    "resume": ("resume_cmd", "resume", "Continue an interrupted session where it stopped."),
+    "devices": ("devices_cmd", "devices", "List attached adb devices and the simulated phone's worlds."),
+    "apps": ("apps_cmd", "apps",
+             "List a device's launchable apps, or resolve each NAME to the package a person means on that "
+             "phone and say how (package, alias, label, fuzzy) with the alternatives; a name that is not "
+             "installed is shown with the launchable apps whose name is like it (else with the launchable "
+             "apps). Misses are answers, not errors (exit 0); exit 2 on bad usage, 3 when the device is "
+             "unavailable."),
+    "doctor": ("devices_cmd", "doctor",
+               "Check adb, attached devices, the API key and the data dir (database, blobs, writable, free "
+               "space); with --model openai:NAME, --base-url or --profile, also the OpenAI-compatible endpoints "
+               "a run would use (one tiny request each). What nothing asked for needs (adb and a phone without "
+               "--device SERIAL, a Gemini key without a Gemini model) is shown as not applying, not failed. "
+               "Exit 1 if something needed is missing or damaged. Reads only: never creates or migrates the "
+               "data dir."),
+    "replay": ("replay_cmd", "replay",
+               "Replay a recorded session: no model calls; each step is replayed, retargeted, healed or diverged."),
+    "report": ("report_cmd", "report",
+               "Write one HTML file: the session's summary, how full the model's context was, then every step "
+               "with its screenshot, and the shorter summaries older steps were folded into."),
+    "recall": ("recall_cmd", "recall",
+               "Search a session's steps, notes and chunks, or show steps by number, time or app; every result "
+               "names its step and T+mm:ss."),
+    "test": ("test_cmd", "test",
+             "Run tasks (as artemis run) and recorded sessions (replayed with healing) as a test suite on one "
+             "or more devices; exit 0 only when every case passed."),
+    "mcp": ("mcp_cmd", "mcp",
+            "Serve a phone to an MCP client; every action it takes is a recorded, replayable step."),
+    "sessions": ("sessions_cmd", "app", "Browse and inspect recorded sessions."),
+    "tasks": ("tasks_cmd", "app", "Work with task files."),
+    "profiles": ("profiles_cmd", "app", "Work with profiles (the loop, the model of each role, memory settings)."),
+    "sim": ("sim_cmd", "app", "The simulated phone."),
+    "bench": ("bench_cmd", "app", "Frozen long-task benchmark: memory modes side by side."),
+}
+
+
+@functools.cache
+def load_command(name: str) -> Any:
+    """The click command (or group) of ``artemis NAME``, built from its module on first use."""
+    from artemis_cli.cli.helptext import prepare
+
+    module, attr, _ = COMMANDS[name]
+    target = getattr(importlib.import_module(f"artemis_cli.cli.{module}"), attr)
+    holder = typer.Typer()
+    if isinstance(target, typer.Typer):
+        holder.add_typer(target, name=name, cls=ArtemisGroup)
+    else:
+        holder.command(name)(target)
+    prepare(holder)
+    return typer.main.get_group(holder).commands[name]
+
+
+class _LazyCommands(MutableMapping[str, Any]):
+    """The root group's commands: every name of :data:`COMMANDS` is listed; a command is built
+    (its module imported) when it is looked up."""
+
+    def __init__(self, loaded: Mapping[str, Any]) -> None:
+        self._loaded = dict(loaded)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._loaded:
+            if name not in COMMANDS:
+                raise KeyError(name)
+            self._loaded[name] = load_command(name)
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*COMMANDS, *self._loaded]))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys([*COMMANDS, *self._loaded]))
+
+
+class LazyGroup(ArtemisGroup):
+    """``artemis`` itself: its commands load on use (:class:`_LazyCommands`), and its help lists
+    them by their summaries in :data:`COMMANDS` without importing any command's module."""
+
+    #: False renders the root help from the loaded commands (the test that the summaries are theirs)
+    summaries_in_help = True
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _LazyCommands(self.commands)
+        self._listing = False
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if self._listing and cmd_name in COMMANDS and cmd_name not in self.commands._loaded:  # type: ignore[attr-defined]
+            from typer.core import TyperCommand
+
+            return TyperCommand(name=cmd_name, help=COMMANDS[cmd_name][2])
+        return self.commands.get(cmd_name)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = self.summaries_in_help
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+
 app = typer.Typer(
     name=PROG,
     help="Run LLM agents that operate Android phones; record, replay and benchmark them.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,  # we hold API keys
     add_completion=False,
-    cls=ArtemisGroup,
+    cls=LazyGroup,
 )
-
-
-def _register() -> None:
-    from artemis_cli.cli import devices_cmd, resume_cmd, run_cmd, sessions_cmd, sim_cmd, tasks_cmd
-
-    app.command("run")(run_cmd.run)
-    app.command("resume")(resume_cmd.resume)
-    from artemis_cli.cli import prompt_cmd
-
-    sessions_cmd.app.command("prompt")(prompt_cmd.prompt)
-    app.add_typer(sessions_cmd.app, name="sessions", cls=ArtemisGroup)
-    app.command("devices")(devices_cmd.devices)
-    from artemis_cli.cli import apps_cmd
-
-    app.command("apps")(apps_cmd.apps)
-    app.command("doctor")(devices_cmd.doctor)
-    app.add_typer(tasks_cmd.app, name="tasks", cls=ArtemisGroup)
-    from artemis_cli.cli import profiles_cmd
-
-    app.add_typer(profiles_cmd.app, name="profiles", cls=ArtemisGroup)
-    from artemis_cli.cli import replay_cmd, report_cmd
-
-    app.command("replay")(replay_cmd.replay)
-    app.command("report")(report_cmd.report)
-    from artemis_cli.cli import recall_cmd
-
-    app.command("recall")(recall_cmd.recall)
-    app.add_typer(sim_cmd.app, name="sim", cls=ArtemisGroup)
-    from artemis_cli.cli import bench_cmd
-
-    app.add_typer(bench_cmd.app, name="bench", cls=ArtemisGroup)
-    from artemis_cli.cli import test_cmd
-
-    app.command("test")(test_cmd.test)
-    from artemis_cli.cli import mcp_cmd
-
-    app.command("mcp")(mcp_cmd.mcp)
-    from artemis_cli.cli.helptext import prepare
-
-    prepare(app)
 
 
 def version() -> str:
@@ -117,6 +205,12 @@ def _print_version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+def _prepare_help() -> None:
+    from artemis_cli.cli.helptext import prepare
+
+    prepare(app)
+
+
 @app.callback()
 def _options(
     show_version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_print_version,
@@ -125,7 +219,7 @@ def _options(
     """Run LLM agents that operate Android phones; record, replay and benchmark them."""
 
 
-_register()
+_prepare_help()
 
 
 def _click_errors() -> tuple[type[Exception], type[Exception]]:

@@ -9,7 +9,6 @@ test_help_brackets.py`` walks every command and fails on a bracket lost in the r
 
 from __future__ import annotations
 
-import inspect
 import re
 from typing import Any
 
@@ -51,7 +50,10 @@ def unwrap(text: str) -> str:
 
 def prepare(app: Any) -> None:
     """Unwrap the help of every command and group registered on the Typer ``app`` (recursively),
-    and show no type for flags (below). Called once, when the ``artemis`` app is assembled."""
+    and show no type for flags (below). Called when the ``artemis`` app is assembled, and on each
+    command as it is loaded (cli/app.py)."""
+    import inspect
+
     for command in app.registered_commands:
         doc = command.help if command.help is not None else inspect.getdoc(command.callback)
         if doc:

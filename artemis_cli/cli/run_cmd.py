@@ -12,7 +12,6 @@ import typer
 
 from artemis_cli.cli.console import err, escape, json_on_error, out, write_out
 from artemis_cli.cli.options import DataDirOpt
-from artemis_cli.engine.records import APP_FAULT_STATUSES
 from artemis_cli.models.choices import models_help
 
 
@@ -183,6 +182,7 @@ def step_line(rep: Any, width: int) -> str:
     time, status (padded to the longest, so every phrase starts in one column), the action phrase
     and, for a step that did not work, why — both cut to the room — then the token figures."""
     from artemis_cli.cli.tables import one_line
+    from artemis_cli.engine.records import APP_FAULT_STATUSES
 
     label = _STATUS_LABEL.get(rep.status, rep.status)
     status = f"[{_STATUS_STYLE.get(rep.status, 'red')}]{escape(label)}[/]" + " " * max(0, _STATUS_WIDTH - len(label))

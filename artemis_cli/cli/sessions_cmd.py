@@ -509,3 +509,9 @@ def promote(
     rec = engine.get_session(session)
     source = promote_replay(engine, replace(rec, status=engine.derived_status(rec)))
     out().print(f"promoted [bold]{rec.id}[/]: `artemis replay {source}` now replays it")
+
+
+# `sessions prompt` lives in its own module (this one is long enough); registered last, as listed
+from artemis_cli.cli import prompt_cmd  # noqa: E402
+
+app.command("prompt")(prompt_cmd.prompt)

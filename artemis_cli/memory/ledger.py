@@ -38,6 +38,7 @@ from typing import Any, Literal
 from artemis_cli.models.base import FunctionResponse, Message, ModelRequest, Part, ToolDecl
 from artemis_cli.perception.marks import Mark, draw_marks, marks_digest
 from artemis_cli.perception.png import png_size
+from artemis_cli.perception.screenshot import without_pixels
 
 ImageState = Literal["image", "summary", "pending", "failed"]
 
@@ -152,6 +153,8 @@ class TranscriptLedger:
     f_body: str = ""  # F zone after the task: compressed history
     decisions: list[LedgerDecision] = field(default_factory=list)  # bounded log, see _log
     _images: dict[tuple[str, str], bytes] = field(default_factory=dict)  # by (sha, marks digest)
+    #: the last tail image's (png, marks, key): its key is not hashed again while the turn lasts
+    _tail_key: tuple[bytes, tuple[Mark, ...], tuple[str, str]] | None = field(default=None, repr=False)
     #: decisions applied so far: a request rendered at the same version (and tail) is the same
     applied: int = 0
 
@@ -276,11 +279,15 @@ class TranscriptLedger:
         sha256 and the step's meta keeps its marks, so the committed entry finds the same bytes
         here next turn (one image, one price)."""
         if not self.settings.image_max_side and not marks:
-            return png  # sent as recorded: nothing to hash or keep
-        sha = hashlib.sha256(png).hexdigest()
-        key = _image_key(sha, marks)
+            return without_pixels(png)  # sent as recorded: nothing to hash or keep
+        last = self._tail_key
+        if last is not None and last[0] is png and last[1] is marks:
+            key = last[2]  # the turn's request rendered again (budget probes, retries): same tail
+        else:
+            key = _image_key(hashlib.sha256(png).hexdigest(), marks)
+            self._tail_key = (png, marks, key)
         if key not in self._images:
-            self._images[key] = draw_marks(png, self.settings.image_max_side, marks, sha=sha)
+            self._images[key] = draw_marks(png, self.settings.image_max_side, marks, sha=key[0])
         return self._images[key]
 
     @staticmethod

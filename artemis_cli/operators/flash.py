@@ -400,7 +400,7 @@ class FlashLoop:
                 keyboard_shown=obs.keyboard_shown,
                 notes=self.memory.recited(),
             )
-            tail = Tail(step=number, replies_in=pending, observation=observation, image_png=obs.png,
+            tail = Tail(step=number, replies_in=pending, observation=observation, image_png=obs.model_screenshot(),
                         marks=marks_of(obs.elements) if self.marks else ())
             self._begin_turn(number, tail)
 

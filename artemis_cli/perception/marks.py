@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from artemis_cli.perception.bytecache import FONT_BYTES, MB, ByteLRU, memoize
 from artemis_cli.perception.model_image import encode_png, model_image, scale_for_model
 from artemis_cli.perception.png import png_size
+from artemis_cli.perception.screenshot import without_pixels
 from artemis_cli.perception.types import Element
 
 if TYPE_CHECKING:
@@ -102,14 +103,14 @@ def draw_marks(png: bytes, max_side: int | None, marks: Sequence[Mark], *, sha: 
         return scale_for_model(png, max_side, sha=sha)
     size = png_size(png)
     if size is None:
-        return png
+        return without_pixels(png)
     key = (sha or hashlib.sha256(png).hexdigest(), max_side or 0, marks_digest(marks))
     hit = _cache.get(key)
     if hit is not None:
         return hit
-    canvas = model_image(png, max_side)
+    canvas = model_image(png, max_side, rgb=True)
     if canvas is None:  # bytes that cannot be decoded: the model gets them as they are
-        return png
+        return without_pixels(png)
     out = _drawn(canvas.convert("RGB") if canvas.mode != "RGB" else canvas, size, marks)
     _cache.put(key, out)
     return out

@@ -9,12 +9,14 @@ pixels: the image is a picture of the screen, not the coordinate system.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 from typing import Any
 
 from artemis_cli.perception.bytecache import MB, ByteLRU
 from artemis_cli.perception.png import png_size
+from artemis_cli.perception.screenshot import carried_pixels, without_pixels
 
 __all__ = ["scale_for_model", "scaled_size"]
 
@@ -37,35 +39,51 @@ _cache: ByteLRU[tuple[str, int], bytes] = ByteLRU("perception.scaled_screenshots
 def scale_for_model(png: bytes, max_side: int | None, *, sha: str | None = None) -> bytes:
     """``png`` with its longest side at most ``max_side`` (unchanged when it already fits, when
     ``max_side`` is None, or when the bytes are not a readable PNG: the model then gets what the
-    device gave). ``sha``: the bytes' sha256 when the caller already has it."""
+    device gave). ``sha``: the bytes' sha256 when the caller already has it. Never returns (nor
+    keeps) a picture ``png`` carries: plain bytes only."""
     size = png_size(png)
     if size is None or not max_side:
-        return png
+        return without_pixels(png)
     target = scaled_size(*size, max_side)
     if target == size:
-        return png
+        return without_pixels(png)
     key = (sha or hashlib.sha256(png).hexdigest(), max_side)
     return _cache.get_or_make(key, lambda: _scaled(png, target))
 
 
-def model_image(png: bytes, max_side: int | None) -> Any | None:
+def model_image(png: bytes, max_side: int | None, *, rgb: bool = False) -> Any | None:
     """``png`` decoded and scaled as :func:`scale_for_model` scales it, as a Pillow image (RGB or
     RGBA) to draw on before the one encode (``perception.marks``); None when it is not a readable
-    PNG. Pixel for pixel the image :func:`scale_for_model` encodes."""
+    PNG. Pixel for pixel the image :func:`scale_for_model` encodes. ``rgb``: the caller wants RGB
+    (the alpha dropped): then an opaque picture is scaled as RGB, the same pixels for less work."""
     size = png_size(png)
     if size is None:
         return None
     target = scaled_size(*size, max_side)
-    return _decoded(png, target)
+    return _decoded(png, target, rgb=rgb)
 
 
-def _decoded(png: bytes, target: tuple[int, int]) -> Any | None:
+def _opaque(img: Any) -> bool:
+    """Whether every pixel of ``img`` (P, RGBA or LA) is fully opaque."""
+    if img.mode == "P":
+        return "transparency" not in img.info and img.palette is not None and img.palette.mode == "RGB"
+    return bool(img.getchannel("A").getextrema() == (255, 255))
+
+
+def _decoded(png: bytes, target: tuple[int, int], *, rgb: bool = False) -> Any | None:
+    """Decoded (or the picture ``png`` carries: ``perception.screenshot``, never drawn on) and
+    scaled to ``target``. An opaque picture scaled as RGB has the RGB pixels of the same picture
+    scaled as RGBA (Pillow premultiplies the alpha to resample; times 255/255 changes nothing):
+    ``tests/perception/test_model_image_paths.py`` holds both ways to the same bytes."""
     from PIL import Image
 
+    carried = carried_pixels(png)
     try:
-        with Image.open(io.BytesIO(png)) as img:
+        with contextlib.nullcontext(carried) if carried is not None else Image.open(io.BytesIO(png)) as img:
             img.load()
             mode = "RGBA" if img.mode in ("RGBA", "LA", "P") else "RGB"
+            if rgb and mode == "RGBA" and _opaque(img):
+                mode = "RGB"
             source = img if img.mode == mode else img.convert(mode)
             if source.size == target:
                 return source.copy() if source is img else source
@@ -85,4 +103,4 @@ def encode_png(image: Any) -> bytes:
 
 def _scaled(png: bytes, target: tuple[int, int]) -> bytes:
     scaled = _decoded(png, target)
-    return png if scaled is None else encode_png(scaled)
+    return without_pixels(png) if scaled is None else encode_png(scaled)
