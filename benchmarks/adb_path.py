@@ -52,8 +52,8 @@ class TimedDevice:
 def _run(task: Any, device: Any, data: Path) -> tuple[int, float, float]:
     from artemis_cli.config.profile import load_profile
     from artemis_cli.engine.db import DataEngine
+    from artemis_cli.models.offline.scripted import ScriptedModel
     from artemis_cli.models.registry import reference_script
-    from artemis_cli.models.scripted import ScriptedModel
     from artemis_cli.runner import run_task
 
     timed = TimedDevice(device)

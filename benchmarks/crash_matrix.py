@@ -54,9 +54,9 @@ from artemis_cli.bench.crash_check import StepSnap, compare, merge, read_only, s
 from artemis_cli.config.task import Task, load_task  # noqa: E402
 from artemis_cli.engine.db import DataEngine  # noqa: E402
 from artemis_cli.engine.health import integrity_problems, missing_blobs  # noqa: E402
-from artemis_cli.models.fake_gemini import FakeGeminiServer  # noqa: E402
+from artemis_cli.models.fakes.gemini import FakeGeminiServer  # noqa: E402
+from artemis_cli.models.offline.scripted import script_policy  # noqa: E402
 from artemis_cli.models.registry import reference_script  # noqa: E402
-from artemis_cli.models.scripted import script_policy  # noqa: E402
 
 DEFAULT_TASK = REPO / "tasks" / "bench" / "bench-long-recall.yaml"  # 208 reference steps
 MAX_DELAY_S = 0.4

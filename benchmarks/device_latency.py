@@ -183,7 +183,7 @@ def run_steps(task: Any, device: Any, data: Path, timed: TimedDevice | None = No
     from artemis_cli.config.profile import load_profile
     from artemis_cli.engine.clock import parse_iso
     from artemis_cli.engine.db import DataEngine
-    from artemis_cli.models.heuristic import HeuristicModel
+    from artemis_cli.models.offline.heuristic import HeuristicModel
     from artemis_cli.runner import run_task
 
     engine = DataEngine.open(data)

@@ -52,12 +52,12 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from artemis_cli.config.task import load_task  # noqa: E402
 from artemis_cli.engine.db import DataEngine  # noqa: E402
 from artemis_cli.errors import ArtemisError  # noqa: E402
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest  # noqa: E402
-from artemis_cli.models.fake_openai import FakeOpenAIServer  # noqa: E402
-from artemis_cli.models.fake_openai_policies import gemini_policy  # noqa: E402
-from artemis_cli.models.fake_openai_wire import FakeOpenAIRequest  # noqa: E402
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply, FakeRequest  # noqa: E402
+from artemis_cli.models.fakes.openai import FakeOpenAIServer  # noqa: E402
+from artemis_cli.models.fakes.openai_policies import gemini_policy  # noqa: E402
+from artemis_cli.models.fakes.openai_wire import FakeOpenAIRequest  # noqa: E402
+from artemis_cli.models.offline.scripted import script_policy  # noqa: E402
 from artemis_cli.models.registry import reference_script  # noqa: E402
-from artemis_cli.models.scripted import script_policy  # noqa: E402
 
 BASE_TASK = REPO / "tasks" / "settings-dark-theme.yaml"
 DOCUMENTED_EXIT_CODES = frozenset({0, 1, 2, 3})  # SPEC §2, artemis_cli/errors.py, RunResult.exit_code

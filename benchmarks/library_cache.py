@@ -34,9 +34,9 @@ from typing import Any
 
 from artemis_cli import Phone, StepFailed
 from artemis_cli.config.task import load_task
-from artemis_cli.models.healer import HealerModel
+from artemis_cli.models.offline.healer import HealerModel
+from artemis_cli.models.offline.scripted import GoalScriptedModel, ScriptedModel
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import GoalScriptedModel, ScriptedModel
 from artemis_cli.sim.phone import SimPhone
 
 REPO = Path(__file__).resolve().parent.parent
@@ -88,9 +88,9 @@ def _profile() -> Any:
 
 def ten_steps() -> dict[str, Any]:
     """The 9-step lamp test twice through the real SDK: the fake server's request counts."""
-    from artemis_cli.models.fake_gemini import FakeGeminiServer
+    from artemis_cli.models.fakes.gemini import FakeGeminiServer
     from artemis_cli.models.gemini import GeminiModel
-    from artemis_cli.models.scripted import script_policy
+    from artemis_cli.models.offline.scripted import script_policy
 
     buy = "add a Desk Lamp to the cart and check out"
     lamp = load_task(REPO / "tasks" / "shop-buy-one.yaml")

@@ -70,14 +70,14 @@ from artemis_cli.errors import UsageError  # noqa: E402
 from artemis_cli.memory.chunk_lens import nth_segment_match  # noqa: E402
 from artemis_cli.memory.chunk_store import newest_chunks  # noqa: E402
 from artemis_cli.models import registry  # noqa: E402
-from artemis_cli.models.fake_gemini import FakeGeminiServer, image_tokens_for  # noqa: E402
-from artemis_cli.models.fake_openai import FakeOpenAIServer  # noqa: E402
-from artemis_cli.models.fake_openai_policies import as_rest_request, gemini_policy  # noqa: E402
-from artemis_cli.models.fake_openai_wire import image_tokens as openai_image_tokens  # noqa: E402
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, image_tokens_for  # noqa: E402
+from artemis_cli.models.fakes.openai import FakeOpenAIServer  # noqa: E402
+from artemis_cli.models.fakes.openai_policies import as_rest_request, gemini_policy  # noqa: E402
+from artemis_cli.models.fakes.openai_wire import image_tokens as openai_image_tokens  # noqa: E402
 from artemis_cli.models.gemini import GeminiModel  # noqa: E402
+from artemis_cli.models.offline.scripted import script_policy  # noqa: E402
+from artemis_cli.models.offline.scripted_roles import pro_script_policy  # noqa: E402
 from artemis_cli.models.openai_provider import OpenAIModel  # noqa: E402
-from artemis_cli.models.scripted import script_policy  # noqa: E402
-from artemis_cli.models.scripted_roles import pro_script_policy  # noqa: E402
 from artemis_cli.operators.budget_floor import plan_budget  # noqa: E402
 from artemis_cli.operators.compression import BUDGET_FLOOR_EVENT, RESEND_EVENT, session_f_rewrites  # noqa: E402
 from artemis_cli.perception.model_image import scale_for_model  # noqa: E402

@@ -47,9 +47,9 @@ sys.path.insert(0, str(HERE))
 
 from long_run import chore_script  # noqa: E402
 
-from artemis_cli.models.fake_gemini import FakeGeminiServer  # noqa: E402
-from artemis_cli.models.scripted import script_policy  # noqa: E402
-from artemis_cli.models.scripted_roles import pro_script_policy  # noqa: E402
+from artemis_cli.models.fakes.gemini import FakeGeminiServer  # noqa: E402
+from artemis_cli.models.offline.scripted import script_policy  # noqa: E402
+from artemis_cli.models.offline.scripted_roles import pro_script_policy  # noqa: E402
 
 FIRST_MARK = 100
 POLL_S = 0.02

@@ -42,8 +42,8 @@ sys.path.insert(0, str(REPO))
 from artemis_cli.config.profile import load_profile  # noqa: E402
 from artemis_cli.config.task import load_task  # noqa: E402
 from artemis_cli.engine import db as engine_db  # noqa: E402
+from artemis_cli.models.offline.scripted import ScriptedModel  # noqa: E402
 from artemis_cli.models.registry import reference_script  # noqa: E402
-from artemis_cli.models.scripted import ScriptedModel  # noqa: E402
 from artemis_cli.operators import act, flash, observe  # noqa: E402
 from artemis_cli.perception import dhash as dhash_module  # noqa: E402
 from artemis_cli.perception import hierarchy as hierarchy_module  # noqa: E402

@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from artemis_cli.config.task import load_task  # noqa: E402
-from artemis_cli.models.fake_openai import WINDOW_KINDS, FakeOpenAIServer, script_policy  # noqa: E402
+from artemis_cli.models.fakes.openai import WINDOW_KINDS, FakeOpenAIServer, script_policy  # noqa: E402
 from artemis_cli.models.registry import reference_script  # noqa: E402
 
 SMALL_WINDOW_PROFILE = "extends: flash\nscreenshot: {max_side: 768}\nmemory:\n  transcript: {min_active_steps: 4}\n"

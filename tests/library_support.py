@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from artemis_cli.models.scripted import script_policy
+from artemis_cli.models.offline.scripted import script_policy
 
 #: Two AI steps on the default world's Shop after ``phone.launch("Shop")``: 3 + 5 steps.
 LOGIN_GOAL = "log in to the Shop with the demo account (username demo)"

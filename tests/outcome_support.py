@@ -75,8 +75,8 @@ def storm_task(seed: int, max_steps: int = 24) -> Task:
 
 def record_storm(engine: DataEngine, seed: int, max_steps: int = 24) -> RunResult:
     """Run the storm task in-process with the scripted model (its reference solution)."""
+    from artemis_cli.models.offline.scripted import ScriptedModel
     from artemis_cli.models.registry import reference_script
-    from artemis_cli.models.scripted import ScriptedModel
 
     task = storm_task(seed, max_steps)
     assert task.sim is not None

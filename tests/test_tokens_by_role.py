@@ -24,11 +24,11 @@ from artemis_cli.config.task import Task, load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.token_usage import token_usage
 from artemis_cli.memory.lens import LENS_SYSTEM_PROMPT
-from artemis_cli.models.fake_gemini import FakeGeminiServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel
+from artemis_cli.models.offline.scripted import script_policy
+from artemis_cli.models.offline.scripted_roles import pro_script_policy
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import script_policy
-from artemis_cli.models.scripted_roles import pro_script_policy
 from artemis_cli.runner import RunResult, run_task
 from artemis_cli.sim.phone import SimPhone
 

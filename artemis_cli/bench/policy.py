@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from artemis_cli.memory.modes import LEGACY_HISTORY_HEADING
-from artemis_cli.models.scripted import MARKER_RE, script_policy
+from artemis_cli.models.offline.scripted import MARKER_RE, script_policy
 
 
 def _legacy_marker(contents: list[dict[str, Any]]) -> str | None:

@@ -159,7 +159,7 @@ def run_pair_result(task: Task, mode: str, profile: Profile, model_kind: str, da
                     device: Any | None = None) -> tuple[dict[str, Any], RunResult]:
     """:func:`run_pair`, also returning the run's :class:`RunResult` (its ``stop_reason`` says
     whether the device went offline)."""
-    from artemis_cli.models.fake_gemini import FakeGeminiServer
+    from artemis_cli.models.fakes.gemini import FakeGeminiServer
     from artemis_cli.models.gemini import GeminiModel
 
     engine = DataEngine.open(data_dir)

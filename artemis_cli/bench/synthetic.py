@@ -24,7 +24,7 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import SessionRecord, StepRecord
 from artemis_cli.memory.modes import ledger_for_mode
 from artemis_cli.memory.recall import Recall
-from artemis_cli.models.scripted import ScriptedModel
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone
 

@@ -11,7 +11,7 @@ DataEngine session, with its observed outcome; a step whose effect was not obser
         assert phone.sees("Sofia")
 
 Steps without a model (``launch``, ``tap``, ``type``, ``press``, ``scroll``) find their target
-with the selector rules of a task's ``reference`` steps (``models.scripted.find_element`` on the
+with the selector rules of a task's ``reference`` steps (``models.offline.scripted.find_element`` on the
 element list a model reads) and run through ``library.session.LibrarySession`` — the same
 plan → perform → judge → record path as ``artemis mcp``. AI steps (``act``, ``tap(ai=)``) run the
 Flash (or Pro) loop in the same session, or, with ``cache=``, replay a baseline's recorded
@@ -63,7 +63,7 @@ def _selector(text: str | None, id: str | None, desc: str | None, nth: int) -> d
 
 
 def _phrase(sel: dict[str, Any]) -> str:
-    from artemis_cli.models.scripted import selector_phrase
+    from artemis_cli.models.offline.scripted import selector_phrase
 
     return selector_phrase(sel)
 
@@ -199,7 +199,7 @@ class Phone:
 
     def _find(self, obs: Observation, sel: dict[str, Any], what: str) -> int:
         """The element list index ``sel`` picks on ``obs``; StepFailed (nothing sent) when none."""
-        from artemis_cli.models.scripted import find_element
+        from artemis_cli.models.offline.scripted import find_element
         from artemis_cli.perception.elements import parse_element_lines
 
         el = find_element(parse_element_lines(obs.element_list), sel)
@@ -321,7 +321,7 @@ class Phone:
                                       "pytest plugin); model='heuristic' runs the offline baseline on purpose")
             if spec == "scripted":
                 raise UsageError("the scripted model plays a task file's reference; a Phone has none",
-                                 hint="pass a model object (models.scripted.ScriptedModel(script)) or another model")
+                                 hint="pass a model object (models.offline.scripted.ScriptedModel(script)) or another model")
             self._model = build_model(spec, task=None, profile=self.profile, base_url=self._base_url)
         sid = self._ensure()
         rec = self.engine.get_session(sid)
@@ -341,7 +341,7 @@ class Phone:
             if llm:
                 self._heal_model = self._model_for("healing a cached step")
             else:
-                from artemis_cli.models.healer import HealerModel
+                from artemis_cli.models.offline.healer import HealerModel
 
                 self._heal_model = HealerModel()
         return self._heal_model

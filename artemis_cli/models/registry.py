@@ -176,7 +176,7 @@ def build_model(name: str | None, *, task: Any, profile: Any, role: str = "opera
             raise UsageError("--model profile needs a profile whose operator role sets provider: openai")
         return openai_model(settings, base_url=base_url)
     if name == "heuristic":
-        from artemis_cli.models.heuristic import HeuristicModel
+        from artemis_cli.models.offline.heuristic import HeuristicModel
 
         return HeuristicModel()
     if name == "scripted":
@@ -186,11 +186,11 @@ def build_model(name: str | None, *, task: Any, profile: Any, role: str = "opera
                 f"task {task.id!r} has no `reference` solution for the scripted model",
                 hint="add a `reference:` list to the task file, or use --model heuristic",
             )
-        from artemis_cli.models.scripted import ScriptedModel
+        from artemis_cli.models.offline.scripted import ScriptedModel
 
         return ScriptedModel(script)
     if name == "healer":
-        from artemis_cli.models.healer import HealerModel
+        from artemis_cli.models.offline.healer import HealerModel
 
         return HealerModel(reference_script(task))  # no reference: the plan comes with the request
     if name == "gemini" or name.startswith("gemini"):

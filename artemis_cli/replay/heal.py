@@ -1,7 +1,7 @@
 """Self-healing replay: hand a diverged stretch of a replay to the operator loop, then rejoin.
 
 At a divergence the real Flash loop (``runner.build_loop``) runs in the replay session with the
-source's goal, the recording's remaining steps as the plan (``models.healer.render_plan``, in
+source's goal, the recording's remaining steps as the plan (``models.offline.healer.render_plan``, in
 the task text so any model reads it) and the recorded pre-step screen of the diverged step as
 the target. After each model step the screen is compared with the recorded pre-step screens of
 the source from the diverged step on (``match.screen_matches``); at the first that matches the
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from artemis_cli.engine.records import StepRecord
-from artemis_cli.models.healer import render_plan
+from artemis_cli.models.offline.healer import render_plan
 from artemis_cli.operators.observe import Observation
 from artemis_cli.operators.secrets import step_secret, task_secrets
 from artemis_cli.perception.dhash import hamming
@@ -53,7 +53,7 @@ def _selector(t: Target, x: int | None, y: int | None, rec_size: tuple[int, int]
 
 
 def plan_action(rec: StepRecord, rec_size: tuple[int, int], size: tuple[int, int]) -> dict[str, Any] | None:
-    """A recorded step as a reference action (``models.scripted`` vocabulary), None for a step
+    """A recorded step as a reference action (``models.offline.scripted`` vocabulary), None for a step
     with nothing to do on the device."""
     t, args = rec.action_type, dict(rec.action_args)
     target = Target.from_dict(rec.target)

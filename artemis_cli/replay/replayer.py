@@ -166,7 +166,7 @@ class Replayer:
 
             self.opts.profile = load_profile("flash")
         if self.opts.model is None:
-            from artemis_cli.models.healer import HealerModel
+            from artemis_cli.models.offline.healer import HealerModel
 
             self.opts.model = HealerModel()
 

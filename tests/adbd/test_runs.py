@@ -16,8 +16,8 @@ from artemis_cli.config.task import Task, load_task
 from artemis_cli.device.protocol import Device
 from artemis_cli.device.select import resolve_device
 from artemis_cli.engine.db import DataEngine
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.runner import RunResult, run_task
 from artemis_cli.sim.adbd import SimAdbd
 from artemis_cli.sim.phone import SimPhone

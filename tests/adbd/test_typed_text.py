@@ -29,8 +29,8 @@ from artemis_cli.device.protocol import Device
 from artemis_cli.device.select import resolve_device
 from artemis_cli.device.u2 import U2Device
 from artemis_cli.engine.db import DataEngine
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.runner import run_task
 from artemis_cli.sim.adbd import SimAdbd

@@ -15,7 +15,7 @@ from artemis_cli.config.task import Task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.chunk_store import newest_chunks
 from artemis_cli.memory.lens import check_lens_output
-from artemis_cli.models.scripted import STUB_CHUNK_LENS_MODEL, STUB_LENS_MODEL
+from artemis_cli.models.offline.scripted import STUB_CHUNK_LENS_MODEL, STUB_LENS_MODEL
 
 ROUND = [{"tap": {"text": "Network & internet"}}, {"tap": {"id": "wifi_switch"}}, {"key": "back"},
          {"tap": {"text": "Display"}}, {"tap": {"id": "dark_theme_switch"}}, {"key": "back"}]

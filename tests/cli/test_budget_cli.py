@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from artemis_cli.cli.app import app
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.models.fake_openai import FakeOpenAIServer, heuristic_policy
+from artemis_cli.models.fakes.openai import FakeOpenAIServer, heuristic_policy
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL_WINDOW = "extends: flash\nscreenshot: {max_side: 768}\nmemory:\n  transcript: {min_active_steps: 2}\n"

@@ -19,7 +19,7 @@ from artemis_cli.cli.app import app
 from artemis_cli.config.task import load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.restore import SessionSpec
-from artemis_cli.models.fake_openai import FakeOpenAIServer, script_policy
+from artemis_cli.models.fakes.openai import FakeOpenAIServer, script_policy
 from artemis_cli.models.registry import reference_script
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from artemis_cli.models.fake_openai import FakeOpenAIReply, FakeOpenAIRequest, FakeOpenAIServer
+from artemis_cli.models.fakes.openai import FakeOpenAIReply, FakeOpenAIRequest, FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
 OPENAI_CHECKS = ("OpenAI endpoint", "OpenAI model", "OpenAI tool calls", "OpenAI cached tokens")

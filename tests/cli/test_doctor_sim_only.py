@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from artemis_cli.models.fake_gemini import FakeGeminiServer
-from artemis_cli.models.scripted import script_policy
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
+from artemis_cli.models.offline.scripted import script_policy
 
 REPO = Path(__file__).resolve().parents[2]
 KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY", "ARTEMIS_GEMINI_BASE_URL", "GOOGLE_GEMINI_BASE_URL",

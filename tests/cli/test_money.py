@@ -14,10 +14,10 @@ from pathlib import Path
 from artemis_cli.config.task import load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.token_usage import session_costs
-from artemis_cli.models.fake_gemini import FakeGeminiServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
+from artemis_cli.models.offline.scripted import script_policy
 from artemis_cli.models.pricing import format_usd
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import script_policy
 
 REPO = Path(__file__).resolve().parents[2]
 

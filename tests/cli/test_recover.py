@@ -13,7 +13,7 @@ from pathlib import Path
 
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.models.endpoint_check import PING_TOOL
-from artemis_cli.models.fake_openai import (
+from artemis_cli.models.fakes.openai import (
     FakeOpenAIReply,
     FakeOpenAIRequest,
     FakeOpenAIServer,

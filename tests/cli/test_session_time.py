@@ -23,8 +23,8 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import EventRecord, SessionRecord
 from artemis_cli.engine.segments import session_time, stops
 from artemis_cli.models.base import ModelRequest, ModelResponse
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.resume import resume_session
 from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone

@@ -12,10 +12,10 @@ from artemis_cli.config.task import load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.turn_check import check_turn
 from artemis_cli.models.conversation import view_from_rest
-from artemis_cli.models.fake_gemini import FakeGeminiServer
-from artemis_cli.models.fake_gemini_wire import FakeReply
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
+from artemis_cli.models.fakes.gemini_wire import FakeReply
 from artemis_cli.models.gemini import GeminiModel
-from artemis_cli.models.scripted import STUB_LENS_MODEL, StubReply, describe_request
+from artemis_cli.models.offline.scripted import STUB_LENS_MODEL, StubReply, describe_request
 from artemis_cli.perception.elements import parse_element_lines
 from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone

@@ -28,8 +28,8 @@ from typing import Any
 
 import pytest
 
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply
-from artemis_cli.models.scripted import script_policy
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply
+from artemis_cli.models.offline.scripted import script_policy
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "python.md"

@@ -30,8 +30,8 @@ from artemis_cli.engine.records import StepRecord
 from artemis_cli.export import maestro_flow
 from artemis_cli.export.maestro import MaestroFlow, dismissed_popup, setup_commands
 from artemis_cli.export.maestro_select import regex_literal
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.types import UITree
 from artemis_cli.runner import RunResult, run_task

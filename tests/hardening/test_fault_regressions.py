@@ -7,10 +7,10 @@ from pathlib import Path
 from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import load_task
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.models.fake_gemini import FakeGeminiServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel
+from artemis_cli.models.offline.scripted import script_policy
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import script_policy
 from artemis_cli.operators.observe import observe
 from artemis_cli.resume import resume_session
 from artemis_cli.runner import run_task
@@ -66,7 +66,7 @@ def test_a_device_error_before_step_one_is_recorded(tmp_path: Path) -> None:
     task = load_task(TASK)
     engine = DataEngine.open(tmp_path / "data")
     phone = SimPhone(world=task.sim.world, seed=task.sim.seed, faults="drop:1")
-    from artemis_cli.models.scripted import ScriptedModel
+    from artemis_cli.models.offline.scripted import ScriptedModel
 
     result = run_task(task, load_profile("flash"), phone, ScriptedModel(reference_script(task)), engine,
                       real_time=False)

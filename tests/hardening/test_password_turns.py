@@ -43,10 +43,10 @@ from artemis_cli.memory.recall import Recall
 from artemis_cli.memory.restore import entry_from_step
 from artemis_cli.memory.turn_check import check_turn
 from artemis_cli.models.base import FunctionCall, FunctionResponse, Message, ModelRequest, Part
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
+from artemis_cli.models.offline.scripted import script_policy
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import script_policy
 from artemis_cli.operators.act import REDACTED as TYPED_REDACTED
 from artemis_cli.operators.act import ActionResult
 from artemis_cli.operators.observe import observe

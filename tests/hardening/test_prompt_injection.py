@@ -25,11 +25,11 @@ from artemis_cli.config.task import load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.chunk_lens import CHUNK_LENS_SYSTEM_PROMPT
 from artemis_cli.memory.lens import LENS_SYSTEM_PROMPT
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeRequest
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
-from artemis_cli.models.heuristic import HeuristicModel
+from artemis_cli.models.offline.heuristic import HeuristicModel
+from artemis_cli.models.offline.scripted import script_policy
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import script_policy
 from artemis_cli.operators.prompts import SYSTEM_PROMPT
 from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone

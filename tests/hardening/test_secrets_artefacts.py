@@ -34,9 +34,9 @@ from urllib.parse import quote, quote_plus
 
 from artemis_cli.config.task import load_task
 from artemis_cli.engine.records import REDACTED as STORED_REDACTED
-from artemis_cli.models.fake_gemini import FakeGeminiServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
+from artemis_cli.models.offline.scripted import script_policy
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import script_policy
 from artemis_cli.operators.act import REDACTED as TYPED_REDACTED
 from artemis_cli.operators.secrets import secret_label
 

@@ -33,10 +33,10 @@ from artemis_cli.memory.ledger_lines import ledger_lines
 from artemis_cli.memory.recall import Recall
 from artemis_cli.memory.recall_text import screen_text
 from artemis_cli.models.base import FunctionCall
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeRequest
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
+from artemis_cli.models.offline.scripted import script_policy
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import script_policy
 from artemis_cli.operators.memory_tools import MemoryTools
 from artemis_cli.operators.pro.failure_analyzer import failure_analyzer_request_text
 from artemis_cli.operators.pro.validator import validator_request_text

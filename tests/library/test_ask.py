@@ -27,9 +27,9 @@ from artemis_cli.library.ask import (
     require_llm,
 )
 from artemis_cli.library.ask_prompts import SCREENSHOT_LABEL, SCREENSHOT_LABEL_MARKS, SYSTEM_PROMPTS
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
-from artemis_cli.models.heuristic import HeuristicModel
+from artemis_cli.models.offline.heuristic import HeuristicModel
 from artemis_cli.operators.observe import Observation
 from artemis_cli.operators.roles import call_recorder
 from artemis_cli.perception.marks import draw_marks, marks_of

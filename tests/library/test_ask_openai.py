@@ -12,7 +12,7 @@ from ask_support import SIDE, Calls, NoteRow, Replies, count_ids, fenced_lines, 
 
 from artemis_cli.library.ask import Answer, AnswerError, Located, Verdict, ask_check, ask_locate, ask_query
 from artemis_cli.library.ask_prompts import SCREENSHOT_LABEL_MARKS, SYSTEM_PROMPTS
-from artemis_cli.models.fake_openai import FakeOpenAIReply, FakeOpenAIRequest, FakeOpenAIServer
+from artemis_cli.models.fakes.openai import FakeOpenAIReply, FakeOpenAIRequest, FakeOpenAIServer
 from artemis_cli.models.openai_provider import OpenAIModel
 from artemis_cli.operators.observe import Observation
 from artemis_cli.perception.marks import draw_marks, marks_of

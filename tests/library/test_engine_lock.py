@@ -15,7 +15,7 @@ from library_support import SCRIPTS, SHOP_SECRETS, goal_policy, run_shop
 from artemis_cli import Phone
 from artemis_cli.config.profile import load_profile
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.models.fake_gemini import FakeGeminiServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.sim.phone import SimPhone
 

@@ -15,8 +15,8 @@ from ask_support import index_of
 
 from artemis_cli import CheckFailed, Phone, StepFailed, UsageError
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
-from artemis_cli.models.fake_openai import FakeOpenAIReply, FakeOpenAIRequest, FakeOpenAIServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply, FakeRequest
+from artemis_cli.models.fakes.openai import FakeOpenAIReply, FakeOpenAIRequest, FakeOpenAIServer
 from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.models.openai_provider import OpenAIModel
 

@@ -12,10 +12,10 @@ from library_support import BUY_GOAL, LOGIN_GOAL, SCRIPTS, SHOP_SECRETS, goal_po
 from artemis_cli import Phone, StepFailed
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.library.cache import baseline_for
-from artemis_cli.models.fake_gemini import FakeGeminiServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel
-from artemis_cli.models.healer import HealerModel
-from artemis_cli.models.scripted import GoalScriptedModel
+from artemis_cli.models.offline.healer import HealerModel
+from artemis_cli.models.offline.scripted import GoalScriptedModel
 
 
 def _shop(data: Path, model: Any, device: str = "sim", **kw: Any) -> Phone:

@@ -11,7 +11,7 @@ from library_support import LOGIN, LOGIN_GOAL, SHOP_SECRETS
 
 from artemis_cli import Phone, UsageError
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.models.fake_openai import FakeOpenAIServer, script_policy
+from artemis_cli.models.fakes.openai import FakeOpenAIServer, script_policy
 from artemis_cli.models.openai_provider import OpenAIModel
 
 

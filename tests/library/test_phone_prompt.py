@@ -12,7 +12,7 @@ from library_support import SCRIPTS, SHOP_SECRETS, goal_policy, run_shop
 from artemis_cli import Phone
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.turn_check import ai_step_span, check_turn
-from artemis_cli.models.fake_gemini import FakeGeminiServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.operators.prompts import task_message
 

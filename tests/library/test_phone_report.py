@@ -12,7 +12,7 @@ from library_support import SHOP_SECRETS
 
 from artemis_cli import Phone, StepFailed
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.models.scripted import GoalScriptedModel
+from artemis_cli.models.offline.scripted import GoalScriptedModel
 from artemis_cli.report.html import build_report
 
 GOAL = "log in as <b>demo</b> & stay"

@@ -212,8 +212,8 @@ def test_a_tests_ai_steps_are_cached_under_its_node_id_and_update_records_them_a
     """Through the real google-genai SDK against the fake Gemini server: the first run's act calls
     the model, the second replays it (0 model calls), ``--artemis-update`` calls the model again
     (that the re-recorded run is the new baseline is tests/library/test_phone_cache.py's)."""
-    from artemis_cli.models.fake_gemini import FakeGeminiServer
-    from artemis_cli.models.scripted import script_policy
+    from artemis_cli.models.fakes.gemini import FakeGeminiServer
+    from artemis_cli.models.offline.scripted import script_policy
 
     script = [{"launch": "com.android.contacts"}, {"tap": {"desc": "Create contact"}},
               {"type": {"text": "Sofia", "into": {"id": "first_name"}}}, {"tap": {"text": "Save"}},

@@ -23,8 +23,8 @@ from artemis_cli.memory.chunk_lens import ChunkBands, ChunkJob, ChunkLensError
 from artemis_cli.memory.frozen_chunk import PENDING_MARK
 from artemis_cli.memory.ledger import Tail, estimate_tokens
 from artemis_cli.memory.restore import SessionSpec, entry_from_step
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.operators.compression import (
     BUDGET_FLOOR_EVENT,
     SNAPSHOT_SKIPPED_EVENT,

@@ -22,8 +22,8 @@ from artemis_cli.memory.frozen_levels import PERIOD_CHARS
 from artemis_cli.memory.ledger_lines import ledger_line
 from artemis_cli.memory.step_facts import step_facts
 from artemis_cli.memory.turn_check import check_turn
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone
 

@@ -25,7 +25,7 @@ from artemis_cli.memory.chunk_lens import (
 )
 from artemis_cli.memory.frozen import build_chunk
 from artemis_cli.memory.notes import Note
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -19,8 +19,8 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.chunk_lens import ChunkBands, ChunkJob, MechanicalChunkLens
 from artemis_cli.memory.chunk_store import ChunkRow, append_chunk_version, newest_chunks
 from artemis_cli.memory.restore import SessionSpec
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.operators.compression import CompressionPolicy, Compressor
 from artemis_cli.runner import new_ledger, run_task
 from artemis_cli.sim.phone import SimPhone

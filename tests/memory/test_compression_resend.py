@@ -27,9 +27,9 @@ from artemis_cli.memory.chunk_lens import ChunkLens, MechanicalChunkLens, nth_se
 from artemis_cli.memory.chunk_store import chunk_history
 from artemis_cli.memory.frozen_chunk import PENDING_MARK
 from artemis_cli.memory.restore import LEDGER_EVENT, SessionSpec, entry_from_step
-from artemis_cli.models.fake_gemini import FakeGeminiServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel
-from artemis_cli.models.scripted import ScriptedModel, script_policy
+from artemis_cli.models.offline.scripted import ScriptedModel, script_policy
 from artemis_cli.operators.compression import (
     RESEND_EVENT,
     SNAPSHOT_SKIPPED_EVENT,

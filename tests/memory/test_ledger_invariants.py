@@ -29,9 +29,9 @@ from artemis_cli.memory.ledger import (
 )
 from artemis_cli.memory.restore import SessionSpec, rebuild_ledger, turn_requests
 from artemis_cli.models.base import FunctionCall, FunctionResponse, Message, ModelRequest, Part
-from artemis_cli.models.fake_gemini import FakeGeminiServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel
-from artemis_cli.models.scripted import script_policy
+from artemis_cli.models.offline.scripted import script_policy
 from artemis_cli.runner import new_ledger, run_task
 from artemis_cli.sim.phone import SimPhone
 

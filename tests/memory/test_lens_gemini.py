@@ -17,7 +17,7 @@ from artemis_cli.engine.records import LlmCallRecord
 from artemis_cli.errors import ModelRequestError
 from artemis_cli.memory import LENS_SYSTEM_PROMPT, LensJob, StepMemoryService, VisualTransitionLens
 from artemis_cli.models.base import ModelRequest, ModelResponse
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
 
 NEUTRAL = 'Settings screen with a "Network & internet" row; the red ring sits on the "Wi-Fi" switch, which now reads "ON".'

@@ -16,9 +16,9 @@ from artemis_cli.config.task import Task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.chunk_store import newest_chunks
 from artemis_cli.memory.restore import SessionSpec, rebuild_ledger, turn_requests
-from artemis_cli.models.fake_gemini import FakeGeminiServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel
-from artemis_cli.models.scripted_roles import pro_script_policy
+from artemis_cli.models.offline.scripted_roles import pro_script_policy
 from artemis_cli.runner import new_ledger, run_task
 from artemis_cli.sim.phone import SimPhone
 

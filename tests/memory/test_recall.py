@@ -333,8 +333,8 @@ def test_migration_2_recorded_and_idempotent(tmp_path: Path) -> None:
 def test_scripted_run_is_recallable(tmp_path: Path) -> None:
     from artemis_cli.config.profile import load_profile
     from artemis_cli.config.task import load_task
+    from artemis_cli.models.offline.scripted import ScriptedModel
     from artemis_cli.models.registry import reference_script
-    from artemis_cli.models.scripted import ScriptedModel
     from artemis_cli.runner import run_task
     from artemis_cli.sim.phone import SimPhone
 

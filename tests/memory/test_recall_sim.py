@@ -18,7 +18,7 @@ from artemis_cli.config.task import task_from_goal
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.recall import Recall
 from artemis_cli.memory.recall_text import screen_text
-from artemis_cli.models.scripted import ScriptedModel
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.operators.prompts import format_offset
 from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone

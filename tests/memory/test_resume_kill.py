@@ -17,9 +17,9 @@ from pathlib import Path
 
 from artemis_cli.config.task import load_task
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.models.fake_gemini import FakeGeminiServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
+from artemis_cli.models.offline.scripted import script_policy
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import script_policy
 
 REPO = Path(__file__).resolve().parents[2]
 TASK = REPO / "tasks" / "clock-ten-alarms.yaml"

@@ -19,9 +19,9 @@ from artemis_cli.config.profile import Profile, load_profile
 from artemis_cli.config.task import Task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.models.base import Message, ModelRequest, Part
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest, image_tokens_for
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply, FakeRequest, image_tokens_for
 from artemis_cli.models.gemini import GeminiModel
-from artemis_cli.models.scripted import script_policy
+from artemis_cli.models.offline.scripted import script_policy
 from artemis_cli.perception.model_image import scale_for_model, scaled_size
 from artemis_cli.perception.png import png_size
 from artemis_cli.runner import run_task

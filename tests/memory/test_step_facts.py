@@ -14,7 +14,7 @@ from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import StepRecord
 from artemis_cli.memory.chunk_lens import ChunkJob, MechanicalChunkLens
 from artemis_cli.memory.step_facts import facts_clause, merge_facts, range_facts, step_facts
-from artemis_cli.models.scripted import ScriptedModel
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone
 

@@ -18,7 +18,7 @@ from run_support import stop_begun
 from artemis_cli.engine import DataEngine, SessionRecord, StepRecord
 from artemis_cli.errors import debug_enabled
 from artemis_cli.memory import StepMemoryService, VisualTransitionLens
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.operators.recording import pending_lens_jobs
 from artemis_cli.operators.roles import call_recorder

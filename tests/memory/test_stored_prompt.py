@@ -14,8 +14,8 @@ from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.turn_check import check_turn
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.sim.phone import SimPhone
 
 REPO = Path(__file__).resolve().parents[2]

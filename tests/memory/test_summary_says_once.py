@@ -11,8 +11,8 @@ from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import SimOptions, load_task
 from artemis_cli.device.select import sim_for
 from artemis_cli.engine.db import DataEngine
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.runner import run_task
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"

@@ -10,10 +10,10 @@ from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.token_usage import session_costs
-from artemis_cli.models.fake_gemini import FakeGeminiServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel
+from artemis_cli.models.offline.scripted import script_policy
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import script_policy
 from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone
 

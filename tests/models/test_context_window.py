@@ -10,7 +10,7 @@ import pytest
 
 from artemis_cli.config.profile import load_profile
 from artemis_cli.models.context_window import OLLAMA_DEFAULT_NUM_CTX, read_window
-from artemis_cli.models.fake_openai import FakeOpenAIServer
+from artemis_cli.models.fakes.openai import FakeOpenAIServer
 from artemis_cli.models.openai_provider import OpenAIModel
 from artemis_cli.operators.budget_floor import plan_budget
 

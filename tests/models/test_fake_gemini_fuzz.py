@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from artemis_cli.models.fake_gemini import MAX_BODY_BYTES, FakeGeminiServer, FakeReply, FakeRequest
+from artemis_cli.models.fakes.gemini import MAX_BODY_BYTES, FakeGeminiServer, FakeReply, FakeRequest
 
 #: The invented model names these tests call; the fake serves only what it is told to.
 TEST_MODELS = ["gemini-a"]

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest, estimate_text_tokens
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply, FakeRequest, estimate_text_tokens
 
 #: The invented model names these tests call; the fake serves only what it is told to.
 TEST_MODELS = ["gemini-a", "gemini-b", "gemini-x"]

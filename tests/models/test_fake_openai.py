@@ -14,15 +14,15 @@ from openai import OpenAI
 from PIL import Image
 
 from artemis_cli.models.conversation import view_from_rest
-from artemis_cli.models.fake_openai import (
+from artemis_cli.models.fakes.openai import (
     BLOCK_TOKENS,
     FakeOpenAIReply,
     FakeOpenAIRequest,
     FakeOpenAIServer,
     image_tokens,
 )
-from artemis_cli.models.fake_openai_policies import as_rest_request
-from artemis_cli.models.fake_openai_wire import parse_body
+from artemis_cli.models.fakes.openai_policies import as_rest_request
+from artemis_cli.models.fakes.openai_wire import parse_body
 
 MODEL = "fake-gpt"
 TOOLS: list[Any] = [
@@ -243,7 +243,7 @@ def test_broken_policy_is_500() -> None:
 
 
 def test_offline_policies_play_through_the_sdk() -> None:
-    from artemis_cli.models.fake_openai import heuristic_policy, script_policy
+    from artemis_cli.models.fakes.openai import heuristic_policy, script_policy
 
     with FakeOpenAIServer(script_policy([])) as srv:
         client = OpenAI(base_url=srv.base_url, api_key="x", max_retries=0)

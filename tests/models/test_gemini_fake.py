@@ -23,7 +23,7 @@ from artemis_cli.models.base import (
     Part,
     ToolDecl,
 )
-from artemis_cli.models.fake_gemini import (
+from artemis_cli.models.fakes.gemini import (
     IMAGE_TOKENS,
     SERVED_BY_DEFAULT,
     FakeGeminiServer,
@@ -415,7 +415,7 @@ def _call_then_fallback(server: FakeGeminiServer, chain: list[str]) -> tuple[Gem
 def test_gemini_3_rejects_a_signature_another_model_issued_as_the_service_does(server: FakeGeminiServer) -> None:
     from google.genai import errors as genai_errors
 
-    from artemis_cli.models.fake_gemini import SKIP_SIGNATURE
+    from artemis_cli.models.fakes.gemini import SKIP_SIGNATURE
 
     model = make_model(server, ["gemini-3-pro-preview"])
     request = first_request()
@@ -436,7 +436,7 @@ def test_gemini_3_rejects_a_signature_another_model_issued_as_the_service_does(s
 
 def test_a_fallback_to_another_gemini_3_model_does_not_send_the_first_models_signatures(
         server: FakeGeminiServer) -> None:
-    from artemis_cli.models.fake_gemini import SKIP_SIGNATURE
+    from artemis_cli.models.fakes.gemini import SKIP_SIGNATURE
 
     chain = ["gemini-3-pro-preview", "gemini-3-flash-preview"]
     model, request = _call_then_fallback(server, chain)

@@ -9,7 +9,7 @@ import json
 from PIL import Image
 
 from artemis_cli.models.base import FunctionCall, FunctionResponse, Message, ModelRequest, Part, ToolDecl
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
 
 TAP = ToolDecl("tap", "Tap the element with the given index.",

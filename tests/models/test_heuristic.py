@@ -13,7 +13,7 @@ from artemis_cli.config.task import Task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.models.base import FunctionCall
 from artemis_cli.models.conversation import ConversationView
-from artemis_cli.models.heuristic import (
+from artemis_cli.models.offline.heuristic import (
     STUCK_REPEATS,
     HeuristicModel,
     HeuristicPolicy,

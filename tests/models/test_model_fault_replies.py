@@ -13,7 +13,7 @@ import pytest
 
 from artemis_cli.errors import ModelAuthError, ModelOutputError, ModelRefused, UsageError
 from artemis_cli.models.base import Message, ModelRequest, Part, ToolDecl
-from artemis_cli.models.fake_gemini import (
+from artemis_cli.models.fakes.gemini import (
     INVALID_KEY_MESSAGE,
     FakeGeminiServer,
     FakeReply,

@@ -19,7 +19,7 @@ from artemis_cli.errors import (
     ModelUnavailable,
 )
 from artemis_cli.models.base import FunctionResponse, Message, ModelRequest, Part, ToolDecl
-from artemis_cli.models.fake_openai import FakeOpenAIReply, FakeOpenAIRequest, FakeOpenAIServer
+from artemis_cli.models.fakes.openai import FakeOpenAIReply, FakeOpenAIRequest, FakeOpenAIServer
 from artemis_cli.models.openai_provider import OpenAIModel, retry_after_s
 from artemis_cli.models.openai_wire import LENGTH, MALFORMED_ARGUMENTS, WireOptions, render_body, wire_hash
 

@@ -17,7 +17,7 @@ from artemis_cli.config.profile import Profile, load_profile
 from artemis_cli.config.task import load_task
 from artemis_cli.errors import ConfigError, ModelConfigError, UsageError
 from artemis_cli.models.base import Message, ModelRequest, Part
-from artemis_cli.models.fake_openai import FakeOpenAIServer
+from artemis_cli.models.fakes.openai import FakeOpenAIServer
 from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.models.openai_provider import OpenAIModel
 from artemis_cli.models.openai_wire import WireOptions

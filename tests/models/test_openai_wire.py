@@ -15,7 +15,7 @@ from PIL import Image
 
 from artemis_cli.errors import ModelOutputError, ModelRefused
 from artemis_cli.models.base import FunctionCall, FunctionResponse, Message, ModelRequest, Part, ToolDecl
-from artemis_cli.models.fake_openai_wire import parse_body
+from artemis_cli.models.fakes.openai_wire import parse_body
 from artemis_cli.models.openai_wire import (
     LENGTH,
     MALFORMED_ARGUMENTS,

@@ -11,9 +11,14 @@ import pytest
 from PIL import Image
 
 from artemis_cli.memory.lens import ACTION_MARKER, LensJob, VisualTransitionLens, build_lens_request
-from artemis_cli.models.fake_gemini import FakeGeminiServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel
-from artemis_cli.models.scripted import STUB_CHUNK_LENS_MODEL, STUB_LENS_MODEL, StubReply, script_policy
+from artemis_cli.models.offline.scripted import (
+    STUB_CHUNK_LENS_MODEL,
+    STUB_LENS_MODEL,
+    StubReply,
+    script_policy,
+)
 
 
 def _png(color: tuple[int, int, int]) -> bytes:

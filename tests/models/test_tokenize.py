@@ -17,8 +17,8 @@ import pytest
 
 from artemis_cli.config.profile import load_profile
 from artemis_cli.models.base import ToolDecl
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply
-from artemis_cli.models.fake_openai import FakeOpenAIServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply
+from artemis_cli.models.fakes.openai import FakeOpenAIServer
 from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.models.openai_provider import OpenAIModel
 from artemis_cli.models.openai_wire import tool_schema

@@ -32,8 +32,8 @@ def test_the_floor_counts_the_secrets_block_the_system_text_carries() -> None:
 
 def test_a_run_records_the_floor_of_the_system_text_it_sent(tmp_path: Path) -> None:
     from artemis_cli.engine.db import DataEngine
+    from artemis_cli.models.offline.scripted import ScriptedModel
     from artemis_cli.models.registry import reference_script
-    from artemis_cli.models.scripted import ScriptedModel
     from artemis_cli.runner import run_task
     from artemis_cli.sim.phone import SimPhone
 

@@ -23,7 +23,7 @@ from artemis_cli.export.jsonl import write_jsonl
 from artemis_cli.memory.ledger_lines import ledger_line
 from artemis_cli.memory.recall import Recall
 from artemis_cli.models.base import FunctionCall
-from artemis_cli.models.fake_gemini import FakeGeminiServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
 from artemis_cli.operators.pro.validator import validator_request_text
 from artemis_cli.operators.tools import ACTION_TOOLS, MAX_INTENT_CHARS, tool_declarations, validate_call
 from artemis_cli.report.html import build_report

@@ -13,8 +13,8 @@ from artemis_cli.config.task import SimOptions, load_task
 from artemis_cli.device.select import sim_for
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.turn_check import check_turn
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.marks import marks_from_json
 from artemis_cli.perception.types import Bounds

@@ -12,7 +12,7 @@ from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import task_from_goal
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.models.base import FunctionCall, Message, ModelRequest, ModelResponse, Part, Usage
-from artemis_cli.models.scripted import ScriptedModel
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone
 

@@ -22,12 +22,12 @@ from artemis_cli.config.profile import Profile, load_profile
 from artemis_cli.config.task import Task, load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.turn_check import check_turn
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeRequest
-from artemis_cli.models.fake_openai import FakeOpenAIRequest, FakeOpenAIServer
-from artemis_cli.models.fake_openai import script_policy as openai_script_policy
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeRequest
+from artemis_cli.models.fakes.openai import FakeOpenAIRequest, FakeOpenAIServer
+from artemis_cli.models.fakes.openai import script_policy as openai_script_policy
 from artemis_cli.models.gemini import GeminiModel
+from artemis_cli.models.offline.scripted import script_policy
 from artemis_cli.models.registry import build_model, reference_script
-from artemis_cli.models.scripted import script_policy
 from artemis_cli.perception.marks import draw_marks, marks_from_json
 from artemis_cli.perception.model_image import scale_for_model
 from artemis_cli.perception.png import png_size

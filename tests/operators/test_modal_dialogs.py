@@ -27,7 +27,7 @@ from artemis_cli.device.protocol import Device
 from artemis_cli.device.select import sim_for
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.models.base import FunctionCall, ModelRequest, ModelResponse
-from artemis_cli.models.scripted import ScriptedModel
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.operators.act import plan_action
 from artemis_cli.operators.observe import Observation
 from artemis_cli.operators.tools import ToolCallError, validate_call

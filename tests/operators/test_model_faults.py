@@ -22,11 +22,11 @@ from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import Task, load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.turn_check import check_turn
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest, model_fault_reply
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply, FakeRequest, model_fault_reply
 from artemis_cli.models.gemini import GeminiModel
+from artemis_cli.models.offline.scripted import script_policy
+from artemis_cli.models.offline.scripted_roles import pro_script_policy
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import script_policy
-from artemis_cli.models.scripted_roles import pro_script_policy
 from artemis_cli.operators.turn import MAX_CORRECTIVE_RETRIES
 from artemis_cli.resume import resume_session
 from artemis_cli.runner import RunResult, run_task

@@ -10,7 +10,7 @@ from artemis_cli.config.task import Task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.restore import SessionSpec
 from artemis_cli.memory.turn_check import check_turn
-from artemis_cli.models.scripted import ScriptedModel
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.operators.prompts import system_prompt
 from artemis_cli.perception.png import png_size
 from artemis_cli.runner import run_task

@@ -18,17 +18,17 @@ from artemis_cli.config.task import Task, load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.turn_check import check_turn
 from artemis_cli.models.endpoint_check import PING_TOOL
-from artemis_cli.models.fake_openai import (
+from artemis_cli.models.fakes.openai import (
     FakeOpenAIRequest,
     FakeOpenAIServer,
     heuristic_policy,
     script_policy,
 )
-from artemis_cli.models.fake_openai_policies import gemini_policy
+from artemis_cli.models.fakes.openai_policies import gemini_policy
+from artemis_cli.models.offline.scripted_roles import pro_script_policy
 from artemis_cli.models.openai_provider import OpenAIModel
 from artemis_cli.models.openai_wire import MALFORMED_ARGUMENTS, TEXT_MODE_HEADING
 from artemis_cli.models.registry import build_model, reference_script
-from artemis_cli.models.scripted_roles import pro_script_policy
 from artemis_cli.runner import RunResult, run_task
 from artemis_cli.sim.phone import SimPhone
 

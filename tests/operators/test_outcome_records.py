@@ -46,8 +46,8 @@ def test_fast_forward_types_nothing_where_the_run_typed_nothing(tmp_path: Path) 
     record_storm_phone = fresh.snapshot_state()
     with DataEngine.open(tmp_path / "again") as engine:
         from artemis_cli.config.profile import load_profile
+        from artemis_cli.models.offline.scripted import ScriptedModel
         from artemis_cli.models.registry import reference_script
-        from artemis_cli.models.scripted import ScriptedModel
         from artemis_cli.runner import run_task
 
         task = storm_task(21)

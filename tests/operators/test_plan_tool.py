@@ -17,7 +17,7 @@ from artemis_cli.errors import ModelUnavailable
 from artemis_cli.memory.checklist import MAX_ITEM_CHARS, MAX_ITEMS, PLAN_SET_EVENT, plan_before
 from artemis_cli.memory.turn_check import check_turn
 from artemis_cli.models.base import FunctionCall, Message, ModelRequest, ModelResponse, Part, Usage
-from artemis_cli.models.scripted import ScriptedModel
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.operators.pro.plan import Plan
 from artemis_cli.operators.tools import ToolCallError, validate_call
 from artemis_cli.replay.replayer import replay_session

@@ -8,7 +8,7 @@ from typing import Any
 from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import task_from_goal
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.models.scripted import ScriptedModel
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone
 
@@ -44,7 +44,7 @@ def test_a_missing_element_ends_the_script_honestly(tmp_path: Path) -> None:
 def test_a_step_the_device_reports_failed_is_played_again_a_bounded_number_of_times(tmp_path: Path) -> None:
     """A type_text the device reports failed (no field has the focus) is played again (twice at
     most), then the script moves on."""
-    from artemis_cli.models.scripted import MAX_REPLAYS
+    from artemis_cli.models.offline.scripted import MAX_REPLAYS
 
     script: list[dict[str, Any]] = [
         {"launch": "com.android.settings"},

@@ -18,9 +18,9 @@ from artemis_cli.config.task import load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.ledger_lines import ledger_line
 from artemis_cli.memory.turn_check import check_turn
-from artemis_cli.models.fake_gemini import FakeGeminiServer
+from artemis_cli.models.fakes.gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel
-from artemis_cli.models.scripted import script_policy
+from artemis_cli.models.offline.scripted import script_policy
 from artemis_cli.operators.outcome import ActionOutcome
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.text_changes import (

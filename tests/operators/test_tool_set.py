@@ -18,8 +18,8 @@ from artemis_cli.export import maestro_flow
 from artemis_cli.mcp_server.tools import mcp_tools
 from artemis_cli.memory.ledger_lines import action_phrase
 from artemis_cli.models.base import FunctionCall
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.operators.tools import MAX_WAIT_S, ToolCallError, tool_declarations, validate_call
 from artemis_cli.replay.replayer import replay_session
 from artemis_cli.runner import run_task

@@ -26,8 +26,8 @@ from artemis_cli.config.task import Task, load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.errors import UsageError
 from artemis_cli.models.base import FunctionCall, ModelRequest, ModelResponse
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.operators.act import plan_action
 from artemis_cli.operators.observe import observe
 from artemis_cli.operators.secrets import secret_label
@@ -246,7 +246,7 @@ def test_a_heal_plans_a_secret_step_by_name_and_the_healer_types_it(tmp_path: Pa
     """A heal hands the recording's remaining steps to the loop as a plan: a step that typed a
     secret is planned by the secret's name (never its value), and the healer plays it as
     type_text(secret=NAME), which the loop types from the task's values."""
-    from artemis_cli.models.healer import HealerModel
+    from artemis_cli.models.offline.healer import HealerModel
     from artemis_cli.replay.heal import plan_action as heal_plan
 
     task = load_task(SHOP_TASKS[0])

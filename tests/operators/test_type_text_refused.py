@@ -14,7 +14,7 @@ from artemis_cli.config.task import Task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.turn_check import check_turn
 from artemis_cli.models.base import FunctionCall
-from artemis_cli.models.scripted import ScriptedModel
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.operators.act import plan_action
 from artemis_cli.operators.observe import Observation
 from artemis_cli.operators.tools import ToolCallError, validate_call

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from pro_helpers import ServeFn, gemini_model
 
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
 
 

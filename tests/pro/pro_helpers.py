@@ -7,7 +7,7 @@ from pathlib import Path
 
 from golden_files import assert_golden
 
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
 
 GOLDEN = Path(__file__).parent / "golden"

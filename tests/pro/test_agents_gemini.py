@@ -10,7 +10,7 @@ from typing import Any
 from pro_helpers import Replies, ServeFn
 
 from artemis_cli.models.base import ModelRequest, ModelResponse
-from artemis_cli.models.fake_gemini import FakeRequest
+from artemis_cli.models.fakes.gemini import FakeRequest
 from artemis_cli.operators.pro import (
     Checker,
     FailureAnalyzer,

@@ -18,9 +18,9 @@ from artemis_cli.config.task import Task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.ledger_lines import ledger_line, outcome_phrase, recovery_line
 from artemis_cli.memory.turn_check import check_turn
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
-from artemis_cli.models.scripted_roles import (
+from artemis_cli.models.offline.scripted_roles import (
     first_user_text,
     pro_script_policy,
     role_of_system,

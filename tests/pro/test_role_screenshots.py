@@ -13,9 +13,9 @@ from typing import Any
 from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import Task
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeRequest
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
-from artemis_cli.models.scripted_roles import pro_script_policy, role_of_system
+from artemis_cli.models.offline.scripted_roles import pro_script_policy, role_of_system
 from artemis_cli.operators.pro.policies import CONTEXT_POLICIES, SCREENSHOT_LABELS
 from artemis_cli.perception.model_image import scale_for_model
 from artemis_cli.perception.png import png_size

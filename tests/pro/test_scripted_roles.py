@@ -7,7 +7,7 @@ from __future__ import annotations
 from pro_helpers import ServeFn
 
 from artemis_cli.models.base import Message, ModelRequest, Part
-from artemis_cli.models.scripted_roles import pro_script_policy, script_position, script_segments
+from artemis_cli.models.offline.scripted_roles import pro_script_policy, script_position, script_segments
 from artemis_cli.operators.pro import Checker, FailureAnalyzer, Planner, RecoveryAction, Validator
 from artemis_cli.operators.prompts import SYSTEM_PROMPT, observation_text
 from artemis_cli.operators.tools import tool_declarations
@@ -89,7 +89,7 @@ def test_operator_and_lens_requests_still_play_the_script(serve: ServeFn) -> Non
 
 
 def test_toolless_hook_takes_other_toolless_requests_only(serve: ServeFn) -> None:
-    from artemis_cli.models.fake_gemini import FakeReply
+    from artemis_cli.models.fakes.gemini import FakeReply
 
     _srv, model = serve(pro_script_policy(SCRIPT, toolless=lambda req: FakeReply.text('{"purpose": "p"}')))
     out = model.generate(ModelRequest(system="You compress a segment.", role="lens",

@@ -14,10 +14,10 @@ from typing import Any
 from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import Task
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.models.fake_gemini import FakeGeminiServer, FakeReply, FakeRequest
+from artemis_cli.models.fakes.gemini import FakeGeminiServer, FakeReply, FakeRequest
 from artemis_cli.models.gemini import GeminiModel
+from artemis_cli.models.offline.scripted_roles import pro_script_policy, role_of_system
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted_roles import pro_script_policy, role_of_system
 from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone
 

@@ -87,7 +87,7 @@ def test_heal_prompt_and_healer_label_golden() -> None:
     from artemis_cli.config.profile import load_profile
     from artemis_cli.config.task import load_task
     from artemis_cli.engine.records import StepRecord
-    from artemis_cli.models.healer import parse_plan
+    from artemis_cli.models.offline.healer import parse_plan
     from artemis_cli.models.registry import build_model
     from artemis_cli.replay.heal import heal_goal
 

@@ -20,8 +20,8 @@ from artemis_cli.config.task import Task, load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.errors import UsageError
 from artemis_cli.models.base import ModelRequest, ModelResponse
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.replay import ReplayOptions, incomplete_reason, replay_session
 from artemis_cli.runner import RunResult, run_task
 from artemis_cli.sim.phone import SimPhone

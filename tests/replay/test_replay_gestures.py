@@ -14,8 +14,8 @@ from artemis_cli.config.task import Task, load_task
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.export import maestro_flow
 from artemis_cli.memory.ledger_lines import action_phrase
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.operators.tools import MAX_SCROLLS
 from artemis_cli.replay import ReplayOptions, replay_session
 from artemis_cli.replay.secrets import ENV_SECRET

@@ -220,10 +220,10 @@ def test_a_case_that_fails_once_then_passes_is_flaky_and_counts_as_passed(tmp_pa
     import threading
 
     from artemis_cli.config.task import load_task
-    from artemis_cli.models.fake_gemini import FakeGeminiServer
-    from artemis_cli.models.fake_gemini_wire import FakeReply
+    from artemis_cli.models.fakes.gemini import FakeGeminiServer
+    from artemis_cli.models.fakes.gemini_wire import FakeReply
+    from artemis_cli.models.offline.scripted import script_policy
     from artemis_cli.models.registry import reference_script
-    from artemis_cli.models.scripted import script_policy
 
     play = script_policy(reference_script(load_task(DARK)))
     gave_up = threading.Event()

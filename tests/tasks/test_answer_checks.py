@@ -11,7 +11,7 @@ import pytest
 from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import SuccessCheck, Task, load_task
 from artemis_cli.engine.db import DataEngine
-from artemis_cli.models.scripted import ScriptedModel
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.operators.checks import Finish, evaluate_check, evaluate_checks
 from artemis_cli.runner import run_task
 from artemis_cli.sim.phone import SimPhone

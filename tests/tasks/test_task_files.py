@@ -12,8 +12,8 @@ import pytest
 from artemis_cli.config.profile import load_profile
 from artemis_cli.config.task import Task, load_task
 from artemis_cli.engine.db import DataEngine
+from artemis_cli.models.offline.scripted import ScriptedModel
 from artemis_cli.models.registry import reference_script
-from artemis_cli.models.scripted import ScriptedModel
 from artemis_cli.runner import RunResult, run_task
 from artemis_cli.sim.phone import SimPhone
 

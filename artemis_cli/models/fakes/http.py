@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Generic, Protocol, Self, TypeVar
 
-from artemis_cli.models.fake_gemini_wire import CONTENT_LENGTH_RE, MAX_BODY_BYTES, BadFraming
+from artemis_cli.models.fakes.gemini_wire import CONTENT_LENGTH_RE, MAX_BODY_BYTES, BadFraming
 
 
 class _HasModel(Protocol):

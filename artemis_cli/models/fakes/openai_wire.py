@@ -2,7 +2,7 @@
 request body into a ``FakeOpenAIRequest``, what a policy answers (``FakeOpenAIReply``), the
 token estimate (a pseudo-token stream, hashed in 16-token blocks for prefix caching), the
 shapes of injected faults, and a conversation view for the offline policies. See
-``fake_openai`` for the server and the documented behaviour."""
+``fakes.openai`` for the server and the documented behaviour."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from artemis_cli.models.fake_gemini_wire import compact_json, reject_constant
+from artemis_cli.models.fakes.gemini_wire import compact_json, reject_constant
 
 HTTP_FAULTS = ("429", "503", "timeout")
 MODEL_FAULTS = ("malformed_arguments", "text_only", "no_usage", "length")

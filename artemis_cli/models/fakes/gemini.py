@@ -82,7 +82,7 @@ Robustness
     hanging up is not unexpected). The server never dies on bad input.
 
 The wire format (request parsing, replies, the usage estimate, fault shapes) is in
-``fake_gemini_wire``.
+``fakes.gemini_wire``.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from artemis_cli.models.fake_gemini_wire import (
+from artemis_cli.models.fakes.gemini_wire import (
     CONTENT_LENGTH_RE,
     FAULT_KINDS,
     HTTP_FAULTS,
@@ -128,7 +128,7 @@ from artemis_cli.models.fake_gemini_wire import (
     request_blocks,
     rpc_status,
 )
-from artemis_cli.models.fake_http import FakeHTTPServer, JSONHandler, QueuedFault
+from artemis_cli.models.fakes.http import FakeHTTPServer, JSONHandler, QueuedFault
 
 __all__ = [  # the wire names are re-exported: tests and benchmarks import them from here
     "CONTENT_LENGTH_RE",

@@ -25,7 +25,7 @@ from typing import Any
 from artemis_cli.memory.lens import ACTION_MARKER, AFTER_MARKER, neutralize_verdict_words
 from artemis_cli.models.base import FunctionCall, Message, ModelRequest, ModelResponse, Part, Usage
 from artemis_cli.models.conversation import ConversationView, view_from_request, view_from_rest
-from artemis_cli.models.fake_gemini_wire import FakeReply
+from artemis_cli.models.fakes.gemini_wire import FakeReply
 from artemis_cli.perception.elements import ParsedElement, parse_element_lines
 
 MARKER_RE = re.compile(r"\[script (\d+)/(\d+)( popup| retry)?\]")
@@ -332,7 +332,7 @@ class GoalScriptedModel:
     """One offline model per goal: the request whose ``# TASK`` names a goal (``Goal: …``) is
     answered by that goal's model. The Python API's AI steps each start their own transcript, so a
     program of several ``phone.act`` calls needs one script per goal. ``make`` builds each goal's
-    model from its script (``ScriptedModel``; ``models.healer.HealerModel`` follows it loosely)."""
+    model from its script (``ScriptedModel``; ``models.offline.healer.HealerModel`` follows it loosely)."""
 
     offline = True
 

@@ -1,6 +1,6 @@
 """The Gemini REST wire format as the fake server sees it: parsing a request body into a
 ``FakeRequest``, what a policy answers (``FakeReply``), the usage estimate (tokens per block, the
-prefix trie for implicit caching) and the shapes of injected faults. See ``fake_gemini`` for the
+prefix trie for implicit caching) and the shapes of injected faults. See ``fakes.gemini`` for the
 server and the documented behaviour."""
 
 from __future__ import annotations

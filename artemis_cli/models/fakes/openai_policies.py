@@ -18,8 +18,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from artemis_cli.models.fake_gemini_wire import FakeReply, FakeRequest
-from artemis_cli.models.fake_openai_wire import FakeOpenAIReply, FakeOpenAIRequest, OpenAIPolicy, content_text
+from artemis_cli.models.fakes.gemini_wire import FakeReply, FakeRequest
+from artemis_cli.models.fakes.openai_wire import (
+    FakeOpenAIReply,
+    FakeOpenAIRequest,
+    OpenAIPolicy,
+    content_text,
+)
 from artemis_cli.models.openai_wire import TEXT_MODE_HEADING, calls_in_text
 
 GeminiPolicy = Callable[[FakeRequest], FakeReply]
@@ -149,8 +154,8 @@ def heuristic_rest_policy() -> GeminiPolicy:
     """Artemis's heuristic baseline as a fake-server policy; tool-less requests (lens calls) get
     the scripted policy's labelled stub text."""
     from artemis_cli.models.conversation import view_from_rest
-    from artemis_cli.models.heuristic import HeuristicPolicy
-    from artemis_cli.models.scripted import script_policy
+    from artemis_cli.models.offline.heuristic import HeuristicPolicy
+    from artemis_cli.models.offline.scripted import script_policy
 
     heuristic = HeuristicPolicy()
     stubs = script_policy([])

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from artemis_cli.models.fake_gemini import FakeReply, FakeRequest
-from artemis_cli.models.scripted import MARKER_RE, script_policy
+from artemis_cli.models.fakes.gemini import FakeReply, FakeRequest
+from artemis_cli.models.offline.scripted import MARKER_RE, script_policy
 from artemis_cli.operators.pro.prompts import role_of_system
 
 __all__ = ["ScriptSegment", "first_user_text", "pro_script_policy", "script_position", "script_segments"]

@@ -5,8 +5,8 @@ so the official ``openai`` SDK talks to it through ``OpenAI(base_url=server.base
 (``base_url`` ends in ``/v1``). A pluggable *policy* (``FakeOpenAIRequest -> FakeOpenAIReply``)
 decides what the "model" says; the server adds what the service adds around it (ids, tool-call
 ids, ``usage``). ``script_policy`` and ``heuristic_policy`` play Artemis's offline models, and
-``gemini_policy`` plays any of the Gemini fake's policies (``fake_openai_policies``);
-``python -m artemis_cli.models.fake_openai --port P`` serves the heuristic one.
+``gemini_policy`` plays any of the Gemini fake's policies (``fakes.openai_policies``);
+``python -m artemis_cli.models.fakes.openai --port P`` serves the heuristic one.
 
 Validation (as the service answers, HTTP 400 with ``{"error": {"message", "type", "param",
 "code"}}``): a JSON object body with ``model`` and a non-empty ``messages`` list; roles
@@ -77,10 +77,10 @@ import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from artemis_cli.models.fake_gemini_wire import CacheRecord
-from artemis_cli.models.fake_http import FakeHTTPServer, JSONHandler
-from artemis_cli.models.fake_openai_policies import gemini_policy, heuristic_rest_policy
-from artemis_cli.models.fake_openai_wire import (
+from artemis_cli.models.fakes.gemini_wire import CacheRecord
+from artemis_cli.models.fakes.http import FakeHTTPServer, JSONHandler
+from artemis_cli.models.fakes.openai_policies import gemini_policy, heuristic_rest_policy
+from artemis_cli.models.fakes.openai_wire import (
     BLOCK_TOKENS,
     FAULT_KINDS,
     MODEL_FAULTS,
@@ -128,7 +128,7 @@ def finish_policy(req: FakeOpenAIRequest) -> FakeOpenAIReply:
 def script_policy(script: list[dict[str, Any]]) -> OpenAIPolicy:
     """Plays ``script`` (Artemis's scripted model) through the protocol; tool-less requests
     (lens calls) get the labelled stub text of the Gemini fake's scripted policy."""
-    from artemis_cli.models.scripted import script_policy as rest_script_policy
+    from artemis_cli.models.offline.scripted import script_policy as rest_script_policy
 
     return gemini_policy(rest_script_policy(script))
 

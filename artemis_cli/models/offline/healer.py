@@ -2,7 +2,7 @@
 
 It reads only what a model reads — the request's task text (goal and ``# PLAN``), its own
 earlier markers, and the element list of the current observation — and plays the plan's next
-step (the reference vocabulary of ``models.scripted``). When that step's target is not on the
+step (the reference vocabulary of ``models.offline.scripted``). When that step's target is not on the
 screen it adapts generically, as a careful tester would:
 
 - a first-run or promotional dialog ("Got it", "No thanks", "Not now"…) is dismissed first;
@@ -29,7 +29,7 @@ from typing import Any
 
 from artemis_cli.models.base import FunctionCall, Message, ModelRequest, ModelResponse, Part, Usage
 from artemis_cli.models.conversation import ConversationView, view_from_request
-from artemis_cli.models.scripted import (
+from artemis_cli.models.offline.scripted import (
     ScriptDecision,
     ScriptError,
     ScriptPlayer,
