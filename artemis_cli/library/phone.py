@@ -32,7 +32,8 @@ from artemis_cli.device.protocol import Device
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.errors import DeviceOffline, UsageError
 from artemis_cli.library.errors import CheckFailed, StepFailed
-from artemis_cli.library.results import ActResult, PhoneStats, Screen, ScreenElement, StepResult
+from artemis_cli.library.results import ActResult, PhoneStats, Screen, StepResult
+from artemis_cli.library.screen import screen_of, selector_of, selector_text
 from artemis_cli.library.session import CALL_EVENT, NOT_SENT_EVENT, LibrarySession
 from artemis_cli.mcp_server.session import ClientInfo, ToolRefused
 from artemis_cli.operators.observe import Observation
@@ -45,27 +46,6 @@ DEFAULT_ACT_STEPS = 20
 WAIT_TIMEOUT_S, WAIT_EVERY_S = 10.0, 0.5
 #: How many labels a "not on the screen" error names.
 NAMED_LABELS = 12
-
-
-def _selector(text: str | None, id: str | None, desc: str | None, nth: int) -> dict[str, Any]:
-    sel: dict[str, Any] = {}
-    if text is not None:
-        sel["text"] = text
-    if id is not None:
-        sel["id"] = id
-    if desc is not None:
-        sel["desc"] = desc
-    if not sel:
-        raise UsageError("no target given", hint='name it: phone.tap("Save"), tap(id="save"), tap(desc="Navigate up") or tap(ai="…")')
-    if nth:
-        sel["nth"] = nth
-    return sel
-
-
-def _phrase(sel: dict[str, Any]) -> str:
-    from artemis_cli.models.offline.scripted import selector_phrase
-
-    return selector_phrase(sel)
 
 
 class Phone:
@@ -208,7 +188,7 @@ class Phone:
         labels = [e.label for e in obs.elements if e.label][:NAMED_LABELS]
         shown = ", ".join(f'"{x}"' for x in labels) or "no labelled element"
         dialog = f'; the dialog "{obs.modal.title}" is in front' if obs.modal is not None and obs.modal.title else ""
-        message = f"{what}: {_phrase(sel)} is not on the screen ({obs.foreground or 'unknown app'}{dialog}: {shown})"
+        message = f"{what}: {selector_text(sel)} is not on the screen ({obs.foreground or 'unknown app'}{dialog}: {shown})"
         self._s.event(NOT_SENT_EVENT, {"call": what, "selector": sel, "why": message}, step=self._s.last_step + 1)
         raise StepFailed(message, step=self._s.last_step + 1, session_id=self._s.session_id,
                          hint="check the label with phone.screen().labels(), or use tap(ai=…)")
@@ -247,7 +227,7 @@ class Phone:
         the model finds for the description ``ai``."""
         if ai is not None:
             return self._tap_ai(ai)
-        sel = _selector(text, id, desc, nth)
+        sel = selector_of(text, id, desc, nth)
         obs = self._look()
         return self._step("tap", {"index": self._find(obs, sel, "tap")}, obs)
 
@@ -258,7 +238,7 @@ class Phone:
         args: dict[str, Any] = {"text": text, "clear": clear, "submit": submit}
         if field is None and id is None and desc is None:
             return self._step("type_text", args)
-        sel = _selector(field, id, desc, 0)
+        sel = selector_of(field, id, desc, 0)
         obs = self._look()
         return self._step("type_text", {**args, "index": self._find(obs, sel, "type")}, obs)
 
@@ -276,12 +256,12 @@ class Phone:
         """The screen now (no step is recorded: an event notes the look)."""
         obs = self._look()
         self._event({"call": "screen", "app": obs.foreground, "elements": len(obs.elements)})
-        return _screen(obs)
+        return screen_of(obs)
 
     def sees(self, text: str) -> bool:
         """Whether an element's label or description on the screen now contains ``text``."""
         obs = self._look()
-        seen = _screen(obs).find(text) is not None
+        seen = screen_of(obs).find(text) is not None
         self._event({"call": "sees", "text": text, "seen": seen})
         return seen
 
@@ -292,7 +272,7 @@ class Phone:
         while True:
             obs = self._look()
             looks += 1
-            screen = _screen(obs)
+            screen = screen_of(obs)
             if screen.find(text) is not None:
                 self._event({"call": "wait_for", "text": text, "seen": True, "looks": looks})
                 return screen
@@ -591,17 +571,3 @@ class Phone:
         finally:
             if engine is not self.engine:
                 engine.close()
-
-
-def _screen(obs: Observation) -> Screen:
-    elements = []
-    for e in obs.elements:
-        n = e.node
-        b = n.bounds
-        elements.append(ScreenElement(
-            index=e.index, label=e.label, class_name=n.class_name, resource_id=n.resource_id,
-            content_desc=n.content_desc, bounds=(b.left, b.top, b.right, b.bottom), center=e.center,
-            clickable=n.clickable, checked=n.checked if n.checkable else None, enabled=n.enabled, focused=n.focused))
-    title = obs.modal.title if obs.modal is not None else None
-    return Screen(app=obs.foreground, elements=elements, element_list=obs.element_list, png=obs.png, xml=obs.xml,
-                  dialog=title or None)

@@ -44,7 +44,7 @@ from artemis_cli.operators.perform import Settling, perform
 from artemis_cli.perception.dhash import hamming
 from artemis_cli.perception.hierarchy import parse_hierarchy
 from artemis_cli.perception.hittest import hit_test
-from artemis_cli.perception.types import Element, Target, UITree
+from artemis_cli.perception.types import Target, UITree
 from artemis_cli.plural import counted
 from artemis_cli.replay.kinds import ReplayKind, counts_phrase
 from artemis_cli.replay.match import TargetMatch, find_by_semantics, scale_point
@@ -58,7 +58,14 @@ from artemis_cli.replay.results import (
 )
 from artemis_cli.replay.secrets import env_or_prompt, is_secret_step
 from artemis_cli.replay.source import incomplete_reason, success_checks
-from artemis_cli.replay.verify import DHASH_MATCH_MAX, check_change, screen_nodes
+from artemis_cli.replay.verify import (
+    DHASH_MATCH_MAX,
+    changed,
+    check_change,
+    element_at,
+    finishes_here,
+    reached,
+)
 from artemis_cli.stopping import SessionInterrupted, as_stop, signal_name
 
 _POINTED = {"tap", "double_tap", "long_press"}
@@ -82,36 +89,6 @@ def _tree(engine: DataEngine, sha: str | None, size: tuple[int, int]) -> UITree 
         return parse_hierarchy(engine.blob(sha), screen_size=size)
     except HierarchyParseError:
         return None
-
-
-def _changed(pre: Observation, post: Observation) -> bool:
-    """Whether an action changed the screen (its key elements or the foreground app)."""
-    return pre.foreground != post.foreground or screen_nodes(pre.tree) != screen_nodes(post.tree)
-
-
-def _reached(action: PlannedAction, pre: Observation, loc: _Located) -> bool:
-    """Whether a tap at the located element reached it: nothing (a pop-up, a dialog) lay over it.
-    Its effect may be off screen (a count in a menu), so an unchanged screen alone does not say
-    the tap did nothing."""
-    el = loc.match.element if loc.match is not None else None
-    if el is None or action.x is None or action.y is None or action.type not in ("tap", "double_tap", "long_press"):
-        return False
-    if loc.match is not None and loc.match.how != "semantics":
-        return False  # the recorded point hit whatever is there now, not the recorded element
-    b = el.node.bounds
-    if hit_test(pre.tree, action.x, action.y).bounds != (b.left, b.top, b.right, b.bottom):
-        return False
-    # and no dialog or pop-up window above the element's: a modal one takes every touch
-    from artemis_cli.perception.windows import Layer, order_windows
-
-    index = next((i for i, n in enumerate(pre.tree.nodes) if n is el.node), -1)
-    app_windows = [w for w in order_windows(pre.tree) if w.layer == Layer.APP and w.catches_touches]
-    return bool(app_windows) and app_windows[-1].root <= index < app_windows[-1].end
-
-
-def _element_at(elements: list[Element], x: int, y: int) -> Element | None:
-    inside = [e for e in elements if e.node.bounds.contains(x, y)]
-    return min(inside, key=lambda e: e.node.bounds.area) if inside else None
 
 
 @dataclass
@@ -193,7 +170,7 @@ class Replayer:
         how = "coordinates"
         note = "" if self.opts.by == "coordinates" or target.label_source == "none" else \
             "target not found by semantics; used the recorded coordinates"
-        return _Located(TargetMatch(_element_at(obs.elements, x, y), hit_test(obs.tree, x, y), x, y, how), note)
+        return _Located(TargetMatch(element_at(obs.elements, x, y), hit_test(obs.tree, x, y), x, y, how), note)
 
     def _drop_point(self, rec: StepRecord, obs: Observation, rec_pre: UITree | None) -> tuple[int, int, Target]:
         """Where a replayed drag ends: the recorded end's element by semantics, else its scaled point."""
@@ -500,18 +477,6 @@ class Replayer:
             "model_steps": healed.model_steps}))
         return healed.rejoin, healed.final
 
-    def _finishes_here(self, rec: StepRecord, rec_pre: UITree | None, pre: Observation) -> bool:
-        """Whether ``pre`` is the screen the recording's finish step was taken on (the same
-        picture, or the same key elements: ``match.screen_matches``)."""
-        if rec_pre is None:
-            return True  # nothing to compare with (an old or damaged recording): as before
-        from artemis_cli.perception.elements import index_elements
-        from artemis_cli.replay.match import screen_matches
-
-        dist = hamming(rec.pre_dhash, pre.dhash) if rec.pre_dhash else None
-        return screen_matches(Target(), index_elements(rec_pre), rec.pre_dhash, dist, pre.elements, pre.tree,
-                              recorded_size=self.rec_size, current_size=self.size, recorded_tree=rec_pre)
-
     def _replay_step(self, number: int, rec: StepRecord,
                      pre: Observation) -> tuple[ReplayStepResult, Observation, bool]:
         started_at = _now()
@@ -519,7 +484,7 @@ class Replayer:
         rec_pre = _tree(self.engine, rec.ui_xml, self.rec_size)
         rec_post = _tree(self.engine, rec.post_ui_xml, self.rec_size)
         action, loc = self._plan_action(rec, pre, rec_pre)
-        if action is not None and action.type == "finish" and not self._finishes_here(rec, rec_pre, pre):
+        if action is not None and action.type == "finish" and not finishes_here(rec, rec_pre, pre, self.rec_size, self.size):
             # the recording's verdict holds only where it was given: a finish on another screen
             # (a confirmation the update added, still unanswered) is a divergence, not a success
             action, loc = None, _Located(None, "the screen is not the one the recording finished on")
@@ -568,7 +533,7 @@ class Replayer:
             how=m.how if m is not None else "none", detail=detail, x=action.x, y=action.y,
             score=m.score if m is not None and m.how == "semantics" else None,
             dhash_distance=dist, change_overlap=overlap,
-            took_effect=performed and result.status == "ok" and (_changed(pre, post) or _reached(action, pre, loc)),
+            took_effect=performed and result.status == "ok" and (changed(pre, post) or reached(action, pre, loc.match)),
         )
         if performed or not self.opts.heal:  # a heal records only what was done on the device
             self._record(number, started_at, step_t0, rec, pre, post, action, result, step_result)

@@ -13,8 +13,17 @@ identified node outside the status bar.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from artemis_cli.perception.types import UITree
+from artemis_cli.perception.dhash import hamming
+from artemis_cli.perception.hittest import hit_test
+from artemis_cli.perception.types import Element, Target, UITree
+
+if TYPE_CHECKING:
+    from artemis_cli.engine.records import StepRecord
+    from artemis_cli.operators.act import PlannedAction
+    from artemis_cli.operators.observe import Observation
+    from artemis_cli.replay.match import TargetMatch
 
 #: dHash distance (bits of 64) up to which the post-screen counts as the recorded picture.
 DHASH_MATCH_MAX = 6
@@ -111,3 +120,50 @@ def check_change(
         + (" (nothing changed)" if not cur_appeared and not cur_vanished else "")
     )
     return PostCheck(ok, overlap, expected, seen, True, detail)
+
+
+# --- what a replayed step did --------------------------------------------------------------
+
+
+def changed(pre: Observation, post: Observation) -> bool:
+    """Whether an action changed the screen (its key elements or the foreground app)."""
+    return pre.foreground != post.foreground or screen_nodes(pre.tree) != screen_nodes(post.tree)
+
+
+def reached(action: PlannedAction, pre: Observation, match: TargetMatch | None) -> bool:
+    """Whether a tap at the located element reached it: nothing (a pop-up, a dialog) lay over it.
+    Its effect may be off screen (a count in a menu), so an unchanged screen alone does not say
+    the tap did nothing."""
+    el = match.element if match is not None else None
+    if el is None or action.x is None or action.y is None or action.type not in ("tap", "double_tap", "long_press"):
+        return False
+    if match is not None and match.how != "semantics":
+        return False  # the recorded point hit whatever is there now, not the recorded element
+    b = el.node.bounds
+    if hit_test(pre.tree, action.x, action.y).bounds != (b.left, b.top, b.right, b.bottom):
+        return False
+    # and no dialog or pop-up window above the element's: a modal one takes every touch
+    from artemis_cli.perception.windows import Layer, order_windows
+
+    index = next((i for i, n in enumerate(pre.tree.nodes) if n is el.node), -1)
+    app_windows = [w for w in order_windows(pre.tree) if w.layer == Layer.APP and w.catches_touches]
+    return bool(app_windows) and app_windows[-1].root <= index < app_windows[-1].end
+
+
+def element_at(elements: list[Element], x: int, y: int) -> Element | None:
+    inside = [e for e in elements if e.node.bounds.contains(x, y)]
+    return min(inside, key=lambda e: e.node.bounds.area) if inside else None
+
+
+def finishes_here(rec: StepRecord, rec_pre: UITree | None, pre: Observation, recorded_size: tuple[int, int],
+                  size: tuple[int, int]) -> bool:
+    """Whether ``pre`` is the screen the recording's finish step was taken on (the same picture,
+    or the same key elements: ``match.screen_matches``)."""
+    if rec_pre is None:
+        return True  # nothing to compare with (an old or damaged recording): as before
+    from artemis_cli.perception.elements import index_elements
+    from artemis_cli.replay.match import screen_matches
+
+    dist = hamming(rec.pre_dhash, pre.dhash) if rec.pre_dhash else None
+    return screen_matches(Target(), index_elements(rec_pre), rec.pre_dhash, dist, pre.elements, pre.tree,
+                          recorded_size=recorded_size, current_size=size, recorded_tree=rec_pre)

@@ -53,7 +53,7 @@ def test_a_tap_at_the_recorded_point_is_not_the_recorded_step_done() -> None:
     from artemis_cli.operators.act import PlannedAction
     from artemis_cli.perception.hittest import hit_test
     from artemis_cli.replay.match import TargetMatch
-    from artemis_cli.replay.replayer import _Located, _reached
+    from artemis_cli.replay.verify import reached
 
     device = SimPhone(seed=0)
     device.launch("com.android.contacts")
@@ -61,7 +61,7 @@ def test_a_tap_at_the_recorded_point_is_not_the_recorded_step_done() -> None:
     el = next(e for e in pre.elements if e.label == "Create contact")
     x, y = el.center
     action = PlannedAction("tap", {}, x, y, target=hit_test(pre.tree, x, y), element=el)
-    found = _Located(TargetMatch(el, action.target, x, y, "semantics"))
-    assert _reached(action, pre, found)  # the recorded element, found by its semantics, reached
-    at_point = _Located(TargetMatch(el, action.target, x, y, "coordinates"))
-    assert not _reached(action, pre, at_point)
+    found = TargetMatch(el, action.target, x, y, "semantics")
+    assert reached(action, pre, found)  # the recorded element, found by its semantics, reached
+    at_point = TargetMatch(el, action.target, x, y, "coordinates")
+    assert not reached(action, pre, at_point)
