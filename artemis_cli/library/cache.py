@@ -70,52 +70,38 @@ class CachedOutcome:
     success: bool
     how: str  # cache | healed
     message: str
-    final: Observation | None
+    final: Observation
     answer: str = ""
-    healed_steps: int = 0
 
 
 def replay_call(session: LibrarySession, baseline: str, call: CachedCall, goal: str, *, heal_model: Any,
                 profile: Any, real_time: bool, secrets: dict[str, str], pre: Observation) -> CachedOutcome:
     """Replay ``call``'s recorded steps of ``baseline`` into ``session`` from the screen ``pre``;
-    a diverged stretch is healed by ``heal_model`` towards ``goal`` (None: not healed)."""
-    from artemis_cli.operators.secrets import step_secret
-    from artemis_cli.replay.replayer import Replayer
-    from artemis_cli.replay.results import ReplayOptions, ReplayResult
+    a diverged stretch is healed by ``heal_model`` towards ``goal`` (None: not healed).
 
-    engine = session.engine
+    It passed when every recorded step was replayed, or healed and rejoined, and the replayed
+    finish (when the call ended with one) said success. A heal whose model finished without
+    rejoining is a claim no recorded screen confirms (the offline healer "completes" its plan on a
+    confirmation it never answered): a failure, as in ``replay --heal``."""
+    from artemis_cli.replay.replayer import Replayer
+    from artemis_cli.replay.results import ReplayOptions
+
     assert session.session_id is not None
-    recorded = engine.get_steps(baseline, start=call.first_step, end=call.last_step)
+    recorded = session.engine.get_steps(baseline, start=call.first_step, end=call.last_step)
     opts = ReplayOptions(heal=heal_model is not None, model=heal_model, profile=profile, real_time=real_time,
                          use_baseline=False, secret=lambda rec: _secret_for(rec, secrets))
-    replayer = Replayer(engine, session.device, baseline, opts)
+    replayer = Replayer(session.engine, session.device, baseline, opts)
     replayer.goal = goal
-    replayer.session_id = session.session_id
-    replayer.lease = session.lease
-    replayer.t0 = session._t0 - session._offset_base_ms / 1000
-    replayer.secrets = {rec.number: v for rec in recorded if (v := secrets.get(step_secret(rec) or ""))}
-    result = ReplayResult(session.session_id, baseline, "semantics", "running", heal=opts.heal)
-    final = replayer._replay_steps(result, recorded, pre, session.last_step + 1)
-    healed = sum(1 for s in result.steps if s.status == "healed")
-    how = "healed" if result.first_divergence is not None else "cache"
-    if result.first_divergence is None and len(result.steps) >= len(recorded):
-        fin = recorded[-1]
-        if fin.action_type == "finish":
-            ok = bool(fin.action_args.get("success"))
-            return CachedOutcome(ok, how, "replayed the recorded steps", final,
-                                 str(fin.action_args.get("answer", "") or ""), healed)
-        return CachedOutcome(True, how, "replayed the recorded steps", final, "", healed)
-    heal = replayer.last_heal
-    if result.first_divergence is not None and (result.finished or (heal is not None and heal.rejoin is not None
-                                                                      and not result.message)):
-        ok = replayer._finish is None or bool(replayer._finish.model_success)
-        return CachedOutcome(ok, how, f"healed from recorded step {result.first_divergence}", final,
-                             result.answer, healed)
-    # a heal whose model finished without rejoining is a claim no recorded screen confirms (the
-    # offline healer "completes" its plan on a confirmation it never answered): a failure, as in
-    # ``replay --heal``
-    why = result.message or (result.steps[-1].detail if result.steps else "no recorded step replayed")
-    return CachedOutcome(False, how, why, final, "", healed)
+    result, final = replayer.replay_into(session.session_id, session.lease, session.clock_start, recorded,
+                                         session.last_step + 1, pre)
+    diverged = result.first_divergence is not None
+    how = "healed" if diverged else "cache"
+    if result.message or (diverged and not opts.heal):  # stopped at a divergence, or a heal did not rejoin
+        why = result.message or (result.steps[-1].detail if result.steps else "no recorded step replayed")
+        return CachedOutcome(False, how, why, final)
+    finish = replayer.replayed_finish
+    done = f"healed from recorded step {result.first_divergence}" if diverged else "replayed the recorded steps"
+    return CachedOutcome(finish is None or bool(finish.model_success), how, done, final, result.answer)
 
 
 def _secret_for(rec: Any, secrets: dict[str, str]) -> str:

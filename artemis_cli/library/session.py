@@ -54,5 +54,10 @@ class LibrarySession(DrivenSession):
         self.seen = obs
 
     @property
+    def clock_start(self) -> float:
+        """The monotonic time the session's clock (its steps' ``offset_ms``) counts from."""
+        return self._t0 - self._offset_base_ms / 1000
+
+    @property
     def lease(self) -> Any:
         return self._lease

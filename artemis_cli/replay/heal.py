@@ -126,8 +126,6 @@ class HealOutcome:
     final: Observation | None
     model_steps: int
     message: str = ""
-    #: the heal's model called finish with this success before any rejoin (None: it did not)
-    model_success: bool | None = None
 
 
 def run_heal(
@@ -234,7 +232,6 @@ def run_heal(
         return HealOutcome(found[0], outcome.final, steps)
     if outcome.stop_reason == "finished":
         why_not = f"the model finished (success={str(bool(outcome.model_success)).lower()}) without rejoining"
-        return HealOutcome(None, outcome.final, steps, why_not, bool(outcome.model_success))
     elif outcome.stop_reason == "max_steps":
         why_not = f"no recorded screen matched within heal.max_steps={max_steps} model steps"
     else:

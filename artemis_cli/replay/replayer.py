@@ -120,7 +120,6 @@ class Replayer:
         if self.opts.heal:
             self._heal_defaults()
         self.lease: Any = None
-        self.last_heal: Any = None  # the last heal's ``HealOutcome``
         self._heal_spent: dict[int, int] = {}  # recorded index -> model steps spent healing it
         self.on_step = on_step
         self.secret = self.opts.secret or env_or_prompt(task_id=self.src.task_id)
@@ -346,6 +345,23 @@ class Replayer:
         self.engine.finish_session(self.session_id, result.status, result.to_dict())
         return result
 
+    def replay_into(self, session_id: str, lease: Any, t0: float, recorded: list[StepRecord], number: int,
+                    pre: Observation) -> tuple[ReplayResult, Observation]:
+        """Replay ``recorded`` into a session another owner runs (the Python API's cached AI step:
+        ``session_id`` under ``lease``, its clock started at monotonic ``t0``), its steps numbered
+        from ``number`` on from the screen ``pre``; no session is created or judged here. The
+        result says how far it got (``message`` when a heal did not rejoin) and its replayed finish."""
+        self.session_id, self.lease, self.t0 = session_id, lease, t0
+        # the password text is settled before the first step, as ``run`` does (a heal types it too)
+        self.secrets = {rec.number: self.secret(rec) for rec in recorded if is_secret_step(rec)}
+        result = ReplayResult(session_id, self.src.id, self.opts.by, "running", heal=self.opts.heal)
+        return result, self._replay_steps(result, recorded, pre, number)
+
+    @property
+    def replayed_finish(self) -> Finish | None:
+        """The recording's finish as it was replayed (None: none was)."""
+        return self._finish
+
     def _replay_steps(self, result: ReplayResult, recorded: list[StepRecord], obs: Observation,
                       number: int) -> Observation:
         """Replay ``recorded`` in order into this replay's session, its steps numbered from
@@ -466,7 +482,6 @@ class Replayer:
         healed = run_heal(self, recorded, index, diverged.detail, number, on_model_step, spent,
                           done=diverged.took_effect, current=current)
         self._heal_spent[index] = spent + healed.model_steps
-        self.last_heal = healed
         last = self._step(result.last_matched) if result.last_matched is not None else "no step"
         if healed.rejoin is None or healed.final is None:
             result.message = (f"diverged at {self._step(recorded[index].number)}; the heal did not rejoin the "
