@@ -310,14 +310,17 @@ class Phone:
         return self._model
 
     def _healer(self) -> Any:
-        """The model that heals a cached AI step: the Phone's model when it is an LLM (or when an API
-        key makes Gemini the default), else the offline healer (``replay --heal``'s rule)."""
+        """The model that heals a cached AI step, by ``replay --heal``'s rule (``heal.healing_choice``:
+        the profile's default model when it has one or an API key is set): the Phone's model when
+        that is an LLM, else the offline healer."""
         if self._heal_model is None:
             spec = self._model_spec
-            from artemis_cli.models.registry import has_api_key
+            if spec is None or isinstance(spec, str):
+                from artemis_cli.replay.heal import healing_choice
 
-            llm = (spec is not None and not isinstance(spec, str) and not getattr(spec, "offline", True)) or (
-                isinstance(spec, str) and spec not in ("heuristic", "scripted", "healer")) or (spec is None and has_api_key())
+                llm = healing_choice(spec, self.profile)[0] not in ("heuristic", "scripted", "healer")
+            else:
+                llm = not getattr(spec, "offline", True)
             if llm:
                 self._heal_model = self._model_for("healing a cached step")
             else:
