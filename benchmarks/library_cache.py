@@ -90,20 +90,14 @@ def ten_steps() -> dict[str, Any]:
     """The 9-step lamp test twice through the real SDK: the fake server's request counts."""
     from artemis_cli.models.fakes.gemini import FakeGeminiServer
     from artemis_cli.models.gemini import GeminiModel
-    from artemis_cli.models.offline.scripted import script_policy
+    from artemis_cli.models.offline.scripted import goal_policy
 
     buy = "add a Desk Lamp to the cart and check out"
     lamp = load_task(REPO / "tasks" / "shop-buy-one.yaml")
     steps = reference_script(lamp)[1:]
     scripts = {LOGIN: [*steps[:2], {"finish": {"success": True, "answer": "logged in"}}], buy: steps[2:]}
-    players = {goal: script_policy(script) for goal, script in scripts.items()}
-
-    def policy(request: Any) -> Any:
-        text = json.dumps(request.contents, ensure_ascii=False)
-        return next((p for g, p in players.items() if f"Goal: {g}" in text), players[LOGIN])(request)
-
     out: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="artemis-library-bench-") as tmp, FakeGeminiServer(policy) as srv:
+    with tempfile.TemporaryDirectory(prefix="artemis-library-bench-") as tmp, FakeGeminiServer(goal_policy(scripts)) as srv:
         model = GeminiModel(["gemini-2.5-flash"], api_key="fake", base_url=srv.base_url, sleep=lambda s: None,
                             backoff_s=0.0)
         for run in ("first", "second"):

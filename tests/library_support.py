@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from typing import Any
-
-from artemis_cli.models.offline.scripted import script_policy
 
 #: Two AI steps on the default world's Shop after ``phone.launch("Shop")``: 3 + 5 steps.
 LOGIN_GOAL = "log in to the Shop with the demo account (username demo)"
@@ -19,21 +15,6 @@ BUY = [{"swipe": {"from": [540, 2100], "to": [540, 700]}}, {"tap": {"desc": "Add
        {"finish": {"success": True, "answer": "ordered one Desk Lamp"}}]
 SCRIPTS = {LOGIN_GOAL: LOGIN, BUY_GOAL: BUY}
 SHOP_SECRETS = {"shop_password": "artemis123"}
-
-
-def goal_policy(scripts: dict[str, list[dict[str, Any]]]) -> Callable[[Any], Any]:
-    """A FakeGeminiServer policy that plays ``scripts[goal]`` for the AI step whose ``# TASK``
-    names that goal (each act's transcript starts afresh, so one script per goal)."""
-    policies = {goal: script_policy(script) for goal, script in scripts.items()}
-
-    def policy(request: Any) -> Any:
-        text = json.dumps(request.contents, ensure_ascii=False)
-        for goal, play in policies.items():
-            if f"Goal: {goal}" in text:
-                return play(request)
-        return next(iter(policies.values()))(request)  # a lens call (no task text): any stub will do
-
-    return policy
 
 
 def run_shop(phone: Any) -> None:

@@ -10,13 +10,14 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from library_support import SCRIPTS, SHOP_SECRETS, goal_policy, run_shop
+from library_support import SCRIPTS, SHOP_SECRETS, run_shop
 
 from artemis_cli import Phone
 from artemis_cli.config.profile import load_profile
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.models.fakes.gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel
+from artemis_cli.models.offline.scripted import goal_policy
 from artemis_cli.sim.phone import SimPhone
 
 _READS = ("SELECT", "PRAGMA", "WITH", "EXPLAIN")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from library_support import BUY_GOAL, LOGIN_GOAL, SCRIPTS, SHOP_SECRETS, goal_policy, run_shop
+from library_support import BUY_GOAL, LOGIN_GOAL, SCRIPTS, SHOP_SECRETS, run_shop
 
 from artemis_cli import Phone, StepFailed
 from artemis_cli.engine.db import DataEngine
@@ -15,7 +15,7 @@ from artemis_cli.library.cache import baseline_for
 from artemis_cli.models.fakes.gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel
 from artemis_cli.models.offline.healer import HealerModel
-from artemis_cli.models.offline.scripted import GoalScriptedModel
+from artemis_cli.models.offline.scripted import GoalScriptedModel, goal_policy
 
 
 def _shop(data: Path, model: Any, device: str = "sim", **kw: Any) -> Phone:

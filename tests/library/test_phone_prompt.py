@@ -7,13 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from library_support import SCRIPTS, SHOP_SECRETS, goal_policy, run_shop
+from library_support import SCRIPTS, SHOP_SECRETS, run_shop
 
 from artemis_cli import Phone
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.memory.turn_check import ai_step_span, check_turn
 from artemis_cli.models.fakes.gemini import FakeGeminiServer
 from artemis_cli.models.gemini import GeminiModel
+from artemis_cli.models.offline.scripted import goal_policy
 from artemis_cli.operators.prompts import task_message
 
 #: The task text of a goal given after the program's own steps (golden: a model reads it).

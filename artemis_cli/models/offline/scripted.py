@@ -471,3 +471,19 @@ def script_policy(script: list[dict[str, Any]]) -> Callable[[Any], Any]:
         return FakeReply(parts=[{"text": decision.thought}, {"functionCall": call}])
 
     return policy
+
+
+
+def goal_policy(scripts: dict[str, list[dict[str, Any]]]) -> Callable[[Any], Any]:
+    """A FakeGeminiServer policy that plays ``scripts[goal]`` (:func:`script_policy`) for the
+    request whose ``# TASK`` names that goal (``Goal: …``): the Python API's AI steps each start
+    their own transcript, as :class:`GoalScriptedModel` plays them offline. A request with no task
+    text (a lens call) gets the first script's stub."""
+    policies = {goal: script_policy(script) for goal, script in sorted(scripts.items(), key=lambda kv: -len(kv[0]))}
+
+    def policy(request: Any) -> Any:
+        text = json.dumps(request.contents, ensure_ascii=False)
+        play = next((p for goal, p in policies.items() if f"Goal: {goal}" in text), None)
+        return (play or next(iter(policies.values())))(request)
+
+    return policy
