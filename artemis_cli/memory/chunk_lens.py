@@ -45,7 +45,7 @@ from artemis_cli.memory.lens import VERDICT_WORDS, MeteredCaller, neutralize_ver
 from artemis_cli.memory.notes import Note
 from artemis_cli.memory.step_facts import facts_clause, range_facts, step_facts
 from artemis_cli.models.base import Message, Model, ModelRequest, ModelResponse, Part
-from artemis_cli.perception.quoting import close_quotes, repair_escapes
+from artemis_cli.perception.quoting import mend_quotes
 
 __all__ = [
     "CHUNK_LENS_SYSTEM_PROMPT",
@@ -307,37 +307,11 @@ def parse_chunk_reply(job: ChunkJob, text: str) -> tuple[dict[str, Any], str]:
     # The model copies quoted device text and may cut it mid-escape or mid-string (`shows "abc…`
     # and then its own words): every quoted span it wrote must still read as one string in the
     # operator's prompt, and device text never runs on unquoted (perception.quoting).
-    band1 = {k: _quoted_spans(v) if isinstance(v, str) else
-             [_quoted_spans(x) if isinstance(x, str) else x for x in v] if isinstance(v, list) else v
+    band1 = {k: mend_quotes(v) if isinstance(v, str) else
+             [mend_quotes(x) if isinstance(x, str) else x for x in v] if isinstance(v, list) else v
              for k, v in data.items() if k != "intervals"}
-    return check_chunk_bands(job, band1, "\n".join(_quoted_spans(line) for line in band2.split("\n")))
+    return check_chunk_bands(job, band1, mend_quotes(band2))
 
-
-def _quoted_spans(text: str) -> str:
-    """Model-written text with each quoted span whole: broken escapes repaired, a closing quote
-    where no string is open dropped (a cut that "closed" an unquoted word, ``note_i…"``: it would
-    open a string and leave the next quoted label outside one), a string the model left open
-    closed at the end of its line."""
-    return "\n".join(close_quotes(_without_stray_closes(line)) for line in repair_escapes(text).split("\n"))
-
-
-def _without_stray_closes(line: str) -> str:
-    out: list[str] = []
-    in_string, i = False, 0
-    while i < len(line):
-        ch = line[i]
-        if in_string and ch == "\\":
-            out.append(line[i:i + 2])
-            i += 2
-            continue
-        if ch == '"':
-            if not in_string and out and out[-1].endswith("…"):
-                i += 1  # a cut's closing quote after an unquoted word: not a string
-                continue
-            in_string = not in_string
-        out.append(ch)
-        i += 1
-    return "".join(out)
 
 
 class ChunkLens:

@@ -24,6 +24,7 @@ __all__ = [
     "MAX_SCREEN_TEXT_CHARS",
     "close_quotes",
     "fence_safe",
+    "mend_quotes",
     "one_token",
     "quote_untrusted",
     "repair_escapes",
@@ -98,3 +99,31 @@ def repair_escapes(text: str) -> str:
     mid-way): each backslash that starts no valid JSON escape is doubled, so every quoted span
     it wrote still reads as one JSON string."""
     return _ESCAPE.sub(lambda m: m.group(0) if m.group(1) else "\\\\", text)
+
+
+def mend_quotes(text: str) -> str:
+    """Model-written text that copies quoted device text, with each quoted span whole: broken
+    escapes repaired, a closing quote
+    where no string is open dropped (a cut that "closed" an unquoted word, ``note_i…"``: it would
+    open a string and leave the next quoted label outside one), a string the model left open
+    closed at the end of its line."""
+    return "\n".join(close_quotes(_without_stray_closes(line)) for line in repair_escapes(text).split("\n"))
+
+
+def _without_stray_closes(line: str) -> str:
+    out: list[str] = []
+    in_string, i = False, 0
+    while i < len(line):
+        ch = line[i]
+        if in_string and ch == "\\":
+            out.append(line[i:i + 2])
+            i += 2
+            continue
+        if ch == '"':
+            if not in_string and out and out[-1].endswith("…"):
+                i += 1  # a cut's closing quote after an unquoted word: not a string
+                continue
+            in_string = not in_string
+        out.append(ch)
+        i += 1
+    return "".join(out)
