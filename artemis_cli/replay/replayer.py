@@ -229,19 +229,22 @@ class Replayer:
             action.args["redacted"] = True
         return action, loc
 
-    def _perform(self, action: PlannedAction, pre: Observation) -> tuple[ActionResult, Observation]:
-        """(what the device answered, the screen after it): a device action is sent and settled by
-        ``operators.perform`` as the loops' and ``artemis mcp``'s are; the replay judges the step
-        itself, against the recording (``verify.check_change``: an effect off the screen, a count
-        in a closed menu, is no divergence). Steps with nothing to do on the device leave the
-        screen as it is."""
+    def _perform(self, action: PlannedAction, pre: Observation) -> tuple[ActionResult, Observation, ActionResult]:
+        """(what the device answered, the screen after it, what was observed of it): a device
+        action is sent, settled and judged by ``operators.perform`` as the loops' and ``artemis
+        mcp``'s are, and the step is recorded with that judgement (``ok`` only when its effect was
+        seen); the replay's own verdict compares with the recording (``verify.check_change``: an
+        effect off the screen, a count in a closed menu, is no divergence) from what the device
+        answered. Steps with nothing to do on the device leave the screen as it is."""
         if action.type == "none":
-            return ActionResult("ok", "nothing to replay: the recorded step had no valid action"), pre
+            nothing = ActionResult("ok", "nothing to replay: the recorded step had no valid action")
+            return nothing, pre, nothing
         if action.type in ("save_note", "recall_history"):
-            return ActionResult("ok", f"{action.type} is not a device action; skipped"), pre
+            skipped = ActionResult("ok", f"{action.type} is not a device action; skipped")
+            return skipped, pre, skipped
         if action.type == "wait":
             self._sleep(float(action.args.get("seconds", 0) or 0))
-            return ActionResult("ok"), pre
+            return ActionResult("ok"), pre, ActionResult("ok")
         # As the operator does (flash.py): text goes only into a field that took focus, read on
         # the screen between the focusing tap and the typing, never blind.
         settling = Settling(floor_s=0.0, max_s=SETTLE_MAX_S, watch=self.opts.real_time, early=False)
@@ -249,7 +252,7 @@ class Replayer:
                        sleep=self._sleep, before_send=self.lease.check if self.lease is not None else None)
         if done.post is None:
             raise DeviceOffline(done.offline or "the device went away after the action")
-        return done.sent, done.post
+        return done.sent, done.post, done.result
 
     # -- the loop -------------------------------------------------------------------------------
 
@@ -510,10 +513,10 @@ class Replayer:
         performed = action is not None
         if action is None:
             status, detail = "diverged", loc.detail or "the recorded target is not on this screen"
-            result = ActionResult("error", detail)
+            result = observed = ActionResult("error", detail)
             action = PlannedAction(rec.action_type, dict(rec.action_args))
         else:
-            result, post = self._perform(action, pre)
+            result, post, observed = self._perform(action, pre)
             check = check_change(
                 rec_pre, rec_post, pre.tree, post.tree,
                 rec_foreground=(rec.meta or {}).get("post_foreground_app"), cur_foreground=post.foreground,
@@ -551,7 +554,7 @@ class Replayer:
             took_effect=performed and result.status == "ok" and (changed(pre, post) or reached(action, pre, loc.match)),
         )
         if performed or not self.opts.heal:  # a heal records only what was done on the device
-            self._record(number, started_at, step_t0, rec, pre, post, action, result, step_result)
+            self._record(number, started_at, step_t0, rec, pre, post, action, observed, step_result)
             return step_result, post, True
         return step_result, post, False
 
