@@ -103,10 +103,9 @@ def repair_escapes(text: str) -> str:
 
 def mend_quotes(text: str) -> str:
     """Model-written text that copies quoted device text, with each quoted span whole: broken
-    escapes repaired, a closing quote
-    where no string is open dropped (a cut that "closed" an unquoted word, ``note_i…"``: it would
-    open a string and leave the next quoted label outside one), a string the model left open
-    closed at the end of its line."""
+    escapes repaired, a closing quote where no string is open dropped (a cut that "closed" an
+    unquoted word, ``note_i…"``: it would open a string and leave the next quoted label outside
+    one), a string the model left open closed at the end of its line."""
     return "\n".join(close_quotes(_without_stray_closes(line)) for line in repair_escapes(text).split("\n"))
 
 
