@@ -44,8 +44,8 @@ def test_a_budget_below_the_floor_is_refused_before_the_session(tmp_path: Path, 
 def test_a_run_on_a_server_window_names_its_budget_and_never_overflows(tmp_path: Path, data_home: Path) -> None:
     profile = tmp_path / "small-window.yaml"
     profile.write_text(SMALL_WINDOW, encoding="utf-8")
-    # 9,216: the plan tool and type_text(secret=) raised the floor to 7,386 tokens, above an 8K
-    # window less the reply (7,168) -- a regression for 8K local servers, reported for a follow-up
+    # 9,216: a window this profile fits as it is, so the header names the plain budget; a window
+    # below the floor is fitted to it (screenshot side, active steps, know-how: test_budget_fit.py)
     with FakeOpenAIServer(heuristic_policy(), max_model_len=9216) as server:
         res = invoke("run", "tasks/demo.yaml", "--model", "openai:local-vl", "--base-url", server.base_url,
                      "--profile", str(profile), "--no-live", "--max-steps", "4")
