@@ -31,7 +31,7 @@ from artemis_cli.perception.elements import index_elements
 from artemis_cli.perception.types import Target, UITree
 from artemis_cli.replay.match import scale_point, screen_matches
 from artemis_cli.replay.secrets import is_secret_step
-from artemis_cli.replay.verify import nodes_similarity
+from artemis_cli.replay.verify import nodes_similarity, only_removed
 
 DEFAULT_MAX_STEPS = 15
 #: How many of the recorded target screen's labels the prompt names.
@@ -198,11 +198,14 @@ def run_heal(
         return best[1] if best else None
 
     # With no model step the replay goes on at the step to do next, or passes over that one step
-    # when this is another screen altogether (it dismissed a pop-up that did not show this time);
-    # further on it would skip recorded steps, and their work with them.
+    # when this is another screen altogether and the step only took something away (it dismissed
+    # a pop-up that did not show this time); a step that added something (an item to a cart, with
+    # a pop-up that came a step early here) did work a look at the screen cannot vouch for.
+    # Further on it would skip recorded steps, and their work with them.
     if current is not None:
         at = rejoin_at(current, start, start + 1) if done else None  # not done: replaying it again is no heal
-        if at is None and not is_screen_of(rec, current, Target()) and start + 1 < len(recorded):
+        if (at is None and not is_screen_of(rec, current, Target()) and start + 1 < len(recorded)
+                and only_removed(r.tree_of(rec.ui_xml), r.tree_of(rec.post_ui_xml))):
             at = rejoin_at(current, start + 1, start + 2)
         if at is not None:
             return HealOutcome(at, current, 0)

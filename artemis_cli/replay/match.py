@@ -57,6 +57,17 @@ def scale_bounds(b: tuple[int, int, int, int], recorded: tuple[int, int], curren
     return (left, top, right, bottom)
 
 
+def contradicts(recorded: Target, now: Target) -> bool:
+    """Whether what is at a recorded point now is plainly another element than the recorded one:
+    both carry labels, and they share no id, text or description (a "Log out" where "More
+    options" was). A tap there would do something the recording never did."""
+    if recorded.label_source == "none" or now.label_source == "none":
+        return False
+    return not any(mine and mine == theirs for mine, theirs in (
+        (recorded.resource_id, now.resource_id), (recorded.text, now.text),
+        (recorded.content_desc, now.content_desc)))
+
+
 def score(recorded: Target, candidate: Target) -> int:
     s = 0
     for mine, theirs, gain, loss in (

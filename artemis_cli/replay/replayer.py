@@ -47,7 +47,7 @@ from artemis_cli.perception.hittest import hit_test
 from artemis_cli.perception.types import Target, UITree
 from artemis_cli.plural import counted
 from artemis_cli.replay.kinds import ReplayKind, counts_phrase
-from artemis_cli.replay.match import TargetMatch, find_by_semantics, scale_point
+from artemis_cli.replay.match import TargetMatch, contradicts, find_by_semantics, scale_point
 from artemis_cli.replay.place import as_recorded, step_phrase
 from artemis_cli.replay.results import (
     BY_CHOICES,
@@ -60,11 +60,10 @@ from artemis_cli.replay.secrets import env_or_prompt, is_secret_step
 from artemis_cli.replay.source import incomplete_reason, success_checks
 from artemis_cli.replay.verify import (
     DHASH_MATCH_MAX,
-    changed,
     check_change,
     element_at,
     finishes_here,
-    reached,
+    step_done,
 )
 from artemis_cli.stopping import SessionInterrupted, as_stop, signal_name
 
@@ -166,10 +165,18 @@ class Replayer:
         if rec.x is None or rec.y is None:
             return _Located(None, "the recorded target is not on this screen and the step has no coordinates")
         x, y = scale_point(rec.x, rec.y, self.rec_size, self.size)
-        how = "coordinates"
+        at = hit_test(obs.tree, x, y)
+        if self.opts.by == "semantics" and contradicts(target, at):
+            return _Located(None, f"the recorded target {target.describe(40)} is not on this screen and its recorded "
+                                  f"point now holds {at.describe(40)}: not tapped there")
         note = "" if self.opts.by == "coordinates" or target.label_source == "none" else \
             "target not found by semantics; used the recorded coordinates"
-        return _Located(TargetMatch(element_at(obs.elements, x, y), hit_test(obs.tree, x, y), x, y, how), note)
+        return _Located(TargetMatch(element_at(obs.elements, x, y), at, x, y, "coordinates"), note)
+
+    def _blind(self, rec: StepRecord, match: TargetMatch | None) -> bool:
+        """A semantics replay fell back to a labelled target's recorded point."""
+        return (self.opts.by == "semantics" and match is not None and match.how == "coordinates"
+                and rec.action_type in _POINTED and Target.from_dict(rec.target).label_source != "none")
 
     def _drop_point(self, rec: StepRecord, obs: Observation, rec_pre: UITree | None) -> tuple[int, int, Target]:
         """Where a replayed drag ends: the recorded end's element by semantics, else its scaled point."""
@@ -551,7 +558,8 @@ class Replayer:
             how=m.how if m is not None else "none", detail=detail, x=action.x, y=action.y,
             score=m.score if m is not None and m.how == "semantics" else None,
             dhash_distance=dist, change_overlap=overlap,
-            took_effect=performed and result.status == "ok" and (changed(pre, post) or reached(action, pre, loc.match)),
+            took_effect=performed and result.status == "ok" and step_done(action, pre, post, loc.match,
+                                                                          blind=self._blind(rec, loc.match)),
         )
         if performed or not self.opts.heal:  # a heal records only what was done on the device
             self._record(number, started_at, step_t0, rec, pre, post, action, observed, step_result)

@@ -122,6 +122,14 @@ def check_change(
     return PostCheck(ok, overlap, expected, seen, True, detail)
 
 
+def only_removed(rec_pre: UITree | None, rec_post: UITree | None) -> bool:
+    """Whether the recorded action only took elements away (dismissed a pop-up, closed a menu):
+    nothing appeared that was not on the screen before it. Unknown screens say no."""
+    if rec_pre is None or rec_post is None:
+        return False
+    return screen_keys(rec_post) <= screen_keys(rec_pre)
+
+
 # --- what a replayed step did --------------------------------------------------------------
 
 
@@ -148,6 +156,14 @@ def reached(action: PlannedAction, pre: Observation, match: TargetMatch | None) 
     index = next((i for i, n in enumerate(pre.tree.nodes) if n is el.node), -1)
     app_windows = [w for w in order_windows(pre.tree) if w.layer == Layer.APP and w.catches_touches]
     return bool(app_windows) and app_windows[-1].root <= index < app_windows[-1].end
+
+
+def step_done(action: PlannedAction, pre: Observation, post: Observation, match: TargetMatch | None, *,
+              blind: bool) -> bool:
+    """Whether a replayed action did the recorded step: it reached the recorded element, or it
+    changed the screen -- unless it was ``blind`` (a labelled target not found by semantics and
+    tapped at its recorded point): whatever changed then, the recorded element was not tapped."""
+    return (changed(pre, post) and not blind) or reached(action, pre, match)
 
 
 def element_at(elements: list[Element], x: int, y: int) -> Element | None:

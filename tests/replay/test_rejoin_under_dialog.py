@@ -65,3 +65,28 @@ def test_a_tap_at_the_recorded_point_is_not_the_recorded_step_done() -> None:
     assert reached(action, pre, found)  # the recorded element, found by its semantics, reached
     at_point = TargetMatch(el, action.target, x, y, "coordinates")
     assert not reached(action, pre, at_point)
+
+
+def test_a_blind_tap_that_changed_the_screen_is_not_the_recorded_step_done() -> None:
+    """A labelled target not found by semantics, tapped at its recorded point where something else
+    answered (here the button itself, standing in for whatever is there now): the screen changed,
+    but the recorded element was not found, so a heal plans from that step, not after it."""
+    from artemis_cli.operators.act import PlannedAction
+    from artemis_cli.perception.hittest import hit_test
+    from artemis_cli.replay.match import TargetMatch
+    from artemis_cli.replay.verify import step_done
+
+    device = SimPhone(seed=0)
+    device.launch("com.android.contacts")
+    pre = observe(device, SIZE, "pixels", sleep=lambda s: None)
+    el = next(e for e in pre.elements if e.label == "Create contact")
+    x, y = el.center
+    action = PlannedAction("tap", {}, x, y, target=hit_test(pre.tree, x, y), element=el)
+    device.tap(x, y)
+    post = observe(device, SIZE, "pixels", sleep=lambda s: None)
+    assert post.dhash != pre.dhash  # the tap did something
+    at_point = TargetMatch(el, action.target, x, y, "coordinates")
+    assert step_done(action, pre, post, at_point, blind=False)  # a coordinates replay: what changed, did it
+    assert not step_done(action, pre, post, at_point, blind=True)
+    found = TargetMatch(el, action.target, x, y, "semantics")
+    assert step_done(action, pre, post, found, blind=False)
