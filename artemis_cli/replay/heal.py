@@ -223,6 +223,7 @@ def run_heal(
                                max_steps=first_number + budget - 1, real_time=opts.real_time,
                                callbacks=Callbacks(), lease=r.lease, secrets=secrets)
     loop.after_step = after_step
+    loop.t0 = r.t0  # the replay session's clock goes on: its T+ does not restart with the heal
     try:
         with priced(r.engine, r.session_id, opts.model, opts.profile):
             outcome = loop.run(start_step=first_number)

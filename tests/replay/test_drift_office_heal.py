@@ -45,6 +45,8 @@ def test_office_order_heals_on_drift_with_every_item(tmp_path: Path, record_task
     tapped = [s.target_text for s in steps if s.action_type == "tap"]
     assert "Shop" not in tapped, tapped
     assert steps[-1].action_type == "finish"
+    offsets = [s.offset_ms for s in steps]
+    assert offsets == sorted(offsets), offsets  # the heal's steps keep the replay session's clock
     assert result.model_calls <= 20, result.model_calls  # healed, not re-run: a fresh run takes ~70
 
 
