@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,18 +36,16 @@ from artemis_cli.device.protocol import Device
 from artemis_cli.engine.db import DataEngine
 from artemis_cli.engine.records import EventRecord, SessionRecord, StepRecord
 from artemis_cli.errors import DeviceOffline, HierarchyParseError, UsageError
-from artemis_cli.operators.act import REDACTED, ActionResult, PlannedAction
-from artemis_cli.operators.checks import CheckResult, Finish, evaluate_checks
+from artemis_cli.operators.act import ActionResult, PlannedAction
+from artemis_cli.operators.checks import Finish, evaluate_checks
 from artemis_cli.operators.observe import Observation, observe
 from artemis_cli.operators.perform import Settling, perform
 from artemis_cli.perception.dhash import hamming
 from artemis_cli.perception.hierarchy import parse_hierarchy
-from artemis_cli.perception.hittest import hit_test
-from artemis_cli.perception.types import Target, UITree
-from artemis_cli.plural import counted
-from artemis_cli.replay.kinds import ReplayKind, counts_phrase
-from artemis_cli.replay.match import TargetMatch, contradicts, find_by_semantics, scale_point
+from artemis_cli.perception.types import UITree
+from artemis_cli.replay.kinds import ReplayKind
 from artemis_cli.replay.place import as_recorded, step_phrase
+from artemis_cli.replay.planning import Located, Planner
 from artemis_cli.replay.results import (
     BY_CHOICES,
     REPLAY_MODEL_LABEL,
@@ -57,18 +54,16 @@ from artemis_cli.replay.results import (
     ReplayStepResult,
 )
 from artemis_cli.replay.secrets import env_or_prompt, is_secret_step
-from artemis_cli.replay.source import incomplete_reason, success_checks
+from artemis_cli.replay.source import STROKES, incomplete_reason, success_checks
+from artemis_cli.replay.verdict import word_verdict
 from artemis_cli.replay.verify import (
     DHASH_MATCH_MAX,
     check_change,
-    element_at,
     finishes_here,
     step_done,
 )
 from artemis_cli.stopping import SessionInterrupted, as_stop, signal_name
 
-_POINTED = {"tap", "double_tap", "long_press"}
-_STROKES = {"swipe", "scroll"}  # replayed along the recorded (scaled) line
 _NO_DEVICE_ACTION = {"finish", "wait", "save_note", "none", "recall_history"}
 #: How long a replayed action's screen may take to settle on a real device (the profile's default).
 SETTLE_MAX_S = 2.0
@@ -88,12 +83,6 @@ def _tree(engine: DataEngine, sha: str | None, size: tuple[int, int]) -> UITree 
         return parse_hierarchy(engine.blob(sha), screen_size=size)
     except HierarchyParseError:
         return None
-
-
-@dataclass
-class _Located:
-    match: TargetMatch | None
-    detail: str = ""
 
 
 class Replayer:
@@ -132,6 +121,7 @@ class Replayer:
         self.checks: list[Any] = []  # the source task's success checks
         self.incomplete: str | None = None  # why the source session never finished
         self._finish: Finish | None = None  # the replayed finish step
+        self.planner = Planner(self.opts.by, self.rec_size, self.size, self._secret_of)
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -155,86 +145,9 @@ class Replayer:
     def _observe(self) -> Observation:
         return observe(self.device, self.size, "pixels", sleep=self._sleep)
 
-    def _locate(self, rec: StepRecord, obs: Observation, rec_pre: UITree | None) -> _Located:
-        target = Target.from_dict(rec.target)
-        if self.opts.by == "semantics":
-            found = find_by_semantics(target, obs.elements, obs.tree, recorded_tree=rec_pre,
-                                      recorded_size=self.rec_size, current_size=self.size)
-            if found is not None:
-                return _Located(found)
-        if rec.x is None or rec.y is None:
-            return _Located(None, "the recorded target is not on this screen and the step has no coordinates")
-        x, y = scale_point(rec.x, rec.y, self.rec_size, self.size)
-        at = hit_test(obs.tree, x, y)
-        if self.opts.by == "semantics" and contradicts(target, at):
-            return _Located(None, f"the recorded target {target.describe(40)} is not on this screen and its recorded "
-                                  f"point now holds {at.describe(40)}: not tapped there")
-        note = "" if self.opts.by == "coordinates" or target.label_source == "none" else \
-            "target not found by semantics; used the recorded coordinates"
-        return _Located(TargetMatch(element_at(obs.elements, x, y), at, x, y, "coordinates"), note)
-
-    def _blind(self, rec: StepRecord, match: TargetMatch | None) -> bool:
-        """A semantics replay fell back to a labelled target's recorded point."""
-        return (self.opts.by == "semantics" and match is not None and match.how == "coordinates"
-                and rec.action_type in _POINTED and Target.from_dict(rec.target).label_source != "none")
-
-    def _drop_point(self, rec: StepRecord, obs: Observation, rec_pre: UITree | None) -> tuple[int, int, Target]:
-        """Where a replayed drag ends: the recorded end's element by semantics, else its scaled point."""
-        end = Target.from_dict(rec.target_end) if rec.target_end else None
-        if self.opts.by == "semantics" and end is not None and end.label_source != "none":
-            found = find_by_semantics(end, obs.elements, obs.tree, recorded_tree=rec_pre,
-                                      recorded_size=self.rec_size, current_size=self.size)
-            if found is not None:
-                return found.x, found.y, found.target
-        x2, y2 = scale_point(rec.x2, rec.y2, self.rec_size, self.size)  # type: ignore[arg-type]
-        return x2, y2, hit_test(obs.tree, x2, y2)
-
-    def _plan_action(self, rec: StepRecord, obs: Observation, rec_pre: UITree | None) -> tuple[PlannedAction | None, _Located]:
-        t = rec.action_type
-        args = dict(rec.action_args)
-        if t in _POINTED or (t == "type_text" and "index" in args):
-            loc = self._locate(rec, obs, rec_pre)
-            m = loc.match
-            if m is None:
-                return None, loc
-            action = PlannedAction(t, args, m.x, m.y, target=m.target, element=m.element)
-            if t == "type_text" and m.element is None:
-                # nothing to tap at the scaled point: type into whatever has focus
-                action.args.pop("index", None)
-        elif t == "type_text":
-            focused = obs.focused_element()
-            target = Target()
-            fx = fy = None
-            if focused is not None:
-                fx, fy = focused.center
-                target = hit_test(obs.tree, fx, fy)
-            action = PlannedAction(t, args, fx, fy, target=target, element=focused)
-            loc = _Located(None)
-        elif t == "drag":
-            if None in (rec.x, rec.y, rec.x2, rec.y2):
-                return None, _Located(None, "the recorded drag has no coordinates")
-            loc = self._locate(rec, obs, rec_pre)
-            if (m := loc.match) is None:
-                return None, loc
-            x2, y2, end = self._drop_point(rec, obs, rec_pre)
-            action = PlannedAction(t, args, m.x, m.y, x2, y2, target=m.target, target_end=end, element=m.element)
-        elif t in _STROKES:
-            if None in (rec.x, rec.y, rec.x2, rec.y2):
-                return None, _Located(None, f"the recorded {t} has no coordinates")
-            x1, y1 = scale_point(rec.x, rec.y, self.rec_size, self.size)  # type: ignore[arg-type]
-            x2, y2 = scale_point(rec.x2, rec.y2, self.rec_size, self.size)  # type: ignore[arg-type]
-            action = PlannedAction(t, args, x1, y1, x2, y2, target=hit_test(obs.tree, x1, y1),
-                                   target_end=hit_test(obs.tree, x2, y2),
-                                   pre_dhash=obs.dhash if args.get("to_end") else None)
-            loc = _Located(TargetMatch(None, action.target, x1, y1, "coordinates"))
-        else:
-            action = PlannedAction(t, args)
-            loc = _Located(None)
-        if t == "type_text" and is_secret_step(rec):
-            action.secret = self.secrets[rec.number] if rec.number in self.secrets else self.secret(rec)
-            action.args["text"] = REDACTED
-            action.args["redacted"] = True
-        return action, loc
+    def _secret_of(self, rec: StepRecord) -> str:
+        """The password text recorded step ``rec`` types (settled before the start when it can be)."""
+        return self.secrets[rec.number] if rec.number in self.secrets else self.secret(rec)
 
     def _perform(self, action: PlannedAction, pre: Observation) -> tuple[ActionResult, Observation, ActionResult]:
         """(what the device answered, the screen after it, what was observed of it): a device
@@ -426,47 +339,8 @@ class Replayer:
             except DeviceOffline as exc:
                 result.status, result.message = "interrupted", f"the device went away during the success checks: {exc}"
                 return
-        counts = counts_phrase(result.counts(), ("replayed", "retargeted"))
-        if self.opts.heal:
-            counts = f"{counts_phrase(result.counts(), ('replayed', 'retargeted', 'healed'))}; {counted(result.model_calls, 'model call')}"
-        if result.heal and result.first_divergence is not None and result.message:
-            ok, verdict = False, result.message  # a heal that did not rejoin says why
-        elif result.heal and result.first_divergence is not None and result.finished:
-            ok = all(c.passed for c in result.checks) if self.checks else bool(self._finish and self._finish.model_success)
-            verdict = f"healed from {self._step(result.first_divergence)}; " + (
-                _checks_phrase(result.checks) if self.checks else f"the replayed finish said success={str(ok).lower()}")
-            verdict = f"{counted(len(result.steps), 'step')} ({counts}); {verdict}"
-        elif result.first_divergence is not None:
-            ok = False
-            verdict = f"diverged at {self._step(result.first_divergence)}" + (
-                f" ({result.count('diverged')} diverged steps in all)" if self.opts.continue_on_divergence else "")
-            if result.checks:
-                verdict += "; " + _checks_phrase(result.checks)
-            if not self.opts.heal:
-                verdict += (f"; `artemis replay {self.baseline_of or self.src.id} --heal` hands a diverged stretch "
-                            "to a model and rejoins the recording")
-        elif self.checks:
-            ok = all(c.passed for c in result.checks)
-            verdict = _checks_phrase(result.checks)
-        elif self._finish is not None:
-            ok = bool(self._finish.model_success)
-            verdict = (f"the task has no success checks; the replayed finish said "
-                       f"success={str(ok).lower()}")
-        else:
-            ok = False
-            verdict = "the task has no success checks and no finish step was replayed: nothing shows the goal was met"
-        result.status = "succeeded" if ok else "failed"
-        first, last = recorded[0].number, recorded[-1].number
-        if self.incomplete is not None:
-            which = f"its {len(recorded)} recorded steps" if first == 1 else f"its recorded steps {first}-{last}"
-            head = f"source session {self.src.id} was incomplete ({self.incomplete}): replayed {which}"
-            if result.first_divergence is None:
-                head += f" ({counts})"
-            result.message = f"{head}; {verdict}"
-        elif result.first_divergence is not None:
-            result.message = verdict
-        else:
-            result.message = f"all {counted(len(result.steps), 'step')} replayed: {counts}; {verdict}"
+        word_verdict(result, recorded, self.opts, has_checks=bool(self.checks), finish=self._finish, step=self._step,
+                     replay_id=self.baseline_of or self.src.id, source_id=self.src.id, incomplete=self.incomplete)
 
     def _mark(self, number: int, mark: str) -> None:
         from artemis_cli.replay.lineage import set_mark
@@ -508,11 +382,11 @@ class Replayer:
         step_t0 = time.monotonic()
         rec_pre = _tree(self.engine, rec.ui_xml, self.rec_size)
         rec_post = _tree(self.engine, rec.post_ui_xml, self.rec_size)
-        action, loc = self._plan_action(rec, pre, rec_pre)
+        action, loc = self.planner.plan(rec, pre, rec_pre)
         if action is not None and action.type == "finish" and not finishes_here(rec, rec_pre, pre, self.rec_size, self.size):
             # the recording's verdict holds only where it was given: a finish on another screen
             # (a confirmation the update added, still unanswered) is a divergence, not a success
-            action, loc = None, _Located(None, "the screen is not the one the recording finished on")
+            action, loc = None, Located(None, "the screen is not the one the recording finished on")
         status: ReplayKind
         dist: int | None = None
         overlap: float | None = None
@@ -541,7 +415,7 @@ class Replayer:
             if not check.ok or failed:
                 status = "diverged"
             elif rec.action_type in _NO_DEVICE_ACTION or rec.action_type in ("press_key", "launch_app", "open_url", "stop_app",
-                                                                                         *_STROKES):
+                                                                                         *STROKES):
                 status = "replayed" if dist is None or dist <= DHASH_MATCH_MAX else "retargeted"
             else:
                 m = loc.match
@@ -559,7 +433,7 @@ class Replayer:
             score=m.score if m is not None and m.how == "semantics" else None,
             dhash_distance=dist, change_overlap=overlap,
             took_effect=performed and result.status == "ok" and step_done(action, pre, post, loc.match,
-                                                                          blind=self._blind(rec, loc.match)),
+                                                                          blind=self.planner.blind(rec, loc.match)),
         )
         if performed or not self.opts.heal:  # a heal records only what was done on the device
             self._record(number, started_at, step_t0, rec, pre, post, action, observed, step_result)
@@ -600,13 +474,6 @@ class Replayer:
             blobs=blobs,
             events=[EventRecord(kind="replay_step", payload=replay_meta)],
         )
-
-
-def _checks_phrase(checks: list[CheckResult]) -> str:
-    failed = [c.check for c in checks if not c.passed]
-    if not failed:
-        return f"all {len(checks)} success checks passed" if len(checks) > 1 else "the success check passed"
-    return "success checks failed: " + "; ".join(failed)
 
 
 def replay_session(engine: DataEngine, device: Device, source: str, options: ReplayOptions | None = None,

@@ -12,8 +12,10 @@ from artemis_cli.errors import UsageError
 from artemis_cli.perception.types import Target
 from artemis_cli.replay.secrets import is_secret_step
 
-_POINTED = {"tap", "double_tap", "long_press"}
-_STROKES = {"swipe", "scroll"}
+#: Actions replayed at a target found on the screen (by semantics, else at the scaled point).
+POINTED = {"tap", "double_tap", "long_press"}
+#: Actions replayed along the recorded line, scaled to the screen.
+STROKES = {"swipe", "scroll"}
 
 
 # --- the plan (also what --dry-run prints) ----------------------------------------------------
@@ -34,14 +36,14 @@ class PlanStep:
 def describe_locator(step: StepRecord, by: str) -> str:
     t = Target.from_dict(step.target)
     at = f"({step.x},{step.y})" if step.x is not None else ""
-    if step.action_type in _STROKES:
+    if step.action_type in STROKES:
         return f"{step.action_type} {at}->({step.x2},{step.y2}) scaled"
     if step.action_type == "drag":
         end, to = Target.from_dict(step.target_end or {}), f"({step.x2},{step.y2})"
         if by == "coordinates" or (t.label_source == "none" and end.label_source == "none"):
             return f"drag {at}->{to} scaled"
         return f"drag by {t.describe() or at} to {end.describe() or to}; else scaled"
-    if step.action_type in _POINTED or (step.action_type == "type_text" and "index" in step.action_args):
+    if step.action_type in POINTED or (step.action_type == "type_text" and "index" in step.action_args):
         if by == "coordinates" or t.label_source == "none":
             return f"at {at} scaled" if at else "(no target)"
         bits = [f"{k}={v!r}" for k, v in (("id", t.resource_id.rsplit("/", 1)[-1]), ("desc", t.content_desc),

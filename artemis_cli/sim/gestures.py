@@ -35,6 +35,8 @@ DOUBLE_TAP_GAP_MS = 100.0  # between the two taps of the in-process double_tap()
 INPUT_START_MS = 150.0
 CALL_GAP_MS = 1000.0
 LONG_PRESS_TIMEOUT_MS = 500
+SWIPE_MIN = 100  # px of vertical travel for a swipe to scroll
+TAP_SLOP = 10  # px: a "swipe" shorter than this is a tap (or a long press when >= 500 ms)
 
 
 class TouchClock:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from artemis_cli.sim.activities import activity_of, declares, full_class, launch_activity, short_name
 from artemis_cli.sim.faults import IDLE_STATE_MSG, NULL_ROOT_MSG
-from artemis_cli.sim.gestures import INPUT_START_MS, Stroke
+from artemis_cli.sim.gestures import INPUT_START_MS, TAP_SLOP, Stroke
 from artemis_cli.sim.latency import PIXEL
 from artemis_cli.sim.shell import Command, ShellResult, err, out
 from artemis_cli.sim.vfs import FsError
@@ -65,8 +65,6 @@ _INPUT_USAGE = ("Usage: input [<source>] [-d DISPLAY_ID] <command> [<arg>...]\n\
 
 class DeviceCommands:
     def __init__(self, phone: SimPhone) -> None:
-        from artemis_cli.sim.phone import TAP_SLOP
-
         self.phone = phone
         self.stroke = Stroke(TAP_SLOP)  # `input motionevent` DOWN … UP, one command per event
 

@@ -16,7 +16,8 @@ import pytest
 
 from artemis_cli.config.task import SimOptions
 from artemis_cli.sim.faults import FaultSpec
-from artemis_cli.sim.phone import PROVIDERS, SimPhone
+from artemis_cli.sim.phone import SimPhone
+from artemis_cli.sim.phone_state import PROVIDERS
 from artemis_cli.sim.popup import PROMO_PACKAGE
 from artemis_cli.sim.worlds import WORLDS
 

@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 
 from artemis_cli.sim.adbd.mobilecli_server import MAIN as MOBILECLI_MAIN
 from artemis_cli.sim.adbd.mobilecli_server import UIAUTOMATION_TAKEN, MobilecliServer
-from artemis_cli.sim.gestures import Stroke
+from artemis_cli.sim.gestures import TAP_SLOP, Stroke
 from artemis_cli.sim.latency import Latency
-from artemis_cli.sim.phone import TAP_SLOP, SimPhone
+from artemis_cli.sim.phone import SimPhone
 from artemis_cli.sim.processes import SHELL_UID, Proc
 from artemis_cli.sim.shell import Shell, ShellResult, err, out
 from artemis_cli.sim.system import GBOARD
