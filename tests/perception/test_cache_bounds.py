@@ -24,6 +24,7 @@ from PIL import Image
 from artemis_cli.memory.recall_search import ScreenCache
 from artemis_cli.memory.recall_text import screen_text
 from artemis_cli.models import base, openai_wire
+from artemis_cli.operators.outcome import ui_signature
 from artemis_cli.perception import dhash, hierarchy, marks, model_image
 from artemis_cli.perception.bytecache import ByteLRU, cache_stats
 from artemis_cli.perception.elements import index_screen
@@ -108,6 +109,7 @@ def test_a_trees_stated_cost_is_what_it_holds(empty: None) -> None:
             before = tracemalloc.get_traced_memory()[0]
             tree = hierarchy.parse_hierarchy(xml)
             index_screen(tree)
+            ui_signature(tree)  # what a step's outcome keeps on it
             gc.collect()
             held = tracemalloc.get_traced_memory()[0] - before
         finally:
