@@ -75,7 +75,7 @@ def test_every_cache_is_listed_with_its_bound() -> None:
                  "perception.marked_screenshots", "perception.dhashes", "perception.palette_grey",
                  "perception.mark_fonts", "models.image_sha256", "models.openai_data_urls",
                  "models.openai_url_digests", "sim.fonts", "sim.text_masks", "sim.fitted_labels",
-                 "engine.insert_sql"):
+                 "engine.insert_sql", "memory.parsed_screens"):
         assert name in listed and listed[name]["max_bytes"] > 0, name
 
 
