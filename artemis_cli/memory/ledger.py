@@ -385,8 +385,9 @@ def estimate_tokens(request: ModelRequest, image_cost: Callable[[bytes], int] | 
     """Characters/4 for text and calls; images as Gemini counts them, or by ``image_cost``."""
     count = image_cost or image_tokens
     total = math.ceil(len(request.system) / 4)
-    tools = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools]
-    total += math.ceil(len(json.dumps(tools)) / 4)
+    # len(json.dumps(tools)): the list's brackets, its items and ", " between them
+    tools = request.tools
+    total += math.ceil((2 + sum(t.json_chars for t in tools) + 2 * max(0, len(tools) - 1)) / 4)
     for m in request.messages:
         for p in m.parts:
             if p.image_png is not None:

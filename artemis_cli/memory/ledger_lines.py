@@ -46,16 +46,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from artemis_cli.engine.clock import format_offset
 from artemis_cli.engine.records import REDACTED, StepRecord
+from artemis_cli.perception.bytecache import cost_of, memoize
 from artemis_cli.perception.elements import MAX_LABEL_CHARS, ParsedElement, parse_element_lines
 from artemis_cli.perception.quoting import MAX_QUOTED_CHARS, quote_untrusted
 from artemis_cli.perception.structure import LABEL_JOIN
 from artemis_cli.perception.types import Target
+
+#: Bytes one parsed element line holds (the dataclass, its strings and tuples), an upper bound
+#: measured with tracemalloc over sim screens (``tests/memory/test_ledger_lines.py``).
+PARSED_ELEMENT_BYTES = 1_200
 
 __all__ = [
     "MAX_DETAIL_CHARS",
@@ -99,7 +104,7 @@ def _cut(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def text_repeats(target: dict[str, Any] | None, screen: list[ParsedElement] | None) -> bool:
+def text_repeats(target: dict[str, Any] | None, screen: Sequence[ParsedElement] | None) -> bool:
     """Does another element of the step's screen show the same text as the target, so that its
     text alone does not say which one it was?
 
@@ -141,20 +146,29 @@ def _point(x: int | None, y: int | None) -> str:
 
 
 def _at(target: dict[str, Any] | None, x: int | None, y: int | None,
-        screen: list[ParsedElement] | None = None) -> str:
+        screen: Sequence[ParsedElement] | None = None) -> str:
     """``Switch "Wi-Fi" (id wifi_switch) @(962,348)``, ``@(10,10)`` or ``element`` fallbacks."""
     described = describe_target(target, text_repeats(target, screen))
     return " ".join(bit for bit in (described, _point(x, y)) if bit)
 
 
-def _screen(step: StepRecord) -> list[ParsedElement] | None:
+def _screen(step: StepRecord) -> Sequence[ParsedElement] | None:
     """The element list shown to the model before the step (from the stored observation), parsed
     only when a target could need it."""
     undecided = [t for t in (step.target, step.target_end) if t and "text_repeats" not in t]
     if not any(_needs_desc(Target.from_dict(t)) for t in undecided):
         return None
     observation = (step.meta or {}).get("observation")
-    return parse_element_lines(observation) if isinstance(observation, str) and observation else None
+    return _parsed_screen(observation) if isinstance(observation, str) and observation else None
+
+
+#: A step's phrase is made when the step is indexed for recall and again when its chunk is
+#: built and rendered: the one observation's element list parsed once for all of them. Bound:
+#: 512 KB (~25 sim screens: an observation of a few KB and ~15 parsed elements of ~550-700 B each).
+@memoize("memory.parsed_screens", 512 * 1024,
+         lambda args, parsed: cost_of(args) + PARSED_ELEMENT_BYTES * len(parsed))
+def _parsed_screen(observation: str) -> tuple[ParsedElement, ...]:
+    return tuple(parse_element_lines(observation))
 
 
 def _swipe_phrase(direction: Any, x: int | None, y: int | None, x2: int | None, y2: int | None) -> str:

@@ -12,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal, Protocol
 
 from artemis_cli.perception.bytecache import MB, memoize
@@ -120,6 +121,29 @@ class ToolDecl:
     description: str
     parameters: dict[str, Any]  # JSON schema (type: object)
 
+    @cached_property
+    def canonical_json(self) -> str:
+        """This declaration as :meth:`ModelRequest.canonical_json` writes it (sorted keys, no
+        spaces): serialised once, not on every request of a session (the S zone never changes)."""
+        return _canonical({"name": self.name, "description": self.description, "parameters": self.parameters})
+
+    @cached_property
+    def json_chars(self) -> int:
+        """Characters of ``json.dumps`` of this declaration with the defaults (what
+        ``memory.ledger.estimate_tokens`` counts), measured once."""
+        return len(json.dumps({"name": self.name, "description": self.description, "parameters": self.parameters}))
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def tools_json(tools: list[ToolDecl]) -> str:
+    """The tool list as :meth:`ModelRequest.canonical_json` writes it: ``json.dumps`` of the list
+    joins its items with "," (no spaces) inside brackets, so the cached items joined are the
+    same bytes."""
+    return "[" + ",".join(t.canonical_json for t in tools) + "]"
+
 
 @dataclass
 class ModelRequest:
@@ -133,24 +157,18 @@ class ModelRequest:
     media_resolution: str | None = None
 
     def canonical_json(self) -> str:
-        """Deterministic serialisation; hashed into llm_calls.request_hash."""
-        payload = {
-            "system": self.system,
-            "tools": [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in self.tools],
-            "messages": [m.to_dict() for m in self.messages],
-        }
-        return json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        """Deterministic serialisation; hashed into llm_calls.request_hash. ``json.dumps`` of
+        ``{"system", "tools", "messages"}`` with sorted keys, assembled from its parts in that
+        order (messages, system, tools) so the tools' cached JSON is reused: the same bytes."""
+        messages = _canonical([m.to_dict() for m in self.messages])
+        return f'{{"messages":{messages},"system":{_canonical(self.system)},"tools":{tools_json(self.tools)}}}'
 
     def request_hash(self) -> str:
         return hashlib.sha256(self.canonical_json().encode("utf-8")).hexdigest()
 
     def prefix_hash(self) -> str:
         """Hash of the stable prefix (system + tools): equal across a session when S is stable."""
-        payload = {
-            "system": self.system,
-            "tools": [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in self.tools],
-        }
-        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        blob = f'{{"system":{_canonical(self.system)},"tools":{tools_json(self.tools)}}}'
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

@@ -251,7 +251,7 @@ class FlashLoop:
         history = self.writer.history
         if self.similarity_hint:
             hint = similar_step(
-                [(h.step, h.dhash, h.offset_ms, h.phrase, h.key, h.screen, h.progress) for h in history],
+                history,  # StepTraces are tuples in the layout similar_step reads
                 obs.dhash,
                 current_screen=screen_fingerprint(obs),
                 current_step=number,
@@ -261,7 +261,8 @@ class FlashLoop:
                 notices.append(hint.render())
         if len(history) >= 2:
             last = history[-1]
-            if repeated_action([(h.step, h.dhash, h.key) for h in history], obs.dhash, last.key, times=3):
+            # the last two recorded steps are all three-in-a-row looks at (history is in step order)
+            if repeated_action([(h.step, h.dhash, h.key) for h in history[-2:]], obs.dhash, last.key, times=3):
                 notices.append(
                     f"You did the same action ({last.phrase}) on this same screen in the last two steps "
                     "and the screen did not change; try something different."

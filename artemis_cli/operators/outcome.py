@@ -126,7 +126,13 @@ def _in_drawing_order(tree: UITree) -> Iterator[UINode]:
 
 def ui_signature(tree: UITree) -> tuple[tuple[Any, ...], ...]:
     """What the dump says is on screen, minus the status bar's clock and battery; windows in
-    drawing order, so the same screen dumped with its windows listed differently is equal."""
+    drawing order, so the same screen dumped with its windows listed differently is equal.
+    Built once per tree (kept on it): a step's screen is signed for its judgement, its loop
+    check and its record, and is the next step's screen too."""
+    return tree.cached("ui_signature", _signature)
+
+
+def _signature(tree: UITree) -> tuple[tuple[Any, ...], ...]:
     return tuple(
         (n.depth, n.class_name, n.resource_id, n.package, "" if _ticking(n) else n.text,
          "" if _ticking(n) else n.content_desc, n.checked, n.focused, n.selected, n.enabled,
@@ -140,7 +146,11 @@ def screen_fingerprint(obs: Observation) -> str:
     aside): equal for the same screen in the same state, "" when the dump is not known."""
     if not _tree_known(obs):
         return ""
-    return hashlib.blake2b(repr(ui_signature(obs.tree)).encode("utf-8"), digest_size=8).hexdigest()
+    return obs.tree.cached("screen_fingerprint", _fingerprint)
+
+
+def _fingerprint(tree: UITree) -> str:
+    return hashlib.blake2b(repr(ui_signature(tree)).encode("utf-8"), digest_size=8).hexdigest()
 
 
 def _tree_known(obs: Observation) -> bool:

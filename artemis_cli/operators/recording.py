@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from artemis_cli.engine.clock import now_iso
 from artemis_cli.engine.db import DataEngine
@@ -105,9 +105,10 @@ def responses_from_dicts(data: list[dict[str, Any]] | None) -> list[FunctionResp
 HISTORY_STEPS = SCAN_STEPS
 
 
-@dataclass(frozen=True)
-class StepTrace:
-    """What similarity hints and loop detection look back on."""
+class StepTrace(NamedTuple):
+    """What similarity hints and loop detection look back on: a tuple in the layout
+    :func:`~artemis_cli.memory.similarity.similar_step` reads, so the history is handed to it as it
+    is (not copied into tuples every turn)."""
 
     step: int
     dhash: str
@@ -126,6 +127,7 @@ class StepWriter:
     session_id: str
     recall: Recall
     service: StepMemoryService | None = None
+    #: in step order (appended as steps are written; a resume restores it from the steps)
     history: list[StepTrace] = field(default_factory=list)
     last_pre_sha: str | None = None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections import deque
 from dataclasses import dataclass
+from itertools import takewhile
 
 from artemis_cli.sim.system import VirtualClock
 
@@ -71,8 +72,17 @@ class LogBuffers:
             self.bufs[b].clear()
             self.sizes[b] = 0
 
-    def entries(self, buffers: tuple[str, ...] | list[str]) -> list[LogEntry]:
-        """Entries of ``buffers`` merged in time order (logd's order)."""
-        merged = [e for b in buffers for e in self.bufs[b]]
+    def entries(self, buffers: tuple[str, ...] | list[str], since_ms: int | None = None) -> list[LogEntry]:
+        """Entries of ``buffers`` merged in time order (logd's order); ``since_ms``: only those at or
+        after it, found from each ring's newest end (times only move forward), so a read of what
+        is new costs what is new, not the whole ring (up to 256 KiB a buffer on a long run)."""
+        if since_ms is None:
+            merged = [e for b in buffers for e in self.bufs[b]]
+        else:
+            merged = []
+            for b in buffers:
+                newer = list(takewhile(lambda e: e.ms >= since_ms, reversed(self.bufs[b])))
+                newer.reverse()  # ring order, so equal times keep their order in the stable sort
+                merged += newer
         merged.sort(key=lambda e: e.ms)
         return merged

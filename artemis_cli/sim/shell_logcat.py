@@ -123,10 +123,7 @@ class LogCommands:
                 lines.append(f"{b}: ring buffer is {logs.capacity // 1024} KiB ({_kib(used)} consumed, "
                              f"{_kib(used)} readable), max entry is 5120 B, max payload is 4068 B\n")
             return out("".join(lines))
-        entries = logs.entries(opts.buffers)
-        if opts.since_ms is not None:
-            entries = [e for e in entries if e.ms >= opts.since_ms]
-        entries = [e for e in entries if _passes(e, opts)]
+        entries = [e for e in logs.entries(opts.buffers, opts.since_ms) if _passes(e, opts)]
         if opts.tail is not None:
             entries = entries[-opts.tail:] if opts.tail > 0 else []
         if opts.max_count is not None:

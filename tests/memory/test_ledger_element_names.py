@@ -7,13 +7,18 @@ The "text repeats" fact is a pure function of the stored step: the target's own
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import pytest
 from golden_files import assert_golden
 
 from artemis_cli.engine import StepRecord
+from artemis_cli.memory import ledger_lines
 from artemis_cli.memory.ledger_lines import action_phrase, describe_target, ledger_line, recovery_line
+from artemis_cli.perception.elements import ParsedElement, parse_element_lines
 
 GOLDEN = Path(__file__).parent / "golden" / "ledger_element_names.txt"
 
@@ -91,3 +96,45 @@ def test_recovery_lines_keep_the_plain_name() -> None:
     """A recovery payload has no observation: its element is named by its text."""
     payload = {"tool": "tap", "args": {"index": 12}, "x": 867, "y": 814, "target": ADD_USB, "result": "ok"}
     assert recovery_line(payload) == 'tap Button "Add to cart" (id add_to_cart) @(867,814) -> ok'
+
+
+def test_a_steps_screen_is_parsed_once_for_all_its_phrases(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step's phrase is made when it is indexed for recall and again when its chunk is built and
+    rendered: the stored observation's element list is parsed once for all of them (and the same
+    phrase comes out)."""
+    parses = {"n": 0}
+
+    def counting(text: str) -> list[ParsedElement]:
+        parses["n"] += 1
+        return parse_element_lines(text)
+
+    ledger_lines._parsed_screen.cache.clear()  # type: ignore[attr-defined]
+    monkeypatch.setattr(ledger_lines, "parse_element_lines", counting)
+    s = _tap(4, ADD_USB)
+    first = action_phrase(s)
+    for _ in range(3):
+        assert action_phrase(StepRecord(**s.to_dict())) == ledger_line(s).split(": ", 1)[1].split(" -> ")[0] == first
+    assert parses["n"] == 1
+
+
+def test_a_parsed_screens_stated_cost_is_what_it_holds() -> None:
+    """The parsed-screen cache's cost per element is honest: the parse of real sim observations,
+    measured with tracemalloc, holds no more than the cache counts for it."""
+    from artemis_cli.operators.observe import observe
+    from artemis_cli.sim.phone import SimPhone
+
+    phone = SimPhone(popups=False)
+    screens = []
+    for app in ("com.android.settings", "com.android.contacts", "com.artemis.shop"):
+        phone.launch(app)
+        screens.append("<screen>\n" + observe(phone, (1080, 2400), "pixels").element_list + "\n</screen>")
+    for text in screens:
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            parsed = tuple(parse_element_lines(text))
+            held = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        assert parsed and held <= ledger_lines.PARSED_ELEMENT_BYTES * len(parsed), (held, len(parsed))

@@ -74,6 +74,54 @@ def test_a_return_after_progress_is_routine_work() -> None:
     assert similar_step(rows, BASE, current_step=8) is None
 
 
+def test_progress_counts_from_the_older_step_itself_up_to_the_current_one() -> None:
+    """Progress at the older step or after it (before the current step) silences the hint;
+    progress before it, or at or after the current step, does not."""
+    def rows(at: int) -> list[Row]:
+        out = hist((1, FAR), (2, BASE), (3, FAR), (4, FAR), (5, FAR), (6, FAR), (7, FAR), (9, FAR))
+        return [(s, d, o, a, k, sc, s == at) for s, d, o, a, k, sc, _ in out]
+    assert similar_step(rows(2), BASE, current_step=8) is None  # the older step itself made progress
+    assert similar_step(rows(7), BASE, current_step=8) is None  # the step just before this one
+    assert similar_step(rows(1), BASE, current_step=8) is not None  # before the older step
+    assert similar_step(rows(9), BASE, current_step=8) is not None  # after the current step: not yet
+
+
+class _Step(int):
+    """A step number that counts the comparisons made with it."""
+
+    seen = 0
+
+    def _count(self) -> None:
+        _Step.seen += 1
+
+    def __lt__(self, other: object) -> bool:
+        self._count()
+        return int(self) < other  # type: ignore[operator]
+
+    def __le__(self, other: object) -> bool:
+        self._count()
+        return int(self) <= other  # type: ignore[operator]
+
+    def __gt__(self, other: object) -> bool:
+        self._count()
+        return int(self) > other  # type: ignore[operator]
+
+    def __ge__(self, other: object) -> bool:
+        self._count()
+        return int(self) >= other  # type: ignore[operator]
+
+
+def test_the_scan_is_linear_in_the_history_with_progress_on_every_step() -> None:
+    """A long run where every step made progress (a switch toggled 500 times): each older step
+    that looks alike is checked against the progress made since in one comparison, not against
+    every progress step (that was 500 x 500 comparisons a turn, 7 ms by step 900)."""
+    n = 500
+    history = [(_Step(s), BASE, s * 1000, f"action {s}", "k", "", True) for s in range(1, n + 1)]
+    _Step.seen = 0
+    assert similar_step(history, flip(BASE, 1), current_step=n + 4) is None
+    assert _Step.seen <= 8 * n, _Step.seen
+
+
 def test_closest_wins_then_most_recent() -> None:
     closest = hist((1, FAR), (2, flip(BASE, 1)), (3, FAR), (4, flip(BASE, 4)), (5, FAR), (6, FAR), (7, FAR))
     hint = similar_step(closest, BASE, current_step=8)

@@ -3,9 +3,12 @@ and ``ok`` only when the intended effect was seen."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from outcome_support import act, tap, type_into
 
+from artemis_cli.operators import outcome
 from artemis_cli.operators.outcome import landing_problem
 from artemis_cli.perception.types import Bounds, UINode
 from artemis_cli.sim.phone import SimPhone
@@ -218,3 +221,33 @@ def test_a_back_that_hid_the_keyboard_says_so() -> None:
     assert hid.outcome.reply_fields() == {"observed": "back hid the keyboard; nothing else changed"}
     left = act(phone, "press_key", key="back")
     assert "keyboard" not in left.outcome.summary and left.outcome.text.replaced
+
+
+def test_a_screen_is_signed_once_however_often_it_is_judged_and_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step's screen is signed for its judgement (pre and post), its loop check and its record,
+    and the post screen is the next step's screen: each tree's signature and fingerprint are built
+    once and kept on it, the same values every time (counted by the nodes looked at)."""
+    phone = SimPhone(popups=False)
+    _settings(phone)
+    done = tap(phone, rid="wifi_switch")
+    pre = replace(done.pre, tree=replace(done.pre.tree))  # the same screens, not yet signed
+    post = replace(done.post, tree=replace(done.post.tree))
+    expected = (outcome.ui_signature(done.pre.tree), outcome.screen_fingerprint(done.pre))
+    looked = {"nodes": 0}
+    real = outcome._ticking
+
+    def counting(node: UINode) -> bool:
+        looked["nodes"] += 1
+        return real(node)
+
+    monkeypatch.setattr(outcome, "_ticking", counting)
+    assert (outcome.ui_signature(pre.tree), outcome.screen_fingerprint(pre)) == expected
+    one_pre = looked["nodes"]
+    assert one_pre > 0
+    for _ in range(3):
+        assert (outcome.ui_signature(pre.tree), outcome.screen_fingerprint(pre)) == expected
+        assert outcome.assess(done.action, done.result, pre, post).ui_changed
+        outcome.screen_fingerprint(post)
+    total = looked["nodes"]
+    outcome.ui_signature(replace(post.tree))  # what signing the post screen once costs
+    assert total == one_pre + (looked["nodes"] - total)

@@ -24,6 +24,7 @@ from PIL import Image
 from artemis_cli.memory.recall_search import ScreenCache
 from artemis_cli.memory.recall_text import screen_text
 from artemis_cli.models import base, openai_wire
+from artemis_cli.operators.outcome import ui_signature
 from artemis_cli.perception import dhash, hierarchy, marks, model_image
 from artemis_cli.perception.bytecache import ByteLRU, cache_stats
 from artemis_cli.perception.elements import index_screen
@@ -74,7 +75,7 @@ def test_every_cache_is_listed_with_its_bound() -> None:
                  "perception.marked_screenshots", "perception.dhashes", "perception.palette_grey",
                  "perception.mark_fonts", "models.image_sha256", "models.openai_data_urls",
                  "models.openai_url_digests", "sim.fonts", "sim.text_masks", "sim.fitted_labels",
-                 "engine.insert_sql"):
+                 "engine.insert_sql", "memory.parsed_screens"):
         assert name in listed and listed[name]["max_bytes"] > 0, name
 
 
@@ -108,6 +109,7 @@ def test_a_trees_stated_cost_is_what_it_holds(empty: None) -> None:
             before = tracemalloc.get_traced_memory()[0]
             tree = hierarchy.parse_hierarchy(xml)
             index_screen(tree)
+            ui_signature(tree)  # what a step's outcome keeps on it
             gc.collect()
             held = tracemalloc.get_traced_memory()[0] - before
         finally:

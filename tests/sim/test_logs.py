@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections import deque
+from collections.abc import Iterator
 
 import pytest
 
 from artemis_cli.sim.faults import FaultInjector, parse_faults
+from artemis_cli.sim.logbuf import LogEntry
 from artemis_cli.sim.phone import SimPhone
 
 THREADTIME = re.compile(r"^\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} +\d+ +\d+ [VDIWEF] .{8,}?: ")
@@ -227,3 +230,43 @@ def test_am_start_w_reports_a_cold_start_only_when_no_process_runs() -> None:
     p.key("home")
     assert "LaunchState: WARM" in p.shell(f"am start -W -n {SETTINGS}/.Settings")  # running behind
     assert "LaunchState: COLD" in p.shell(f"am start -W -S -n {SETTINGS}/.Settings")  # -S stops it first
+
+
+class _CountingRing(deque[LogEntry]):
+    """A log ring that counts the entries a reader walks over."""
+
+    walked = 0
+
+    def __iter__(self) -> Iterator[LogEntry]:
+        for e in super().__iter__():
+            _CountingRing.walked += 1
+            yield e
+
+    def __reversed__(self) -> Iterator[LogEntry]:
+        for e in super().__reversed__():
+            _CountingRing.walked += 1
+            yield e
+
+
+def test_logcat_since_a_time_walks_only_the_newer_entries() -> None:
+    """``logcat -d -T TIME`` (what each observation's log read asks) prints what the whole ring
+    filtered by time prints, and walks only the entries at or after TIME (plus one older entry
+    per buffer): a long session's full rings are not scanned on every step."""
+    p = _phone(seed=4)
+    for _ in range(30):
+        p.launch(SETTINGS)
+        p.run(f"am force-stop {SETTINGS}")
+    logs = p.logs
+    buffers = ("main", "system", "crash")
+    everything = logs.entries(buffers)
+    since = everything[-5].ms
+    newer = [e for e in everything if e.ms >= since]
+    assert logs.entries(buffers, since) == newer
+    for b in buffers:
+        logs.bufs[b] = _CountingRing(logs.bufs[b])
+    _CountingRing.walked = 0
+    stamp = f"{since // 1000}.{since % 1000:03d}"
+    text = p.shell(f"logcat -d -v epoch -b main,system,crash -T {stamp}")
+    assert [ln for ln in text.splitlines() if not ln.startswith("---")] and len(everything) > 10 * len(newer)
+    assert _CountingRing.walked <= len(newer) + len(buffers), (_CountingRing.walked, len(newer))
+    assert all(e.msg.splitlines()[0] in text for e in newer)

@@ -85,7 +85,7 @@ class ProLoop(FlashLoop):
             self._write_plan(number, first, "initial")
             return
         history = self.writer.history
-        if len(history) >= 2 and repeated_action([(h.step, h.dhash, h.key) for h in history], obs.dhash,
+        if len(history) >= 2 and repeated_action([(h.step, h.dhash, h.key) for h in history[-2:]], obs.dhash,
                                                   history[-1].key, times=3):
             revised = self.agents.planner.revise(self.plan, self.goal, self._view("planner", number - 1),
                                                  reason=f"the same action ({history[-1].phrase}) repeated on one screen",
