@@ -59,7 +59,7 @@ from artemis_cli.perception.structure import LABEL_JOIN
 from artemis_cli.perception.types import Target
 
 #: Bytes one parsed element line holds (the dataclass, its strings and tuples), an upper bound
-#: measured with tracemalloc over sim screens (``tests/memory/test_ledger_lines.py``).
+#: measured with tracemalloc over sim screens (``tests/memory/test_ledger_element_names.py``).
 PARSED_ELEMENT_BYTES = 1_200
 
 __all__ = [
