@@ -10,9 +10,7 @@ import os
 import sqlite3
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from artemis_cli.errors import UsageError
 
@@ -25,11 +23,16 @@ from .records import SESSION_STATUSES
 from .rows import cant_open
 from .storage import disk_full, is_disk_full, is_read_only, read_only
 
+if TYPE_CHECKING:
+    import sqlite_utils
+
 BLOB_DIRNAME = "blobs"
 
 
 def open_database(root: Path) -> tuple[sqlite_utils.Database, BlobStore]:
     """``root/artemis.db`` (created and migrated) and ``root/blobs/``."""
+    from ._sqlite import sqlite_utils
+
     try:
         root.mkdir(parents=True, exist_ok=True)
         blobs = BlobStore(root / BLOB_DIRNAME)

@@ -20,9 +20,7 @@ from dataclasses import fields, replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from artemis_cli.errors import SessionNotFound
 
@@ -65,6 +63,9 @@ from .storage import read_only, storage_errors, writes
 from .summaries import SUMMARY_UPDATE_SQL
 from .transaction import write_transaction
 
+if TYPE_CHECKING:
+    import sqlite_utils
+
 #: engines not yet closed: closed at interpreter exit, which otherwise may never free a connection
 #: (a frame kept by a traceback, a daemon thread); SQLite checkpoints the WAL into ``artemis.db``
 #: and removes ``-wal``/``-shm`` only when the last connection closes. Commands close their engine
@@ -85,9 +86,12 @@ def new_session_id() -> str:
 class DataEngine:
     """Sessions, steps, model calls and events in SQLite; screenshots and dumps as blobs."""
 
-    def __init__(self, data_dir: Path, db: sqlite_utils.Database, blobs: BlobStore) -> None:
+    def __init__(self, data_dir: Path, conn: sqlite3.Connection, blobs: BlobStore,
+                 db: sqlite_utils.Database | None = None) -> None:
         self.data_dir = data_dir
-        self.db = db
+        #: the one connection; reads go through it with the stdlib (no sqlite-utils needed)
+        self.conn = conn
+        self._db = db
         self._blobs = blobs
         self._lock = threading.RLock()
         self._closed = False
@@ -109,7 +113,7 @@ class DataEngine:
         if not create:
             require_data(root)
         db, blobs = open_database(root)
-        return cls(root, db, blobs)
+        return cls(root, db.conn, blobs, db)
 
     @classmethod
     def open_for_reading(cls, data_dir: Path | str) -> DataEngine:
@@ -127,6 +131,33 @@ class DataEngine:
         engine = cls(root, connect_read_only(root), BlobStore(root / BLOB_DIRNAME, create=False))
         engine.read_only = True
         return engine
+
+    @classmethod
+    def open_read_only(cls, data_dir: Path | str) -> DataEngine:
+        """For a command that only reads rows (``sessions list``): a read-only connection that
+        takes no write lock and imports no sqlite-utils (start-up time) when the database needs
+        nothing done; a database that needs upgrading, or that a read-only connection cannot
+        read as it is, is opened as :meth:`open_for_reading` opens it (which upgrades it).
+        Writes on the engine raise DataDirReadOnly."""
+        root = Path(data_dir).expanduser()
+        require_data(root)
+        try:
+            conn = connect_read_only(root, ("mode=ro",))  # never immutable: a writer's WAL counts
+        except DataEngineError:  # an older schema (SchemaVersionError), or a WAL it cannot open
+            return cls.open_for_reading(root)
+        engine = cls(root, conn, BlobStore(root / BLOB_DIRNAME, create=False))
+        engine.read_only = True
+        return engine
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """sqlite-utils over :attr:`conn`, for writes and the modules that query with it; built on
+        first use (importing it costs start-up time a reading command need not pay)."""
+        if self._db is None:
+            from ._sqlite import sqlite_utils
+
+            self._db = sqlite_utils.Database(self.conn)
+        return self._db
 
     @property
     def db_path(self) -> Path:
@@ -152,7 +183,7 @@ class DataEngine:
         with self._lock:
             if not self._closed:
                 self._closed = True
-                self.db.close()
+                self.conn.close()
 
     def abandon_interrupted_write(self) -> bool:
         """Roll back a write a stop signal cut short. ``write_transaction`` rolls back what it was
@@ -162,9 +193,9 @@ class DataEngine:
         lease release included. Call it only where no write of this process can be under way (the
         stop path, after the background work is closed). True when something was rolled back."""
         with self._lock:
-            if self._closed or not self.db.conn.in_transaction:
+            if self._closed or not self.conn.in_transaction:
                 return False
-            self.db.conn.execute("ROLLBACK")
+            self.conn.execute("ROLLBACK")
             return True
 
     def __enter__(self) -> DataEngine:
@@ -176,7 +207,7 @@ class DataEngine:
         self.close()
 
     def _rows(self, sql: str, params: list[Any] | dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        return select_rows(self.db.conn, sql, params)
+        return select_rows(self.conn, sql, params)
 
     # --- sessions ------------------------------------------------------------------------
 
@@ -335,10 +366,10 @@ class DataEngine:
             created = now_iso()
             with write_transaction(self.db):
                 for sha, (kind, size) in blob_rows.items():
-                    insert_row(self.db.conn, "blobs", {"sha256": sha, "kind": kind, "size": size,
+                    insert_row(self.conn, "blobs", {"sha256": sha, "kind": kind, "size": size,
                                                        "created_at": created}, ignore=True)
                 try:
-                    step_id = insert_row(self.db.conn, "steps", encode(record, STEP_JSON))
+                    step_id = insert_row(self.conn, "steps", encode(record, STEP_JSON))
                 except sqlite3.IntegrityError as exc:
                     if "UNIQUE" in str(exc):
                         raise duplicate_step(step) from exc
@@ -398,7 +429,7 @@ class DataEngine:
     def step_times(self, session_id: str) -> list[tuple[str, str | None]]:
         """(started_at, ended_at) of every step: two columns, no step record decoded."""
         with self._lock:
-            rows = self.db.execute("SELECT started_at, ended_at FROM steps WHERE session_id = ?", [session_id])
+            rows = self.conn.execute("SELECT started_at, ended_at FROM steps WHERE session_id = ?", [session_id])
             return [(started, ended) for started, ended in rows.fetchall()]
 
     def last_step_number(self, session_id: str) -> int:
@@ -468,7 +499,7 @@ class DataEngine:
         with self._lock:
             try:
                 with write_transaction(self.db):
-                    return insert_row(self.db.conn, "llm_calls", row)
+                    return insert_row(self.conn, "llm_calls", row)
             except sqlite3.IntegrityError as exc:
                 raise SessionNotFound(f"no session {rec.session_id!r}", hint=SESSION_HINT) from exc
 
@@ -508,7 +539,7 @@ class DataEngine:
             raise DataEngineError("an event needs a kind")
         row = encode(rec, EVENT_JSON)
         row["created_at"] = normalize_iso(rec.created_at) if rec.created_at else now_iso()
-        return insert_row(self.db.conn, "events", row)
+        return insert_row(self.conn, "events", row)
 
     def events(self, session_id: str, kind: str | None = None) -> list[EventRecord]:
         sql = "SELECT * FROM events WHERE session_id = ?"
@@ -531,7 +562,7 @@ class DataEngine:
         with self._lock:
             sha = self._blobs.put(data)
             with write_transaction(self.db):
-                insert_row(self.db.conn, "blobs", {"sha256": sha, "kind": kind, "size": len(data),
+                insert_row(self.conn, "blobs", {"sha256": sha, "kind": kind, "size": len(data),
                                                    "created_at": now_iso()}, ignore=True)
         return sha
 
@@ -573,12 +604,12 @@ class DataEngine:
         """SQLite's ``PRAGMA data_version``: it changes when another connection (another process,
         or another engine on the same data dir) commits, never for this engine's own writes."""
         with self._lock:
-            return int(self.db.conn.execute("PRAGMA data_version").fetchone()[0])
+            return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
 
     def lease_owner(self, session_id: str) -> LeaseOwner | None:
         """The stored owner of ``session_id`` (live or not), None when nobody holds it."""
         with self._lock:
-            return read_owner(self.db, session_id)
+            return read_owner(self.conn, session_id)
 
     def derived_status(self, rec: SessionRecord) -> SessionStatus:
         """``rec.status``, except that a ``running`` session with no live owner is ``interrupted``."""
