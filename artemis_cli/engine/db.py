@@ -9,12 +9,10 @@ use ``BEGIN IMMEDIATE`` and ``busy_timeout`` is 5000 ms.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import secrets
 import sqlite3
 import threading
-import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import fields, replace
 from datetime import datetime
@@ -26,10 +24,10 @@ from artemis_cli.errors import SessionNotFound
 
 from .blobs import BlobStore
 from .clock import normalize_iso, now_iso, utc_now
-from .connection import BLOB_DIRNAME, open_database, session_query
+from .connection import BLOB_DIRNAME, OPEN_ENGINES, open_database, session_query
 from .errors import BlobMissing, DataDirReadOnly, DataEngineError, StepNotFound, StorageFull
-from .lease import Lease, LeaseOwner, acquire, derived_status, read_owner
-from .reading import DB_FILENAME, connect_read_only, require_data
+from .lease import Lease, LeaseOwner, acquire, derived_status, heartbeat, read_owner, release
+from .reading import DB_FILENAME, connect_if_current, connect_read_only, require_data
 from .records import (
     FINAL_SESSION_STATUSES,
     SESSION_STATUSES,
@@ -66,18 +64,6 @@ from .transaction import write_transaction
 if TYPE_CHECKING:
     import sqlite_utils
 
-#: engines not yet closed: closed at interpreter exit, which otherwise may never free a connection
-#: (a frame kept by a traceback, a daemon thread); SQLite checkpoints the WAL into ``artemis.db``
-#: and removes ``-wal``/``-shm`` only when the last connection closes. Commands close their engine
-#: themselves; this is the net under the ones that return early or raise.
-_OPEN_ENGINES: weakref.WeakSet[DataEngine] = weakref.WeakSet()
-
-
-@atexit.register
-def _close_open_engines() -> None:
-    for engine in list(_OPEN_ENGINES):
-        engine.close()
-
 def new_session_id() -> str:
     """``YYYYMMDD-HHMMSS-xxxx``: UTC start time plus 4 random hex digits; sorts by time."""
     return f"{utc_now().strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
@@ -89,8 +75,7 @@ class DataEngine:
     def __init__(self, data_dir: Path, conn: sqlite3.Connection, blobs: BlobStore,
                  db: sqlite_utils.Database | None = None) -> None:
         self.data_dir = data_dir
-        #: the one connection; reads go through it with the stdlib (no sqlite-utils needed)
-        self.conn = conn
+        self.conn = conn  # the one connection: reads use it with the stdlib, no sqlite-utils
         self._db = db
         self._blobs = blobs
         self._lock = threading.RLock()
@@ -99,7 +84,7 @@ class DataEngine:
         #: session id -> its run's ``models.pricing.Pricer``: ``record_llm_call`` prices each call
         #: of that session as it is recorded (set by the runner, ``set_pricer``).
         self._pricers: dict[str, Any] = {}
-        _OPEN_ENGINES.add(self)
+        OPEN_ENGINES.add(self)
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -127,37 +112,29 @@ class DataEngine:
             return cls._open_read_only(Path(data_dir).expanduser())
 
     @classmethod
-    def _open_read_only(cls, root: Path) -> DataEngine:
-        engine = cls(root, connect_read_only(root), BlobStore(root / BLOB_DIRNAME, create=False))
+    def _open_read_only(cls, root: Path, conn: sqlite3.Connection | None = None) -> DataEngine:
+        engine = cls(root, conn or connect_read_only(root), BlobStore(root / BLOB_DIRNAME, create=False))
         engine.read_only = True
         return engine
 
     @classmethod
     def open_read_only(cls, data_dir: Path | str) -> DataEngine:
-        """For a command that only reads rows (``sessions list``): a read-only connection that
-        takes no write lock and imports no sqlite-utils (start-up time) when the database needs
-        nothing done; a database that needs upgrading, or that a read-only connection cannot
-        read as it is, is opened as :meth:`open_for_reading` opens it (which upgrades it).
-        Writes on the engine raise DataDirReadOnly."""
+        """For a command that only reads rows (``sessions list``): read-only, no write lock, no
+        sqlite-utils (``reading.connect_if_current``); a database that needs upgrading is opened
+        as :meth:`open_for_reading` opens it. Writes on the engine raise DataDirReadOnly."""
         root = Path(data_dir).expanduser()
-        require_data(root)
-        try:
-            conn = connect_read_only(root, ("mode=ro",))  # never immutable: a writer's WAL counts
-        except DataEngineError:  # an older schema (SchemaVersionError), or a WAL it cannot open
-            return cls.open_for_reading(root)
-        engine = cls(root, conn, BlobStore(root / BLOB_DIRNAME, create=False))
-        engine.read_only = True
-        return engine
+        conn = connect_if_current(root)
+        return cls.open_for_reading(root) if conn is None else cls._open_read_only(root, conn)
 
     @property
     def db(self) -> sqlite_utils.Database:
-        """sqlite-utils over :attr:`conn`, for writes and the modules that query with it; built on
-        first use (importing it costs start-up time a reading command need not pay)."""
-        if self._db is None:
-            from ._sqlite import sqlite_utils
+        """sqlite-utils over :attr:`conn` (writes, and modules that query with it), built on first use."""
+        with self._lock:
+            if self._db is None:
+                from ._sqlite import sqlite_utils
 
-            self._db = sqlite_utils.Database(self.conn)
-        return self._db
+                self._db = sqlite_utils.Database(self.conn)
+            return self._db
 
     @property
     def db_path(self) -> Path:
@@ -367,7 +344,7 @@ class DataEngine:
             with write_transaction(self.db):
                 for sha, (kind, size) in blob_rows.items():
                     insert_row(self.conn, "blobs", {"sha256": sha, "kind": kind, "size": size,
-                                                       "created_at": created}, ignore=True)
+                                                    "created_at": created}, ignore=True)
                 try:
                     step_id = insert_row(self.conn, "steps", encode(record, STEP_JSON))
                 except sqlite3.IntegrityError as exc:
@@ -563,7 +540,7 @@ class DataEngine:
             sha = self._blobs.put(data)
             with write_transaction(self.db):
                 insert_row(self.conn, "blobs", {"sha256": sha, "kind": kind, "size": len(data),
-                                                   "created_at": now_iso()}, ignore=True)
+                                                "created_at": now_iso()}, ignore=True)
         return sha
 
     @writes
@@ -589,16 +566,13 @@ class DataEngine:
     @writes
     def heartbeat_lease(self, owner: LeaseOwner) -> bool:
         """Refresh our heartbeat; False when the lease is no longer ours."""
-        with self._lock, write_transaction(self.db):
-            cur = self.db.execute("UPDATE session_leases SET heartbeat_at = ? WHERE session_id = ? AND token = ?",
-                                  [now_iso(), owner.session_id, owner.token])
-            return cur.rowcount == 1
+        with self._lock:
+            return heartbeat(self.db, owner)
 
     @writes
     def release_lease(self, owner: LeaseOwner) -> None:
-        with self._lock, write_transaction(self.db):
-            self.db.execute("DELETE FROM session_leases WHERE session_id = ? AND token = ?",
-                            [owner.session_id, owner.token])
+        with self._lock:
+            release(self.db, owner)
 
     def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version``: it changes when another connection (another process,

@@ -218,6 +218,19 @@ def acquire(db: Any, session_id: str, command: str) -> tuple[LeaseOwner, LeaseOw
     return mine, previous
 
 
+def heartbeat(db: Any, owner: LeaseOwner) -> bool:
+    """Refresh ``owner``'s heartbeat; False when the lease is no longer theirs."""
+    with write_transaction(db):
+        cur = db.execute("UPDATE session_leases SET heartbeat_at = ? WHERE session_id = ? AND token = ?",
+                         [now_iso(), owner.session_id, owner.token])
+        return bool(cur.rowcount == 1)
+
+
+def release(db: Any, owner: LeaseOwner) -> None:
+    with write_transaction(db):
+        db.execute("DELETE FROM session_leases WHERE session_id = ? AND token = ?", [owner.session_id, owner.token])
+
+
 def derived_status(status: SessionStatus, owner: LeaseOwner | None) -> SessionStatus:
     """What a user should be shown: a ``running`` session nobody owns any more stopped without
     saying so (kill -9, a crash, a lost host) and is ``interrupted``."""

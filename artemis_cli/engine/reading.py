@@ -27,6 +27,17 @@ def require_data(root: Path) -> None:
 READ_ONLY_FLAGS = ("mode=ro", "mode=ro&immutable=1")
 
 
+def connect_if_current(root: Path) -> sqlite3.Connection | None:
+    """A read-only connection that takes no write lock when the database needs nothing done
+    (mode=ro, never immutable: what a writer's WAL holds counts); None when it needs upgrading
+    or a read-only connection cannot read it as it is. ``NoArtemisData`` without a database."""
+    require_data(root)
+    try:
+        return connect_read_only(root, ("mode=ro",))
+    except DataEngineError:  # an older schema (SchemaVersionError), or a WAL it cannot open
+        return None
+
+
 def connect_read_only(root: Path, flags_tried: tuple[str, ...] = READ_ONLY_FLAGS) -> sqlite3.Connection:
     """A read-only stdlib connection to ``root``'s database, whose schema must be current."""
     path = root / DB_FILENAME  # it exists: the caller ran require_data before us
