@@ -40,15 +40,6 @@ class ArtemisGroup(TyperGroup):
             raise _NoSubcommand(ctx)
         return super().parse_args(ctx, args)
 
-    def get_help_option(self, ctx: Any) -> Any:
-        """The group's ``--help``, valued False when absent: Typer 0.26+ coerces an absent flag's
-        None through a pydantic adapter, so every ``artemis X --help`` paid for importing pydantic
-        at the group level (issue 38: start-up). Click's help callback ignores a false value."""
-        option = super().get_help_option(ctx)
-        if option is not None and option.default is None:
-            option.default = False
-        return option
-
     def invoke(self, ctx: Any) -> Any:
         """A write to a closed stdout ends the command quietly. Caught here, below Click, whose
         own EPIPE handler would exit 1; Rich consoles and ``write_out`` go on without raising."""
@@ -207,8 +198,10 @@ def _print_version(value: bool) -> None:
 
 def _prepare_help() -> None:
     from artemis_cli.cli.helptext import prepare
+    from artemis_cli.cli.plain_values import take_plain_values
 
     prepare(app)
+    take_plain_values()  # option values without pydantic where they are plain (start-up time)
 
 
 @app.callback()

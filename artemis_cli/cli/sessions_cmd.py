@@ -19,14 +19,17 @@ app = typer.Typer(help="Browse and inspect recorded sessions.", no_args_is_help=
 
 
 
-def _engine(data_dir: Path | None, *, write: bool = False, create: bool = False) -> Any:
+def _engine(data_dir: Path | None, *, write: bool = False, create: bool = False, rows_only: bool = False) -> Any:
     """The data dir's engine; read-only commands also work on a read-only data dir. Only
-    ``create`` (import) makes a data dir; every other command refuses one without Artemis data."""
+    ``create`` (import) makes a data dir; every other command refuses one without Artemis data.
+    ``rows_only``: the command reads rows and nothing else (``DataEngine.open_read_only``)."""
     from artemis_cli.engine.db import DataEngine
     from artemis_cli.paths import data_dir as resolve
 
     if write:
         return DataEngine.open(resolve(data_dir), create=create)
+    if rows_only:
+        return DataEngine.open_read_only(resolve(data_dir))
     return DataEngine.open_for_reading(resolve(data_dir))
 
 
@@ -149,7 +152,7 @@ def list_sessions(
     from artemis_cli.engine.errors import NoArtemisData
 
     try:
-        engine = _engine(data_dir)
+        engine = _engine(data_dir, rows_only=True)
     except NoArtemisData:
         if data_dir is not None:  # a mistyped --data-dir is an error; nothing was created
             raise

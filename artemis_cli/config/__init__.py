@@ -6,8 +6,9 @@ costs most of the CLI's start-up, and ``artemis --help`` or ``sessions list`` ne
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from artemis_cli.lazy import lazy_names
 
 if TYPE_CHECKING:
     from .issues import ConfigIssue, issues_of
@@ -52,8 +53,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_names(__name__, _WHERE)

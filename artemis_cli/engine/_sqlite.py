@@ -1,4 +1,7 @@
-"""Importing sqlite-utils cheaply (start-up time, issue 23 item 14)."""
+"""Importing sqlite-utils cheaply (start-up time, issues 23 and 38): every engine module that needs
+it at run time takes it from here (``from ._sqlite import sqlite_utils``), and only when it is
+used: the engine reads with the stdlib ``sqlite3`` (``DataEngine.conn``), so a command that only
+reads (``sessions list``) never imports it."""
 
 from __future__ import annotations
 
@@ -25,3 +28,7 @@ def _import_sqlite_utils() -> None:
 
 
 _import_sqlite_utils()
+
+import sqlite_utils  # noqa: E402  # imported above, without numpy
+
+__all__ = ["sqlite_utils"]

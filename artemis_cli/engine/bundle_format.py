@@ -95,7 +95,7 @@ def _session_rows(db: sqlite_utils.Database, table: str, session_id: str) -> dic
 
 
 def _schema(db: sqlite_utils.Database) -> dict[str, Any]:
-    applied = applied_migrations(db)
+    applied = applied_migrations(db.conn)
     level = max(applied, default=0)
     return {"migration": level, "name": applied.get(level, "")}
 

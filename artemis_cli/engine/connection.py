@@ -6,13 +6,13 @@ named error (read-only, disk full, not an Artemis database)."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import sqlite3
+import weakref
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from artemis_cli.errors import UsageError
 
@@ -25,11 +25,28 @@ from .records import SESSION_STATUSES
 from .rows import cant_open
 from .storage import disk_full, is_disk_full, is_read_only, read_only
 
+if TYPE_CHECKING:
+    import sqlite_utils
+
 BLOB_DIRNAME = "blobs"
+
+#: engines not yet closed: closed at interpreter exit, which otherwise may never free a connection
+#: (a frame kept by a traceback, a daemon thread); SQLite checkpoints the WAL into ``artemis.db``
+#: and removes ``-wal``/``-shm`` only when the last connection closes. Commands close their engine
+#: themselves; this is the net under the ones that return early or raise.
+OPEN_ENGINES: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_engines() -> None:
+    for engine in list(OPEN_ENGINES):
+        engine.close()
 
 
 def open_database(root: Path) -> tuple[sqlite_utils.Database, BlobStore]:
     """``root/artemis.db`` (created and migrated) and ``root/blobs/``."""
+    from ._sqlite import sqlite_utils
+
     try:
         root.mkdir(parents=True, exist_ok=True)
         blobs = BlobStore(root / BLOB_DIRNAME)

@@ -9,29 +9,25 @@ use ``BEGIN IMMEDIATE`` and ``busy_timeout`` is 5000 ms.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import secrets
 import sqlite3
 import threading
-import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import fields, replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from artemis_cli.errors import SessionNotFound
 
 from .blobs import BlobStore
 from .clock import normalize_iso, now_iso, utc_now
-from .connection import BLOB_DIRNAME, open_database, session_query
+from .connection import BLOB_DIRNAME, OPEN_ENGINES, open_database, session_query
 from .errors import BlobMissing, DataDirReadOnly, DataEngineError, StepNotFound, StorageFull
-from .lease import Lease, LeaseOwner, acquire, derived_status, read_owner
-from .reading import DB_FILENAME, connect_read_only, require_data
+from .lease import Lease, LeaseOwner, acquire, derived_status, heartbeat, read_owner, release
+from .reading import DB_FILENAME, connect_if_current, connect_read_only, require_data
 from .records import (
     FINAL_SESSION_STATUSES,
     SESSION_STATUSES,
@@ -65,17 +61,8 @@ from .storage import read_only, storage_errors, writes
 from .summaries import SUMMARY_UPDATE_SQL
 from .transaction import write_transaction
 
-#: engines not yet closed: closed at interpreter exit, which otherwise may never free a connection
-#: (a frame kept by a traceback, a daemon thread); SQLite checkpoints the WAL into ``artemis.db``
-#: and removes ``-wal``/``-shm`` only when the last connection closes. Commands close their engine
-#: themselves; this is the net under the ones that return early or raise.
-_OPEN_ENGINES: weakref.WeakSet[DataEngine] = weakref.WeakSet()
-
-
-@atexit.register
-def _close_open_engines() -> None:
-    for engine in list(_OPEN_ENGINES):
-        engine.close()
+if TYPE_CHECKING:
+    import sqlite_utils
 
 def new_session_id() -> str:
     """``YYYYMMDD-HHMMSS-xxxx``: UTC start time plus 4 random hex digits; sorts by time."""
@@ -85,9 +72,11 @@ def new_session_id() -> str:
 class DataEngine:
     """Sessions, steps, model calls and events in SQLite; screenshots and dumps as blobs."""
 
-    def __init__(self, data_dir: Path, db: sqlite_utils.Database, blobs: BlobStore) -> None:
+    def __init__(self, data_dir: Path, conn: sqlite3.Connection, blobs: BlobStore,
+                 db: sqlite_utils.Database | None = None) -> None:
         self.data_dir = data_dir
-        self.db = db
+        self.conn = conn  # the one connection: reads use it with the stdlib, no sqlite-utils
+        self._db = db
         self._blobs = blobs
         self._lock = threading.RLock()
         self._closed = False
@@ -95,7 +84,7 @@ class DataEngine:
         #: session id -> its run's ``models.pricing.Pricer``: ``record_llm_call`` prices each call
         #: of that session as it is recorded (set by the runner, ``set_pricer``).
         self._pricers: dict[str, Any] = {}
-        _OPEN_ENGINES.add(self)
+        OPEN_ENGINES.add(self)
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -109,7 +98,7 @@ class DataEngine:
         if not create:
             require_data(root)
         db, blobs = open_database(root)
-        return cls(root, db, blobs)
+        return cls(root, db.conn, blobs, db)
 
     @classmethod
     def open_for_reading(cls, data_dir: Path | str) -> DataEngine:
@@ -123,10 +112,29 @@ class DataEngine:
             return cls._open_read_only(Path(data_dir).expanduser())
 
     @classmethod
-    def _open_read_only(cls, root: Path) -> DataEngine:
-        engine = cls(root, connect_read_only(root), BlobStore(root / BLOB_DIRNAME, create=False))
+    def _open_read_only(cls, root: Path, conn: sqlite3.Connection | None = None) -> DataEngine:
+        engine = cls(root, conn or connect_read_only(root), BlobStore(root / BLOB_DIRNAME, create=False))
         engine.read_only = True
         return engine
+
+    @classmethod
+    def open_read_only(cls, data_dir: Path | str) -> DataEngine:
+        """For a command that only reads rows (``sessions list``): read-only, no write lock, no
+        sqlite-utils (``reading.connect_if_current``); a database that needs upgrading is opened
+        as :meth:`open_for_reading` opens it. Writes on the engine raise DataDirReadOnly."""
+        root = Path(data_dir).expanduser()
+        conn = connect_if_current(root)
+        return cls.open_for_reading(root) if conn is None else cls._open_read_only(root, conn)
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """sqlite-utils over :attr:`conn` (writes, and modules that query with it), built on first use."""
+        with self._lock:
+            if self._db is None:
+                from ._sqlite import sqlite_utils
+
+                self._db = sqlite_utils.Database(self.conn)
+            return self._db
 
     @property
     def db_path(self) -> Path:
@@ -152,7 +160,7 @@ class DataEngine:
         with self._lock:
             if not self._closed:
                 self._closed = True
-                self.db.close()
+                self.conn.close()
 
     def abandon_interrupted_write(self) -> bool:
         """Roll back a write a stop signal cut short. ``write_transaction`` rolls back what it was
@@ -162,9 +170,9 @@ class DataEngine:
         lease release included. Call it only where no write of this process can be under way (the
         stop path, after the background work is closed). True when something was rolled back."""
         with self._lock:
-            if self._closed or not self.db.conn.in_transaction:
+            if self._closed or not self.conn.in_transaction:
                 return False
-            self.db.conn.execute("ROLLBACK")
+            self.conn.execute("ROLLBACK")
             return True
 
     def __enter__(self) -> DataEngine:
@@ -176,7 +184,7 @@ class DataEngine:
         self.close()
 
     def _rows(self, sql: str, params: list[Any] | dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        return select_rows(self.db.conn, sql, params)
+        return select_rows(self.conn, sql, params)
 
     # --- sessions ------------------------------------------------------------------------
 
@@ -335,10 +343,10 @@ class DataEngine:
             created = now_iso()
             with write_transaction(self.db):
                 for sha, (kind, size) in blob_rows.items():
-                    insert_row(self.db.conn, "blobs", {"sha256": sha, "kind": kind, "size": size,
-                                                       "created_at": created}, ignore=True)
+                    insert_row(self.conn, "blobs", {"sha256": sha, "kind": kind, "size": size,
+                                                    "created_at": created}, ignore=True)
                 try:
-                    step_id = insert_row(self.db.conn, "steps", encode(record, STEP_JSON))
+                    step_id = insert_row(self.conn, "steps", encode(record, STEP_JSON))
                 except sqlite3.IntegrityError as exc:
                     if "UNIQUE" in str(exc):
                         raise duplicate_step(step) from exc
@@ -398,7 +406,7 @@ class DataEngine:
     def step_times(self, session_id: str) -> list[tuple[str, str | None]]:
         """(started_at, ended_at) of every step: two columns, no step record decoded."""
         with self._lock:
-            rows = self.db.execute("SELECT started_at, ended_at FROM steps WHERE session_id = ?", [session_id])
+            rows = self.conn.execute("SELECT started_at, ended_at FROM steps WHERE session_id = ?", [session_id])
             return [(started, ended) for started, ended in rows.fetchall()]
 
     def last_step_number(self, session_id: str) -> int:
@@ -468,7 +476,7 @@ class DataEngine:
         with self._lock:
             try:
                 with write_transaction(self.db):
-                    return insert_row(self.db.conn, "llm_calls", row)
+                    return insert_row(self.conn, "llm_calls", row)
             except sqlite3.IntegrityError as exc:
                 raise SessionNotFound(f"no session {rec.session_id!r}", hint=SESSION_HINT) from exc
 
@@ -508,7 +516,7 @@ class DataEngine:
             raise DataEngineError("an event needs a kind")
         row = encode(rec, EVENT_JSON)
         row["created_at"] = normalize_iso(rec.created_at) if rec.created_at else now_iso()
-        return insert_row(self.db.conn, "events", row)
+        return insert_row(self.conn, "events", row)
 
     def events(self, session_id: str, kind: str | None = None) -> list[EventRecord]:
         sql = "SELECT * FROM events WHERE session_id = ?"
@@ -531,8 +539,8 @@ class DataEngine:
         with self._lock:
             sha = self._blobs.put(data)
             with write_transaction(self.db):
-                insert_row(self.db.conn, "blobs", {"sha256": sha, "kind": kind, "size": len(data),
-                                                   "created_at": now_iso()}, ignore=True)
+                insert_row(self.conn, "blobs", {"sha256": sha, "kind": kind, "size": len(data),
+                                                "created_at": now_iso()}, ignore=True)
         return sha
 
     @writes
@@ -558,27 +566,24 @@ class DataEngine:
     @writes
     def heartbeat_lease(self, owner: LeaseOwner) -> bool:
         """Refresh our heartbeat; False when the lease is no longer ours."""
-        with self._lock, write_transaction(self.db):
-            cur = self.db.execute("UPDATE session_leases SET heartbeat_at = ? WHERE session_id = ? AND token = ?",
-                                  [now_iso(), owner.session_id, owner.token])
-            return cur.rowcount == 1
+        with self._lock:
+            return heartbeat(self.db, owner)
 
     @writes
     def release_lease(self, owner: LeaseOwner) -> None:
-        with self._lock, write_transaction(self.db):
-            self.db.execute("DELETE FROM session_leases WHERE session_id = ? AND token = ?",
-                            [owner.session_id, owner.token])
+        with self._lock:
+            release(self.db, owner)
 
     def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version``: it changes when another connection (another process,
         or another engine on the same data dir) commits, never for this engine's own writes."""
         with self._lock:
-            return int(self.db.conn.execute("PRAGMA data_version").fetchone()[0])
+            return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
 
     def lease_owner(self, session_id: str) -> LeaseOwner | None:
         """The stored owner of ``session_id`` (live or not), None when nobody holds it."""
         with self._lock:
-            return read_owner(self.db, session_id)
+            return read_owner(self.conn, session_id)
 
     def derived_status(self, rec: SessionRecord) -> SessionStatus:
         """``rec.status``, except that a ``running`` session with no live owner is ``interrupted``."""

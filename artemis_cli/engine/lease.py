@@ -21,6 +21,7 @@ import contextlib
 import os
 import secrets
 import socket
+import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,8 +110,8 @@ def _row_to_owner(row: dict[str, Any]) -> LeaseOwner:
                       acquired_at=row["acquired_at"], heartbeat_at=row["heartbeat_at"])
 
 
-def read_owner(db: Any, session_id: str) -> LeaseOwner | None:
-    rows = select_rows(db.conn, "SELECT * FROM session_leases WHERE session_id = ?", [session_id])
+def read_owner(conn: sqlite3.Connection, session_id: str) -> LeaseOwner | None:
+    rows = select_rows(conn, "SELECT * FROM session_leases WHERE session_id = ?", [session_id])
     return _row_to_owner(rows[0]) if rows else None
 
 
@@ -205,7 +206,7 @@ def acquire(db: Any, session_id: str, command: str) -> tuple[LeaseOwner, LeaseOw
     mine = LeaseOwner(session_id=session_id, host=this_host(), pid=pid, started=process_start(pid),
                       command=command, token=secrets.token_hex(8), acquired_at=now, heartbeat_at=now)
     with write_transaction(db):
-        previous = read_owner(db, session_id)
+        previous = read_owner(db.conn, session_id)
         if previous is not None and previous.is_live() and not (
                 previous.host == mine.host and previous.pid == mine.pid):
             raise busy_error(previous)
@@ -215,6 +216,19 @@ def acquire(db: Any, session_id: str, command: str) -> tuple[LeaseOwner, LeaseOw
             [session_id, mine.host, mine.pid, mine.started, command, mine.token, now, now],
         )
     return mine, previous
+
+
+def heartbeat(db: Any, owner: LeaseOwner) -> bool:
+    """Refresh ``owner``'s heartbeat; False when the lease is no longer theirs."""
+    with write_transaction(db):
+        cur = db.execute("UPDATE session_leases SET heartbeat_at = ? WHERE session_id = ? AND token = ?",
+                         [now_iso(), owner.session_id, owner.token])
+        return bool(cur.rowcount == 1)
+
+
+def release(db: Any, owner: LeaseOwner) -> None:
+    with write_transaction(db):
+        db.execute("DELETE FROM session_leases WHERE session_id = ? AND token = ?", [owner.session_id, owner.token])
 
 
 def derived_status(status: SessionStatus, owner: LeaseOwner | None) -> SessionStatus:

@@ -8,15 +8,18 @@ written by a newer Artemis).
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from .clock import now_iso
 from .errors import SchemaVersionError
 from .transaction import write_transaction
 
-Migration = Callable[[sqlite_utils.Database], None]
+if TYPE_CHECKING:
+    import sqlite_utils
+
+Migration = Callable[["sqlite_utils.Database"], None]
 
 _CREATE_MIGRATIONS_TABLE = """
 CREATE TABLE IF NOT EXISTS _migrations (
@@ -332,10 +335,11 @@ MIGRATIONS: list[tuple[str, Migration]] = [
 ]
 
 
-def applied_migrations(db: sqlite_utils.Database) -> dict[int, str]:
-    if "_migrations" not in db.table_names():
+def applied_migrations(conn: sqlite3.Connection) -> dict[int, str]:
+    """The migrations recorded in the database (read with the stdlib connection)."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'").fetchone() is None:
         return {}
-    return {row["id"]: row["name"] for row in db.query("SELECT id, name FROM _migrations ORDER BY id")}
+    return {int(number): str(name) for number, name in conn.execute("SELECT id, name FROM _migrations ORDER BY id")}
 
 
 def migrate(db: sqlite_utils.Database, migrations: list[tuple[str, Migration]] | None = None) -> list[str]:
@@ -346,11 +350,11 @@ def migrate(db: sqlite_utils.Database, migrations: list[tuple[str, Migration]] |
     """
     migrations = MIGRATIONS if migrations is None else migrations
     db.execute(_CREATE_MIGRATIONS_TABLE)
-    _check_known(applied_migrations(db), migrations)
+    _check_known(applied_migrations(db.conn), migrations)
     done: list[str] = []
     for number, (name, apply) in enumerate(migrations, start=1):
         with write_transaction(db):
-            applied = applied_migrations(db)
+            applied = applied_migrations(db.conn)
             if number in applied:
                 continue
             apply(db)
@@ -362,9 +366,9 @@ def migrate(db: sqlite_utils.Database, migrations: list[tuple[str, Migration]] |
     return done
 
 
-def check_schema_current(db: sqlite_utils.Database) -> None:
+def check_schema_current(conn: sqlite3.Connection) -> None:
     """For a database that cannot be migrated (read-only): every migration must be applied."""
-    applied = applied_migrations(db)
+    applied = applied_migrations(conn)
     _check_known(applied, MIGRATIONS)
     if len(applied) < len(MIGRATIONS):
         raise SchemaVersionError(

@@ -38,6 +38,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .rows import select_rows
+
 #: (group key, group label, ((role, role label), ...)) in display order.
 ROLE_GROUPS: tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...] = (
     ("operator", "operator", (("operator", "operator"),)),
@@ -192,7 +194,7 @@ def token_usage(engine: Any, session_id: str) -> TokenUsage:
     """Sum ``llm_calls`` of ``session_id`` by role, in one query (every billed attempt counts;
     see the module docstring). ``engine`` is a ``DataEngine``; ``session_id`` its full id."""
     with engine.lock:
-        rows = list(engine.db.query(TOKEN_USAGE_SQL, [session_id]))
+        rows = select_rows(engine.conn, TOKEN_USAGE_SQL, [session_id])
     roles = [
         RoleUsage(
             role=str(row["role"]),
@@ -291,7 +293,7 @@ def sessions_costs(engine: Any, session_ids: list[str]) -> dict[str, CostSummary
         return {}
     sql = COST_SQL.format(marks=",".join("?" * len(session_ids)))
     with engine.lock:
-        rows = list(engine.db.query(sql, list(session_ids)))
+        rows = select_rows(engine.conn, sql, list(session_ids))
     roles: dict[str, dict[str, float | None]] = {sid: {} for sid in session_ids}
     for row in rows:
         usd = None if row["unknown"] else float(row["cost"])

@@ -15,10 +15,12 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from .storage import storage_error
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 
 def _data_dir(db: sqlite_utils.Database) -> Path | None:

@@ -5,8 +5,9 @@ pull numpy, PIL and lxml into every command's start-up."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from artemis_cli.lazy import lazy_names
 
 if TYPE_CHECKING:
     from artemis_cli.perception.coords import CoordinateSpace
@@ -45,8 +46,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_names(__name__, _WHERE)

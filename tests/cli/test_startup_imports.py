@@ -79,10 +79,18 @@ def test_a_commands_help_loads_only_its_module(path: list[str]) -> None:
     assert [m for m in HELP_HEAVY if m in modules] == []
 
 
-def test_sessions_list_loads_no_device_model_or_config_library(tmp_path: Path) -> None:
-    """pydantic (Typer 0.26+ coerces option values with it) and sqlite-utils (the engine) may
-    load; nothing of devices, models, images or task files."""
-    modules = loaded_modules("sessions", "list", home=str(tmp_path / "home"))
+@pytest.mark.parametrize("seeded", [False, True], ids=["no data dir", "sessions"])
+def test_sessions_list_loads_no_device_model_or_config_library(tmp_path: Path, seeded: bool) -> None:
+    """Nothing of devices, models, images or task files; no pydantic (Typer 0.26+ would convert
+    the option values with it: cli/plain_values.py takes the plain ones without it) and no
+    sqlite-utils (the rows are read with the stdlib: ``DataEngine.open_read_only``)."""
+    home = tmp_path / "home"
+    if seeded:
+        from artemis_cli.engine import DataEngine, SessionRecord
+
+        with DataEngine.open(home) as engine:
+            engine.create_session(SessionRecord(goal="g", task_id="t", status="succeeded"))
+    modules = loaded_modules("sessions", "list", "--limit", "5", "--task", "t", home=str(home))
     assert command_modules(modules) == {"sessions_cmd", "prompt_cmd"}
-    assert [m for m in HEAVY if m in modules and m != "pydantic"] == []
-    assert not (tmp_path / "home").exists()
+    assert [m for m in (*HEAVY, "sqlite_utils") if m in modules] == []
+    assert home.exists() == seeded  # nothing was created
