@@ -22,7 +22,7 @@ from .errors import DataEngineError
 from .migrations import migrate
 from .reading import BUSY_TIMEOUT_MS, DB_FILENAME
 from .records import SESSION_STATUSES
-from .rows import cant_open
+from .rows import cant_open, is_locked
 from .storage import disk_full, is_disk_full, is_read_only, read_only
 
 if TYPE_CHECKING:
@@ -75,6 +75,11 @@ def open_database(root: Path) -> tuple[sqlite_utils.Database, BlobStore]:
             raise read_only(root) from exc
         if is_disk_full(exc):
             raise disk_full(root) from exc
+        if is_locked(exc):
+            raise DataEngineError(
+                f"cannot open {path}: another process held its write lock for {BUSY_TIMEOUT_MS / 1000:g} s",
+                hint="another artemis command (or a program with the database open) is writing it; try again "
+                     "when it is done") from exc
         raise DataEngineError(
             f"cannot open {path}: {exc}",
             hint="the file is not an Artemis database or is damaged; use another --data-dir",

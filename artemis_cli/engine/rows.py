@@ -100,6 +100,11 @@ def cant_open(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and "unable to open database file" in str(exc)
 
 
+def is_locked(exc: BaseException) -> bool:
+    """SQLite gave up waiting (``busy_timeout``) for another connection's write lock."""
+    return isinstance(exc, sqlite3.OperationalError) and "database is locked" in str(exc)
+
+
 def check_choice(what: str, value: object, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise DataEngineError(f"invalid {what} {value!r}; expected one of: {', '.join(allowed)}")

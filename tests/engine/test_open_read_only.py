@@ -79,3 +79,24 @@ def test_it_takes_no_write_lock(tmp_path: Path) -> None:
         writer.close()
     assert proc.returncode == 0, proc.stderr
     assert sorted(proc.stdout.split()) == sorted(ids)
+
+
+def test_a_write_lock_held_too_long_is_named_as_such(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening to write while another connection keeps the write lock past the busy timeout says
+    so, and does not call the database damaged."""
+    from artemis_cli.engine import connection
+    from artemis_cli.engine.errors import DataEngineError
+
+    data_dir = tmp_path / "data"
+    _seed(data_dir)
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", 200)  # the wait itself is SQLite's
+    writer = sqlite3.connect(data_dir / "artemis.db", timeout=0)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(DataEngineError) as caught:
+            DataEngine.open(data_dir)
+    finally:
+        writer.rollback()
+        writer.close()
+    assert "held its write lock for 0.2 s" in str(caught.value)
+    assert "damaged" not in (caught.value.hint or "") and "try again" in (caught.value.hint or "")
