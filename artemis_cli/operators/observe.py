@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from artemis_cli.device.protocol import Device
@@ -369,6 +369,37 @@ def observe(
         keyboard_shown=shown,
         logs=events,
     )
+
+
+def seen_again(device: Device, seen: Observation | None) -> Observation | None:
+    """``seen`` again, for one screenshot instead of a full observation, when a screenshot now is
+    byte for byte the one ``seen`` was observed with: nothing drawn on the screen changed since.
+    None (observe the screen in full) when it differs in any pixel, when there is no ``seen`` or
+    it had a problem (a dump that failed), or when the capture failed.
+
+    Pixels, not the dHash: the 64-bit hash of a 9x8 grid does not see one word change in a list
+    row, whose element the client may be about to tap. What even equal pixels miss is a change
+    of the hierarchy that draws nothing (a content-desc, a node's state that is not shown):
+    the screen is then taken as the earlier dump described it, as a person looking at it would.
+
+    The copy returned is the earlier observation (its dump, elements, foreground app, keyboard)
+    with this capture's time and timings (``screenshot``, ``total``, and ``dump_age``: how old
+    the dump it reuses is, in ms) and no log events (the device's next full observation reads
+    the lines logged since the last one)."""
+    if seen is None or seen.problems:
+        return None
+    t0 = time.perf_counter()
+    try:
+        png = device.screenshot()
+    except (ScreenshotError, DeviceOffline):
+        return None
+    if without_pixels(png) != seen.png:
+        return None
+    ms = round((time.perf_counter() - t0) * 1000, 3)
+    now = time.monotonic()
+    return replace(seen, captured_at=now, problems=[], logs=None, settle_ms=None, settle_mode=None,
+                   pixels=carried_pixels(png), capture_path=getattr(device, "last_capture", seen.capture_path),
+                   timings={"screenshot": ms, "total": ms, "dump_age": round((now - seen.captured_at) * 1000, 3)})
 
 
 def carry_logs(earlier: Observation, later: Observation) -> Observation:
