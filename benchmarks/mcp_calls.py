@@ -14,19 +14,22 @@ its legacy robot (``MOBILEMCP_LEGACY_ROBOT=1``; ``$ARTEMIS_MOBILE_MCP`` names th
 Each round starts from a reset phone with Contacts in front (not timed) and times, with what the
 client gets back being the screen after the action on both sides:
 
-=============  ==========================================  ==========================================
-call           artemis mcp                                 mobile-mcp (legacy robot)
-=============  ==========================================  ==========================================
-observe        ``observe`` (a screen the client has not    ``mobile_list_elements_on_screen``
-               seen: the phone was changed through adb)
-tap            ``tap(index)`` Create contact               click at its centre + list
-tap_field      ``tap(index)`` the First name field         click + list
-type           ``type_text("Sofia")`` (the focused field)  ``mobile_type_keys`` + list
-back           ``press_key(back)``                         ``mobile_press_button(BACK)`` + list
-observe_again  ``observe`` right after an answer           list
-flow           launch Contacts, tap Create contact, type first and last name (by element), tap Save,
-               back: each step answered with the screen after it (mobile-mcp: each action + list)
-=============  ==========================================  ==========================================
+===============  ========================================  ==========================================
+call             artemis mcp                               mobile-mcp (legacy robot)
+===============  ========================================  ==========================================
+observe          ``observe`` after an observe, on a        ``mobile_list_elements_on_screen``
+                 screen changed through adb since
+tap              ``tap(index)`` Create contact             click at its centre + list
+tap_field        ``tap(index)`` the First name field       click + list
+type             ``type_text("Sofia")`` (focused field)    ``mobile_type_keys`` + list
+back             ``press_key(back)``                       ``mobile_press_button(BACK)`` + list
+observe_again    ``observe`` right after back's answer     list
+observe_changed  ``observe`` right after an action's       list
+                 answer, the screen changed through adb
+                 since (a screenshot, then a full look)
+flow             launch Contacts, tap Create contact, type first and last name (by element), tap Save,
+                 back: each step answered with the screen after it (mobile-mcp: each action + list)
+===============  ========================================  ==========================================
 
 Artemis's split comes from inside its server process: the server runs under this file's
 ``--timed-server`` mode, which wraps the device in ``device_latency.TimedDevice`` and a few stages
@@ -73,8 +76,8 @@ from typing import Any  # noqa: E402
 
 ROOT = HERE.parent
 
-CONTACTS = "com.android.contacts"
-CALLS = ("observe", "tap", "tap_field", "type", "back", "observe_again")
+CONTACTS, SETTINGS = "com.android.contacts", "com.android.settings"
+CALLS = ("observe", "tap", "tap_field", "type", "back", "observe_again", "observe_changed")
 #: the stages timed inside the server besides the device calls: name -> (module, attribute)
 STAGES: dict[str, list[tuple[str, str]]] = {
     "plan": [("artemis_cli.mcp_server.session", "plan_action")],
@@ -221,6 +224,9 @@ async def _artemis(cmd: list[str], env: dict[str, str], cwd: str | None, phone: 
                 await call("type", "type_text", text="Sofia")
                 await call("back", "press_key", key="back")
                 await call("observe_again", "observe")
+                await call(None, "press_key", key="back")  # an action's answer (not timed)…
+                phone.shell(f"monkey -p {SETTINGS} -c android.intent.category.LAUNCHER 1")  # …then a change
+                await call("observe_changed", "observe")
             for _ in range(flows):
                 phone.fresh(contacts=False)
                 await call(None, "observe")  # the client sees the home screen (not timed)
@@ -267,6 +273,9 @@ async def _mobile(mcp_bin: str, env: dict[str, str], phone: Phone, reps: int, fl
                 await timer("type", act_list("mobile_type_keys", text="Sofia", submit=False))
                 await timer("back", act_list("mobile_press_button", button="BACK"))
                 await timer("observe_again", listed())
+                await act_list("mobile_press_button", button="BACK")
+                phone.shell(f"monkey -p {SETTINGS} -c android.intent.category.LAUNCHER 1")
+                await timer("observe_changed", listed())
             for _ in range(flows):
                 phone.fresh(contacts=False)
                 await listed()
@@ -384,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         sp = row["split_ms"]
         names = [k for k in sp if not k.startswith("n_") and k not in ("device", "other")]
         cells = [f"{sp.get('n_' + k, 0):g}×{k} {sp[k]:.0f}" for k in names]
-        print(f"{label:14} {row['artemis_ms']:>11} {row['mobile_mcp_ms'] or '-':>10} {row['ratio'] or '-':>6}  "
+        print(f"{label:16} {row['artemis_ms']:>11} {row['mobile_mcp_ms'] or '-':>10} {row['ratio'] or '-':>6}  "
               f"device {sp.get('device', 0):.0f} | other {sp.get('other', 0):.0f} | " + ", ".join(cells))
     return 0
 

@@ -113,6 +113,8 @@ class DrivenSession:
     client: ClientInfo = field(default_factory=ClientInfo)
     #: the screen the client last saw (its element list is what its indices refer to)
     seen: Observation | None = None
+    #: ``seen`` is the still screen an action was answered with (not an ``observe``'s)
+    _answered: bool = False
     _lease: Lease | None = None
     _writer: StepWriter | None = None
     _memory: MemoryTools | None = None
@@ -255,7 +257,7 @@ class DrivenSession:
             self.last_session_id = session_id
             self._resumed = False
             self.session_id, self._lease, self._writer, self._memory, self._service = None, None, None, None, None
-            self.seen, self._last_step = None, 0
+            self.seen, self._last_step, self._answered = None, 0, False
         if empty:  # only looked at the phone (observe, recall): nothing to keep, replay or resume
             self.engine.remove_session(session_id)
             self.last_session_id = None
@@ -320,9 +322,12 @@ class DrivenSession:
     # -- calls that are not actions ----------------------------------------------------------
 
     def observe(self) -> ViewAnswer:
-        again = seen_again(self.device, self.seen)
+        """The screen now. Right after an action's answer it is first asked of one screenshot
+        (the client most often wants the picture of the screen it was just told about); after an
+        observe it is observed in full (a client that asks again is waiting for a change)."""
+        again = seen_again(self.device, self.seen) if self._answered else None
         obs = again or self._look()
-        self.seen = obs
+        self.seen, self._answered = obs, False
         step = self._last_step + 1
         self._event(step, OBSERVE_EVENT, {"dhash": obs.dhash, "foreground_app": obs.foreground,
                                           "elements": len(obs.elements), **({"unchanged": True} if again is not None else {})})
@@ -395,7 +400,7 @@ class DrivenSession:
             self._event(number, REFUSED_EVENT, {"tool": name, "args": _loggable(call), "why": str(exc)})
             raise
         if planned is None:
-            self.seen = pre
+            self.seen, self._answered = pre, False
             self._event(number, REFUSED_EVENT, {"tool": name, "args": _loggable(call), "why": stale})
             return ViewAnswer(pre, step=number, session_id=self.session_id, notes=self._notes(),
                               allow_apps=self.policy.allow_apps, refused=stale)
@@ -480,7 +485,7 @@ class DrivenSession:
             replies_in=[], replies_out=[FunctionResponse(call.name, reply, call.call.id)], outcome=done.outcome,
         )
         self._last_step = number
-        self.seen = done.post
+        self.seen, self._answered = done.post, done.post is not None
         if done.post is None:
             raise DeviceOffline(done.offline or "the device went away after the action")
         return StepAnswer(number, planned, done.outcome, reply,

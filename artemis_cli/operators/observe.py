@@ -442,7 +442,8 @@ def settle(
     the screen was already still and that observation is kept (the usual case: one extra
     screenshot, no extra observation). Otherwise screenshots are polled until two in a row are
     equal, and the screen is observed again; all bounded by ``max_s`` from the start (a screen
-    still changing then is observed once more, as it is). Without ``watch`` (or ``max_s`` 0)
+    still changing then is observed once more, as it is), past which the first capture is still
+    taken (an observation that alone outlasted ``max_s`` is confirmed, not thrown away). Without ``watch`` (or ``max_s`` 0)
     this is the fixed sleep then ``take()``. A failing cheap capture ends the watching (the
     observation stands). Once ``hurried()`` says so (the process is stopping) the watching ends
     as at ``max_s``.
@@ -460,7 +461,10 @@ def settle(
     previous: str | None = None
     stable = False
     while True:
-        if clock() >= deadline or (hurried is not None and hurried()):
+        # the bound ends the watching, never before its first capture: an observation slower than
+        # the bound (a phone's dump can take 2 s) is confirmed by one screenshot, not taken again
+        past = clock() >= deadline
+        if (past and captures) or (hurried is not None and hurried()):
             break
         try:
             shot = dhash_hex(device.screenshot())

@@ -128,3 +128,13 @@ def test_a_screen_changed_behind_the_client_is_observed_and_its_target_refused(
     calls = device.since()
     assert calls["hierarchy"] == 1 and not calls["tap"], calls
     assert refused.obs.foreground == "com.android.settings"
+
+
+def test_an_observe_after_an_observe_looks_in_full(driven: tuple[DrivenSession, Any, Counted]) -> None:
+    session, _, device = driven
+    contacts_form(session)
+    session.observe()  # after the answer: the screenshot is enough
+    device.since()
+    session.observe()  # asked again: the client is waiting for a change, the dump may show it
+    calls = device.since()
+    assert calls["hierarchy"] == 1 and calls["screenshot"] == 1, calls
