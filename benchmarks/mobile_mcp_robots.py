@@ -84,16 +84,33 @@ def _summary(res: Any) -> str:
     return "ok " + text[:70]
 
 
-async def _robot(mcp_bin: str, robot: str, serial: str, adb: str, adb_port: int, reps: int) -> dict[str, Any]:
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    home = Path(tempfile.mkdtemp(prefix=f"artemis-mobile-mcp-bench-{robot}-"))
+def robot_env(robot: str, home: Path, adb: str, adb_port: int) -> dict[str, str]:
+    """mobile-mcp's environment for ``robot`` (default or legacy): a private HOME and adb server."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANDROID_", "MOBILEMCP_"))}
     env.update({"HOME": str(home), "ANDROID_ADB_SERVER_PORT": str(adb_port), "MOBILEMCP_DISABLE_TELEMETRY": "1",
                 "PATH": os.path.dirname(adb) + os.pathsep + env.get("PATH", "")})
     if robot == "legacy":
         env["MOBILEMCP_LEGACY_ROBOT"] = "1"
+    return env
+
+
+def robot_cleanup(robot: str, home: Path, serial: str, adb: str, adb_port: int) -> None:
+    """Stop the mobilecli daemon ``robot`` left under ``home``, give the phone back, remove ``home``."""
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        pid = int(json.loads((home / ".mobilecli" / "daemon.pid").read_text())["pid"])
+        os.kill(pid, signal.SIGTERM)
+    if robot == "default":  # give the phone's UiAutomation back for the next robot
+        _adb(adb, adb_port, "shell", "pkill -f '[D]eviceServer'; true", serial=serial)
+        _adb(adb, adb_port, "forward", "--remove-all", serial=serial)
+    shutil.rmtree(home, ignore_errors=True)
+
+
+async def _robot(mcp_bin: str, robot: str, serial: str, adb: str, adb_port: int, reps: int) -> dict[str, Any]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    home = Path(tempfile.mkdtemp(prefix=f"artemis-mobile-mcp-bench-{robot}-"))
+    env = robot_env(robot, home, adb, adb_port)
     times: dict[str, list[float]] = {}
     results: dict[str, str] = {}
     try:
@@ -111,13 +128,7 @@ async def _robot(mcp_bin: str, robot: str, serial: str, adb: str, adb_port: int,
                         times.setdefault(name, []).append((time.perf_counter() - t0) * 1000)
                         results.setdefault(name, _summary(res))
     finally:
-        with contextlib.suppress(OSError, ValueError, KeyError):
-            pid = int(json.loads((home / ".mobilecli" / "daemon.pid").read_text())["pid"])
-            os.kill(pid, signal.SIGTERM)
-        if robot == "default":  # give the phone's UiAutomation back for the next robot
-            _adb(adb, adb_port, "shell", "pkill -f '[D]eviceServer'; true", serial=serial)
-            _adb(adb, adb_port, "forward", "--remove-all", serial=serial)
-        shutil.rmtree(home, ignore_errors=True)
+        robot_cleanup(robot, home, serial, adb, adb_port)
     return {"median_ms": {k: round(statistics.median(v), 1) for k, v in times.items()}, "result": results}
 
 

@@ -216,7 +216,8 @@ class Profile(StrictModel):
     max_steps: Int | None = Field(default=None, ge=1, le=10000)
     step_delay_ms: Int = Field(default=0, ge=0)
     settle_ms: Int = Field(default=0, ge=0)
-    #: after an action, watch the screen until it stops changing, at most this long (0: only settle_ms)
+    #: after an action, watch the screen until it stops changing, at most this long (0: only settle_ms);
+    #: an observation that alone took longer still gets its one confirming screenshot
     settle_max_ms: Int = Field(default=2000, ge=0, le=60000)
     #: model name -> its price (``models.pricing``): overrides or adds to genai-prices
     prices: dict[NonEmpty, ModelPrice] = Field(default_factory=dict)

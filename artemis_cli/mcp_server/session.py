@@ -6,7 +6,9 @@ under its lease. Each action is planned on the screen the client last saw (its e
 hit-tested), performed and judged exactly as Artemis's own operator's are (``operators.perform``),
 and written as a step with pre and post screenshots and UI XML (``operators.recording``). An
 action whose target the client picked on a screen that has changed since is not sent: the answer
-is the new screen. ``observe``, ``recall`` and ``note`` become events of the step they precede.
+is the new screen. Whether it changed is first asked of one screenshot: when it is the screen the
+client saw, pixel for pixel, that observation stands (``operators.observe.seen_again``) and no
+hierarchy is dumped; the screen after an action (settled still) is the next call's that way. ``observe``, ``recall`` and ``note`` become events of the step they precede.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from artemis_cli.memory.service import StepMemoryService
 from artemis_cli.models.base import FunctionCall, FunctionResponse, Message, Part
 from artemis_cli.operators.act import PlannedAction, plan_action
 from artemis_cli.operators.memory_tools import MemoryTools
-from artemis_cli.operators.observe import Observation, observe
+from artemis_cli.operators.observe import Observation, observe, seen_again
 from artemis_cli.operators.outcome import action_reply
 from artemis_cli.operators.perform import Settling, perform
 from artemis_cli.operators.recording import StepWriter
@@ -111,6 +113,8 @@ class DrivenSession:
     client: ClientInfo = field(default_factory=ClientInfo)
     #: the screen the client last saw (its element list is what its indices refer to)
     seen: Observation | None = None
+    #: ``seen`` is the still screen an action was answered with (not an ``observe``'s)
+    _answered: bool = False
     _lease: Lease | None = None
     _writer: StepWriter | None = None
     _memory: MemoryTools | None = None
@@ -253,7 +257,7 @@ class DrivenSession:
             self.last_session_id = session_id
             self._resumed = False
             self.session_id, self._lease, self._writer, self._memory, self._service = None, None, None, None, None
-            self.seen, self._last_step = None, 0
+            self.seen, self._last_step, self._answered = None, 0, False
         if empty:  # only looked at the phone (observe, recall): nothing to keep, replay or resume
             self.engine.remove_session(session_id)
             self.last_session_id = None
@@ -294,6 +298,12 @@ class DrivenSession:
         return observe(self.device, self.screen, self.profile.coordinates, on_problem=problem, backoff_s=0.25,
                        sleep=time.sleep)
 
+    def _now(self) -> Observation:
+        """The screen now, for a call of the driving client: the screen it last saw when a
+        screenshot shows it unchanged (``operators.observe.seen_again``: a screenshot instead of
+        a full observation, whose answer is the observation it already has), else observed."""
+        return seen_again(self.device, self.seen) or self._look()
+
     def packages(self) -> list[str]:
         if self._packages is None:
             self._packages = installed_packages(self.device)
@@ -312,11 +322,15 @@ class DrivenSession:
     # -- calls that are not actions ----------------------------------------------------------
 
     def observe(self) -> ViewAnswer:
-        obs = self._look()
-        self.seen = obs
+        """The screen now. Right after an action's answer it is first asked of one screenshot
+        (the client most often wants the picture of the screen it was just told about); after an
+        observe it is observed in full (a client that asks again is waiting for a change)."""
+        again = seen_again(self.device, self.seen) if self._answered else None
+        obs = again or self._look()
+        self.seen, self._answered = obs, False
         step = self._last_step + 1
         self._event(step, OBSERVE_EVENT, {"dhash": obs.dhash, "foreground_app": obs.foreground,
-                                          "elements": len(obs.elements)})
+                                          "elements": len(obs.elements), **({"unchanged": True} if again is not None else {})})
         return ViewAnswer(obs, step=step, session_id=self.session_id or "", notes=self._notes(),
                           allow_apps=self.policy.allow_apps)
 
@@ -357,7 +371,8 @@ class DrivenSession:
         """Perform one action and record it as the next step; a ``ViewAnswer`` (the new screen,
         nothing sent) when the client aimed at a screen that has changed since it saw it.
         ``pre``: the screen the caller observed a moment ago and picked the target on (the Python
-        API); None observes it now (an MCP client's model thought for a while since it saw it)."""
+        API); None looks at it now (an MCP client's model thought for a while since it saw it):
+        a screenshot, and a full observation only when the screen is not the one it saw."""
         assert self.session_id is not None and self._writer is not None
         if self.policy.read_only:
             raise ToolRefused(f"{name} is not available: this server is read-only (observe and recall only)")
@@ -368,7 +383,7 @@ class DrivenSession:
             raise ToolRefused(str(exc)) from None
         step_t0, started_at = time.monotonic(), now_iso()
         if pre is None:
-            pre = self._look()  # the screen now: time passed while the client's model thought
+            pre = self._now()  # the screen now: time passed while the client's model thought
         else:
             self.seen = pre
         number = self._last_step + 1
@@ -385,7 +400,7 @@ class DrivenSession:
             self._event(number, REFUSED_EVENT, {"tool": name, "args": _loggable(call), "why": str(exc)})
             raise
         if planned is None:
-            self.seen = pre
+            self.seen, self._answered = pre, False
             self._event(number, REFUSED_EVENT, {"tool": name, "args": _loggable(call), "why": stale})
             return ViewAnswer(pre, step=number, session_id=self.session_id, notes=self._notes(),
                               allow_apps=self.policy.allow_apps, refused=stale)
@@ -470,7 +485,7 @@ class DrivenSession:
             replies_in=[], replies_out=[FunctionResponse(call.name, reply, call.call.id)], outcome=done.outcome,
         )
         self._last_step = number
-        self.seen = done.post
+        self.seen, self._answered = done.post, done.post is not None
         if done.post is None:
             raise DeviceOffline(done.offline or "the device went away after the action")
         return StepAnswer(number, planned, done.outcome, reply,

@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from artemis_cli.device.protocol import Device
@@ -371,6 +371,37 @@ def observe(
     )
 
 
+def seen_again(device: Device, seen: Observation | None) -> Observation | None:
+    """``seen`` again, for one screenshot instead of a full observation, when a screenshot now is
+    byte for byte the one ``seen`` was observed with: nothing drawn on the screen changed since.
+    None (observe the screen in full) when it differs in any pixel, when there is no ``seen`` or
+    it had a problem (a dump that failed), or when the capture failed.
+
+    Pixels, not the dHash: the 64-bit hash of a 9x8 grid does not see one word change in a list
+    row, whose element the client may be about to tap. What even equal pixels miss is a change
+    of the hierarchy that draws nothing (a content-desc, a node's state that is not shown):
+    the screen is then taken as the earlier dump described it, as a person looking at it would.
+
+    The copy returned is the earlier observation (its dump, elements, foreground app, keyboard)
+    with this capture's time and timings (``screenshot``, ``total``, and ``dump_age``: how old
+    the dump it reuses is, in ms) and no log events (the device's next full observation reads
+    the lines logged since the last one)."""
+    if seen is None or seen.problems:
+        return None
+    t0 = time.perf_counter()
+    try:
+        png = device.screenshot()
+    except (ScreenshotError, DeviceOffline):
+        return None
+    if without_pixels(png) != seen.png:
+        return None
+    ms = round((time.perf_counter() - t0) * 1000, 3)
+    now = time.monotonic()
+    return replace(seen, captured_at=now, problems=[], logs=None, settle_ms=None, settle_mode=None,
+                   pixels=carried_pixels(png), capture_path=getattr(device, "last_capture", seen.capture_path),
+                   timings={"screenshot": ms, "total": ms, "dump_age": round((now - seen.captured_at) * 1000, 3)})
+
+
 def carry_logs(earlier: Observation, later: Observation) -> Observation:
     """``later`` holding ``earlier``'s log events before its own: one step's observations
     (settle's re-observations, recovery actions) each read the lines since the one before."""
@@ -411,7 +442,8 @@ def settle(
     the screen was already still and that observation is kept (the usual case: one extra
     screenshot, no extra observation). Otherwise screenshots are polled until two in a row are
     equal, and the screen is observed again; all bounded by ``max_s`` from the start (a screen
-    still changing then is observed once more, as it is). Without ``watch`` (or ``max_s`` 0)
+    still changing then is observed once more, as it is), past which the first capture is still
+    taken (an observation that alone outlasted ``max_s`` is confirmed, not thrown away). Without ``watch`` (or ``max_s`` 0)
     this is the fixed sleep then ``take()``. A failing cheap capture ends the watching (the
     observation stands). Once ``hurried()`` says so (the process is stopping) the watching ends
     as at ``max_s``.
@@ -429,7 +461,10 @@ def settle(
     previous: str | None = None
     stable = False
     while True:
-        if clock() >= deadline or (hurried is not None and hurried()):
+        # the bound ends the watching, never before its first capture: an observation slower than
+        # the bound (a phone's dump can take 2 s) is confirmed by one screenshot, not taken again
+        past = clock() >= deadline
+        if (past and captures) or (hurried is not None and hurried()):
             break
         try:
             shot = dhash_hex(device.screenshot())

@@ -93,6 +93,20 @@ def test_a_screen_that_never_stops_is_bounded_by_max() -> None:
     assert res.obs is taken[-1] and len(taken) == 2  # the first, and the screen as it was at the bound
 
 
+def test_an_observation_slower_than_the_bound_is_confirmed_not_taken_again() -> None:
+    dev = Animating(SimPhone(popups=False), [])
+    now = [0.0]
+
+    def clock() -> float:  # each reading 1 s later: the observation alone outlasts max_s
+        now[0] += 1.0
+        return now[0]
+
+    take, taken = taker(dev)
+    res = settle(dev, take, max_s=0.5, sleep=lambda s: None, clock=clock)  # type: ignore[arg-type]
+    assert (res.stable, res.captures, len(taken)) == (True, 1, 1)
+    assert res.obs is taken[0]
+
+
 def test_fixed_mode_sleeps_the_floor_and_takes_no_screenshot() -> None:
     dev = Animating(SimPhone(popups=False), [])
     take, taken = taker(dev)
