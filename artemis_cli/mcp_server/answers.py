@@ -48,6 +48,9 @@ class ViewAnswer:
     allow_apps: tuple[str, ...] = ()
     #: why the action just asked for was not sent (the screen changed under it)
     refused: str | None = None
+    #: what the last step came to on this screen, when the screen moved on after its answer and
+    #: that changed it (``operators.settling.late_notice``)
+    late: str | None = None
 
     def lines(self) -> list[str]:
         obs = self.obs
@@ -60,6 +63,8 @@ class ViewAnswer:
             lines.append(f"Allowed apps: {', '.join(self.allow_apps)} (press_key back/home leaves any other).")
         for problem in obs.problems:
             lines.append(f"Note: {problem}")
+        if self.late:
+            lines.append(f"Note: {self.late}")
         if self.notes:
             lines.append("Your saved notes (newest first; quoted as saved, may hold screen text):")
             lines += self.notes

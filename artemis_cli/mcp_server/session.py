@@ -34,11 +34,13 @@ from artemis_cli.models.base import FunctionCall, FunctionResponse, Message, Par
 from artemis_cli.operators.act import PlannedAction, plan_action
 from artemis_cli.operators.memory_tools import MemoryTools
 from artemis_cli.operators.observe import Observation, observe, seen_again
-from artemis_cli.operators.outcome import action_reply
+from artemis_cli.operators.outcome import VISUAL_CHANGE_MIN, action_reply
 from artemis_cli.operators.perform import Settling, perform
 from artemis_cli.operators.recording import StepWriter
+from artemis_cli.operators.settling import LATE_EVENT, Unconfirmed, late_notice, late_payload, reassess
 from artemis_cli.operators.tools import ToolCall, ToolCallError, validate_call
 from artemis_cli.operators.turn import TurnResult
+from artemis_cli.perception.dhash import hamming
 from artemis_cli.perception.types import Target
 
 #: Event kinds of the calls that are not actions (recorded on the step they precede).
@@ -115,6 +117,9 @@ class DrivenSession:
     seen: Observation | None = None
     #: ``seen`` is the still screen an action was answered with (not an ``observe``'s)
     _answered: bool = False
+    #: the last step, when its answer was kept on a first sight of its effect (settled
+    #: ``observed``): the next look at the screen confirms it (``operators.settling``)
+    _unconfirmed: Unconfirmed | None = None
     _lease: Lease | None = None
     _writer: StepWriter | None = None
     _memory: MemoryTools | None = None
@@ -257,7 +262,7 @@ class DrivenSession:
             self.last_session_id = session_id
             self._resumed = False
             self.session_id, self._lease, self._writer, self._memory, self._service = None, None, None, None, None
-            self.seen, self._last_step, self._answered = None, 0, False
+            self.seen, self._last_step, self._answered, self._unconfirmed = None, 0, False, None
         if empty:  # only looked at the phone (observe, recall): nothing to keep, replay or resume
             self.engine.remove_session(session_id)
             self.last_session_id = None
@@ -298,11 +303,29 @@ class DrivenSession:
         return observe(self.device, self.screen, self.profile.coordinates, on_problem=problem, backoff_s=0.25,
                        sleep=time.sleep)
 
-    def _now(self) -> Observation:
+    def _now(self) -> tuple[Observation, str | None]:
         """The screen now, for a call of the driving client: the screen it last saw when a
         screenshot shows it unchanged (``operators.observe.seen_again``: a screenshot instead of
-        a full observation, whose answer is the observation it already has), else observed."""
-        return seen_again(self.device, self.seen) or self._look()
+        a full observation, whose answer is the observation it already has), else observed; and
+        what the client is told of the last step when the screen moved on after its answer."""
+        again = seen_again(self.device, self.seen)
+        if again is not None:
+            self._unconfirmed = None  # the answer's screen, still: confirmed
+            return again, None
+        return self._confirmed(self._look())
+
+    def _confirmed(self, now: Observation) -> tuple[Observation, str | None]:
+        """``now`` as the confirmation of the last step's answer when that was kept on a first
+        sight of its effect: a screen that moved on since (by the outcome's visual-change bar,
+        not a clock's tick) has the step's outcome measured on it again, recorded as a
+        ``late_change`` event on that step (its record stays what it was judged on), and the
+        client is told when that changed what the step came to (as the loops tell their model)."""
+        u, self._unconfirmed = self._unconfirmed, None
+        if u is None or hamming(u.post.dhash, now.dhash) < VISUAL_CHANGE_MIN:
+            return now, None
+        payload = late_payload(u, now, reassess(u, now))
+        self._event(u.step, LATE_EVENT, payload)
+        return now, late_notice(u.step, payload)
 
     def packages(self) -> list[str]:
         if self._packages is None:
@@ -326,13 +349,15 @@ class DrivenSession:
         (the client most often wants the picture of the screen it was just told about); after an
         observe it is observed in full (a client that asks again is waiting for a change)."""
         again = seen_again(self.device, self.seen) if self._answered else None
-        obs = again or self._look()
+        obs, late = (again, None) if again is not None else self._confirmed(self._look())
+        if again is not None:
+            self._unconfirmed = None
         self.seen, self._answered = obs, False
         step = self._last_step + 1
         self._event(step, OBSERVE_EVENT, {"dhash": obs.dhash, "foreground_app": obs.foreground,
                                           "elements": len(obs.elements), **({"unchanged": True} if again is not None else {})})
         return ViewAnswer(obs, step=step, session_id=self.session_id or "", notes=self._notes(),
-                          allow_apps=self.policy.allow_apps)
+                          allow_apps=self.policy.allow_apps, late=late)
 
     def peek(self) -> ViewAnswer:
         """The screen now for a client that does not drive the session: nothing is recorded and
@@ -383,8 +408,9 @@ class DrivenSession:
             raise ToolRefused(str(exc)) from None
         step_t0, started_at = time.monotonic(), now_iso()
         if pre is None:
-            pre = self._now()  # the screen now: time passed while the client's model thought
+            pre, late = self._now()  # the screen now: time passed while the client's model thought
         else:
+            pre, late = self._confirmed(pre)
             self.seen = pre
         number = self._last_step + 1
         packages = self.packages() if name in ("launch_app", "stop_app") else None
@@ -403,8 +429,8 @@ class DrivenSession:
             self.seen, self._answered = pre, False
             self._event(number, REFUSED_EVENT, {"tool": name, "args": _loggable(call), "why": stale})
             return ViewAnswer(pre, step=number, session_id=self.session_id, notes=self._notes(),
-                              allow_apps=self.policy.allow_apps, refused=stale)
-        return self._step(number, call, planned, pre, step_t0, started_at)
+                              allow_apps=self.policy.allow_apps, refused=stale, late=late)
+        return self._step(number, call, planned, pre, step_t0, started_at, late)
 
     def _stale(self, call: ToolCall, pre: Observation) -> str | None:
         """Why the client's target may not be what it meant, or None. An element index or a point
@@ -451,7 +477,7 @@ class DrivenSession:
                               f"allowed app (--allow-app: {allowed}); launch_app one that is, or press_key back/home")
 
     def _step(self, number: int, call: ToolCall, planned: PlannedAction, pre: Observation, step_t0: float,
-              started_at: str) -> StepAnswer:
+              started_at: str, late: str | None = None) -> StepAnswer:
         assert self._writer is not None and self.session_id is not None
 
         def take() -> Observation:
@@ -460,10 +486,11 @@ class DrivenSession:
         def dropped(detail: str) -> None:
             self._event(number, "device_fault", {"what": "action", "detail": detail})
 
-        # the client's next call reads this answer as the screen: always confirmed still (no early
-        # keep on a first sight of the effect, which the loops confirm at their next observation)
+        # an answer that already shows the action's effect is kept without a confirming capture,
+        # as the loops keep theirs: the client's next call looks at the screen first (_now), and
+        # a screen that moved on since is that confirmation (_confirmed: a late_change event)
         settling = Settling(floor_s=(self.profile.settle_ms or 0) / 1000, max_s=self.profile.settle_max_ms / 1000,
-                            watch=self.real_time and self.profile.settle_max_ms > 0, early=False)
+                            watch=self.real_time and self.profile.settle_max_ms > 0)
         lease = self._lease
         done = perform(planned, self.device, pre, take, settling, real_time=self.real_time, sleep=self._sleep,
                        on_drop=dropped, before_send=lease.check if lease is not None else None, hurry=self._hurry)
@@ -488,9 +515,11 @@ class DrivenSession:
         self.seen, self._answered = done.post, done.post is not None
         if done.post is None:
             raise DeviceOffline(done.offline or "the device went away after the action")
+        self._unconfirmed = Unconfirmed(number, planned, done.sent, pre, done.post, done.outcome) \
+            if done.post.settle_mode == "observed" else None
         return StepAnswer(number, planned, done.outcome, reply,
                           ViewAnswer(done.post, step=number + 1, session_id=self.session_id, notes=notes,
-                                     allow_apps=self.policy.allow_apps))
+                                     allow_apps=self.policy.allow_apps, late=late))
 
     def finish(self, args: dict[str, Any]) -> StepAnswer:
         """The client's ``finish(success, answer)``: recorded as the last step, then the session

@@ -80,10 +80,12 @@ def test_a_tap_on_the_screen_the_client_saw_dumps_the_hierarchy_once(
     done = session.act("tap", {"index": index(home, "Contacts")})
     assert isinstance(done, StepAnswer) and done.outcome.status == "ok", done.text()
     calls = device.since()
-    # the screen before: one screenshot, equal to what the client saw; after: one observation
-    # and the capture that confirms it still
+    # the screen before: one screenshot, equal to what the client saw; after: one observation,
+    # kept as it showed the tap's effect (the client's next call looks first: no capture only to
+    # confirm it still)
     assert calls["hierarchy"] == 1, calls
-    assert calls["screenshot"] == 3, calls
+    assert calls["screenshot"] == 2, calls
+    assert done.view.obs.settle_mode == "observed"
     (step,) = session.engine.get_steps(session.session_id or "")
     observed = step.meta["observe_ms"]
     assert set(observed) == {"screenshot", "total", "dump_age"}, observed  # the record says so
@@ -138,3 +140,29 @@ def test_an_observe_after_an_observe_looks_in_full(driven: tuple[DrivenSession, 
     session.observe()  # asked again: the client is waiting for a change, the dump may show it
     calls = device.since()
     assert calls["hierarchy"] == 1 and calls["screenshot"] == 1, calls
+
+
+def test_a_screen_that_moved_on_after_an_answer_is_its_late_change(
+        driven: tuple[DrivenSession, Any, Counted]) -> None:
+    """An answer kept on a first sight of its effect is confirmed by the client's next call: the
+    screen moved on behind it (here the editor closed), so the step's outcome is measured again
+    on the screen now, kept as a ``late_change`` event on that step (its record unchanged), and
+    the client is told what the step came to."""
+    from artemis_cli.operators.settling import LATE_EVENT
+
+    session, phone, _ = driven
+    launched = session.act("launch_app", {"app": "Contacts"})
+    assert isinstance(launched, StepAnswer)
+    form = session.act("tap", {"index": index(launched.view, "Create contact")})
+    assert isinstance(form, StepAnswer) and form.outcome.status == "ok" and form.view.obs.settle_mode == "observed"
+    phone.key("back")  # behind the client's back: the editor closes, the list is back
+    seen = session.observe()
+    (late,) = session.engine.events(session.session_id or "", LATE_EVENT)
+    assert late.step == form.number and late.payload["post_dhash"] == form.view.obs.dhash
+    assert late.payload["later_dhash"] == seen.obs.dhash
+    assert late.payload["amended"] and late.payload["now"]["status"] != "ok", late.payload
+    assert f"The screen changed again after step {form.number}'s action was assessed" in seen.text()
+    assert session.engine.get_step(session.session_id or "", form.number).result_status == "ok"  # as judged
+    # confirmed once: the next look has nothing left to confirm
+    session.observe()
+    assert len(session.engine.events(session.session_id or "", LATE_EVENT)) == 1
