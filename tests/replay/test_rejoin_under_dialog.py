@@ -8,10 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from artemis_cli import Phone
+from artemis_cli.operators.act import PlannedAction
 from artemis_cli.operators.observe import Observation, observe
 from artemis_cli.perception.dhash import hamming
-from artemis_cli.perception.types import Target
-from artemis_cli.replay.match import screen_matches
+from artemis_cli.perception.hittest import hit_test
+from artemis_cli.perception.types import Element, Target
+from artemis_cli.replay.match import TargetMatch, screen_matches
 from artemis_cli.sim.phone import SimPhone
 
 SIZE = (1080, 2400)
@@ -47,20 +49,23 @@ def test_the_same_dialog_over_another_screen_is_not_the_recorded_screen(tmp_path
     assert not matches(over_catalogue, over_cart)  # the same promotion, another screen behind it
 
 
-def test_a_tap_at_the_recorded_point_is_not_the_recorded_step_done() -> None:
-    """A step replayed at its recorded coordinates (its element not found by semantics) hit whatever
-    is there now: it is not the recorded step done, so a heal does not go on after it."""
-    from artemis_cli.operators.act import PlannedAction
-    from artemis_cli.perception.hittest import hit_test
-    from artemis_cli.replay.match import TargetMatch
-    from artemis_cli.replay.verify import reached
-
+def _create_contact_tap() -> tuple[SimPhone, Observation, PlannedAction, Element]:
+    """The Contacts list, and a tap planned on its "Create contact" button."""
     device = SimPhone(seed=0)
     device.launch("com.android.contacts")
     pre = observe(device, SIZE, "pixels", sleep=lambda s: None)
     el = next(e for e in pre.elements if e.label == "Create contact")
     x, y = el.center
-    action = PlannedAction("tap", {}, x, y, target=hit_test(pre.tree, x, y), element=el)
+    return device, pre, PlannedAction("tap", {}, x, y, target=hit_test(pre.tree, x, y), element=el), el
+
+
+def test_a_tap_at_the_recorded_point_is_not_the_recorded_step_done() -> None:
+    """A step replayed at its recorded coordinates (its element not found by semantics) hit whatever
+    is there now: it is not the recorded step done, so a heal does not go on after it."""
+    from artemis_cli.replay.verify import reached
+
+    _, pre, action, el = _create_contact_tap()
+    x, y = action.x or 0, action.y or 0
     found = TargetMatch(el, action.target, x, y, "semantics")
     assert reached(action, pre, found)  # the recorded element, found by its semantics, reached
     at_point = TargetMatch(el, action.target, x, y, "coordinates")
@@ -71,17 +76,10 @@ def test_a_blind_tap_that_changed_the_screen_is_not_the_recorded_step_done() -> 
     """A labelled target not found by semantics, tapped at its recorded point where something else
     answered (here the button itself, standing in for whatever is there now): the screen changed,
     but the recorded element was not found, so a heal plans from that step, not after it."""
-    from artemis_cli.operators.act import PlannedAction
-    from artemis_cli.perception.hittest import hit_test
-    from artemis_cli.replay.match import TargetMatch
     from artemis_cli.replay.verify import step_done
 
-    device = SimPhone(seed=0)
-    device.launch("com.android.contacts")
-    pre = observe(device, SIZE, "pixels", sleep=lambda s: None)
-    el = next(e for e in pre.elements if e.label == "Create contact")
-    x, y = el.center
-    action = PlannedAction("tap", {}, x, y, target=hit_test(pre.tree, x, y), element=el)
+    device, pre, action, el = _create_contact_tap()
+    x, y = action.x or 0, action.y or 0
     device.tap(x, y)
     post = observe(device, SIZE, "pixels", sleep=lambda s: None)
     assert post.dhash != pre.dhash  # the tap did something
