@@ -8,7 +8,9 @@ and written as a step with pre and post screenshots and UI XML (``operators.reco
 action whose target the client picked on a screen that has changed since is not sent: the answer
 is the new screen. Whether it changed is first asked of one screenshot: when it is the screen the
 client saw, pixel for pixel, that observation stands (``operators.observe.seen_again``) and no
-hierarchy is dumped; the screen after an action (settled still) is the next call's that way. ``observe``, ``recall`` and ``note`` become events of the step they precede.
+hierarchy is dumped; the screen an action was answered with is the next call's that way, and a
+screen that moved on since confirms that answer (a ``late_change``, as the loops record one).
+``observe``, ``recall`` and ``note`` become events of the step they precede.
 """
 
 from __future__ import annotations
@@ -34,13 +36,19 @@ from artemis_cli.models.base import FunctionCall, FunctionResponse, Message, Par
 from artemis_cli.operators.act import PlannedAction, plan_action
 from artemis_cli.operators.memory_tools import MemoryTools
 from artemis_cli.operators.observe import Observation, observe, seen_again
-from artemis_cli.operators.outcome import VISUAL_CHANGE_MIN, action_reply
+from artemis_cli.operators.outcome import action_reply
 from artemis_cli.operators.perform import Settling, perform
 from artemis_cli.operators.recording import StepWriter
-from artemis_cli.operators.settling import LATE_EVENT, Unconfirmed, late_notice, late_payload, reassess
+from artemis_cli.operators.settling import (
+    LATE_EVENT,
+    Unconfirmed,
+    late_notice,
+    late_payload,
+    moved_on,
+    reassess,
+)
 from artemis_cli.operators.tools import ToolCall, ToolCallError, validate_call
 from artemis_cli.operators.turn import TurnResult
-from artemis_cli.perception.dhash import hamming
 from artemis_cli.perception.types import Target
 
 #: Event kinds of the calls that are not actions (recorded on the step they precede).
@@ -303,16 +311,17 @@ class DrivenSession:
         return observe(self.device, self.screen, self.profile.coordinates, on_problem=problem, backoff_s=0.25,
                        sleep=time.sleep)
 
-    def _now(self) -> tuple[Observation, str | None]:
-        """The screen now, for a call of the driving client: the screen it last saw when a
-        screenshot shows it unchanged (``operators.observe.seen_again``: a screenshot instead of
-        a full observation, whose answer is the observation it already has), else observed; and
-        what the client is told of the last step when the screen moved on after its answer."""
-        again = seen_again(self.device, self.seen)
+    def _now(self, glance: bool = True) -> tuple[Observation, str | None, bool]:
+        """The screen now, for a call of the driving client: with ``glance``, the screen it last
+        saw when a screenshot shows it unchanged (``operators.observe.seen_again``: a screenshot
+        instead of a full observation, whose answer is the observation it already has), else
+        observed; what the client is told of the last step when the screen moved on after its
+        answer; and whether the glance found it unchanged."""
+        again = seen_again(self.device, self.seen) if glance else None
         if again is not None:
             self._unconfirmed = None  # the answer's screen, still: confirmed
-            return again, None
-        return self._confirmed(self._look())
+            return again, None, True
+        return (*self._confirmed(self._look()), False)
 
     def _confirmed(self, now: Observation) -> tuple[Observation, str | None]:
         """``now`` as the confirmation of the last step's answer when that was kept on a first
@@ -321,7 +330,7 @@ class DrivenSession:
         ``late_change`` event on that step (its record stays what it was judged on), and the
         client is told when that changed what the step came to (as the loops tell their model)."""
         u, self._unconfirmed = self._unconfirmed, None
-        if u is None or hamming(u.post.dhash, now.dhash) < VISUAL_CHANGE_MIN:
+        if u is None or not moved_on(u, now.dhash):
             return now, None
         payload = late_payload(u, now, reassess(u, now))
         self._event(u.step, LATE_EVENT, payload)
@@ -348,14 +357,11 @@ class DrivenSession:
         """The screen now. Right after an action's answer it is first asked of one screenshot
         (the client most often wants the picture of the screen it was just told about); after an
         observe it is observed in full (a client that asks again is waiting for a change)."""
-        again = seen_again(self.device, self.seen) if self._answered else None
-        obs, late = (again, None) if again is not None else self._confirmed(self._look())
-        if again is not None:
-            self._unconfirmed = None
+        obs, late, unchanged = self._now(glance=self._answered)
         self.seen, self._answered = obs, False
         step = self._last_step + 1
         self._event(step, OBSERVE_EVENT, {"dhash": obs.dhash, "foreground_app": obs.foreground,
-                                          "elements": len(obs.elements), **({"unchanged": True} if again is not None else {})})
+                                          "elements": len(obs.elements), **({"unchanged": True} if unchanged else {})})
         return ViewAnswer(obs, step=step, session_id=self.session_id or "", notes=self._notes(),
                           allow_apps=self.policy.allow_apps, late=late)
 
@@ -408,7 +414,7 @@ class DrivenSession:
             raise ToolRefused(str(exc)) from None
         step_t0, started_at = time.monotonic(), now_iso()
         if pre is None:
-            pre, late = self._now()  # the screen now: time passed while the client's model thought
+            pre, late, _ = self._now()  # the screen now: time passed while the client's model thought
         else:
             pre, late = self._confirmed(pre)
             self.seen = pre

@@ -443,8 +443,8 @@ def settle(
     screenshot, no extra observation). Otherwise screenshots are polled until two in a row are
     equal, and the screen is observed again; all bounded by ``max_s`` from the start (a screen
     still changing then is observed once more, as it is), past which the first capture is still
-    taken (an observation that alone outlasted ``max_s`` is confirmed, not thrown away). Without ``watch`` (or ``max_s`` 0)
-    this is the fixed sleep then ``take()``. A failing cheap capture ends the watching (the
+    taken (an observation that alone outlasted ``max_s`` is confirmed, not thrown away). Without
+    ``watch`` (or ``max_s`` 0) this is the fixed sleep then ``take()``. A failing cheap capture ends the watching (the
     observation stands). Once ``hurried()`` says so (the process is stopping) the watching ends
     as at ``max_s``.
     """

@@ -40,7 +40,7 @@ from artemis_cli.operators.observe import Observation, concurrent_reads
 from artemis_cli.operators.outcome import VISUAL_CHANGE_MIN, ActionOutcome, assess
 from artemis_cli.perception.dhash import dhash_hex, hamming
 
-__all__ = ["LATE_EVENT", "LateCheck", "Unconfirmed", "late_notice", "reassess", "shows_effect"]
+__all__ = ["LATE_EVENT", "LateCheck", "Unconfirmed", "late_notice", "moved_on", "reassess", "shows_effect"]
 
 #: The event kind recorded on a step whose screen changed after its post observation.
 LATE_EVENT = "late_change"
@@ -50,6 +50,12 @@ def shows_effect(outcome: ActionOutcome) -> bool:
     """Whether a post observation that came to ``outcome`` shows the action's effect, so that no
     screenshot is needed to confirm it (``ok``: the intended effect was seen)."""
     return outcome.status == "ok"
+
+
+def moved_on(u: Unconfirmed, dhash: str) -> bool:
+    """Whether a screen whose dHash is ``dhash`` moved on from ``u``'s post observation: ripples,
+    a blinking caret or a clock's tick are not a change of screen (the outcome's bar)."""
+    return hamming(dhash, u.post.dhash) >= VISUAL_CHANGE_MIN
 
 
 @dataclass
@@ -114,5 +120,4 @@ class LateCheck:
             seen = dhash_hex(self.device.screenshot())
         except (ScreenshotError, DeviceOffline):
             return None  # cannot confirm: the observation stands, as settle() does
-        # ripples, a blinking caret: not a change of screen (the same bar as the outcome's)
-        return u if hamming(seen, u.post.dhash) >= VISUAL_CHANGE_MIN else None
+        return u if moved_on(u, seen) else None

@@ -205,7 +205,7 @@ def run_heal(
     if current is not None:
         at = rejoin_at(current, start, start + 1) if done else None  # not done: replaying it again is no heal
         if (at is None and not is_screen_of(rec, current, Target()) and start + 1 < len(recorded)
-                and only_removed(r.tree_of(rec.ui_xml), r.tree_of(rec.post_ui_xml))):
+                and only_removed(rec_pre, r.tree_of(rec.post_ui_xml))):
             at = rejoin_at(current, start + 1, start + 2)
         if at is not None:
             return HealOutcome(at, current, 0)
